@@ -1,0 +1,67 @@
+// Validates every outgoing payload against its schema, then hands it to its receiver's queue.
+import type { Logger } from '../core/logger.js';
+import type { SchemaRegistry } from '../wire/schemas.js';
+import type { ClusterStatusPayload, PeerStatusPayload } from './payloads.js';
+import type { WebhookEvent, WebhookQueue } from './webhook-queue.js';
+
+export interface NotifierOptions {
+  schemas: SchemaRegistry;
+  peerStatusUrl: string | null;
+  clusterStatusUrl: string | null;
+  /** One queue per distinct URL, so both kinds to one receiver stay in order. */
+  makeQueue(url: string): WebhookQueue;
+  logger: Logger;
+}
+
+export class Notifier {
+  private readonly queues = new Map<string, WebhookQueue>();
+
+  constructor(private readonly opts: NotifierOptions) {}
+
+  peerStatus(payload: PeerStatusPayload): boolean {
+    return this.send(this.opts.peerStatusUrl, 'peer-status', payload.dedup_key, payload);
+  }
+
+  clusterStatus(payload: ClusterStatusPayload): boolean {
+    const key = `cluster:${payload.epoch}:${payload.reason}:${payload.timestamp}`;
+    return this.send(this.opts.clusterStatusUrl, 'cluster-status', key, payload);
+  }
+
+  get pending(): number {
+    return [...this.queues.values()].reduce((n, q) => n + q.pending, 0);
+  }
+
+  /** Waits up to `ms` for queued events to go; logs what is still undelivered. */
+  async drain(ms: number): Promise<void> {
+    await Promise.all([...this.queues.values()].map((q) => q.drain(ms)));
+    if (this.pending > 0) {
+      this.opts.logger.error({ pending: this.pending }, 'shutting down with undelivered webhooks');
+    }
+  }
+
+  /** Returns whether the event was queued. */
+  private send(
+    url: string | null,
+    kind: WebhookEvent['kind'],
+    key: string,
+    body: unknown,
+  ): boolean {
+    const check = this.opts.schemas.check(kind, body);
+    if (!check.ok) {
+      // A bug in knh, never the receiver's problem: say so loudly and send nothing malformed.
+      this.opts.logger.error(
+        { kind, key, errors: check.errors, body },
+        'BUG: outgoing webhook payload fails its schema; not sent',
+      );
+      return false;
+    }
+    if (!url) return false;
+    let queue = this.queues.get(url);
+    if (!queue) {
+      queue = this.opts.makeQueue(url);
+      this.queues.set(url, queue);
+    }
+    queue.enqueue({ kind, key, body });
+    return true;
+  }
+}

@@ -1,0 +1,145 @@
+// Turns the leader's verdicts and rounds into webhook events: dead/recovered, and cluster status.
+import type { Clock, TimerHandle } from '../core/clock.js';
+import type { Logger } from '../core/logger.js';
+import type { NodeRef } from '../core/node-ref.js';
+import type { RoundReport, SanityState } from '../prober/rounds.js';
+import type { Judgement, PeerRecord } from '../prober/verdict.js';
+import type { Notifier } from './notifier.js';
+import { clusterStatusPayload, peerStatusPayload, type ClusterStatusReason } from './payloads.js';
+
+export interface ReporterOptions {
+  notifier: Notifier;
+  clock: Clock;
+  logger: Logger;
+  self: NodeRef;
+  clusterStatusIntervalMs: number;
+}
+
+/** What the reporter reads of the current leadership. */
+export interface Leadership {
+  epoch(): number;
+  records(): PeerRecord[];
+  sanity(): SanityState;
+}
+
+/** Handlers run synchronously from the prober's callbacks; they only queue work. */
+export class Reporter {
+  private leadership: Leadership | null = null;
+  private reportedElection = false;
+  private periodic: TimerHandle | null = null;
+
+  constructor(private readonly opts: ReporterOptions) {}
+
+  startLeading(leadership: Leadership): void {
+    this.stopLeading();
+    this.leadership = leadership;
+    this.reportedElection = false;
+    this.schedulePeriodic();
+  }
+
+  stopLeading(): void {
+    this.leadership = null;
+    if (this.periodic) this.opts.clock.clearTimeout(this.periodic);
+    this.periodic = null;
+  }
+
+  onJudgement({ record, transition, incidentMs }: Judgement): void {
+    const lead = this.leadership;
+    if (!lead) return;
+    const log = this.opts.logger.child({ peer: record.id, peerAddress: record.address });
+    switch (transition) {
+      case 'died':
+      case 'recovered': {
+        const event = transition === 'died' ? 'peer_dead' : 'peer_recovered';
+        const payload = peerStatusPayload({
+          record,
+          event,
+          incidentMs: incidentMs ?? record.sinceMs,
+          coordinator: this.opts.self,
+          epoch: lead.epoch(),
+          now: this.opts.clock.now(),
+        });
+        if (transition === 'died') {
+          log.warn(
+            { event: 'peer-dead', reason: record.lastFailure, dedupKey: payload.dedup_key },
+            `peer ${record.id} is dead`,
+          );
+        } else {
+          log.info(
+            { event: 'peer-recovered', dedupKey: payload.dedup_key },
+            `peer ${record.id} recovered`,
+          );
+        }
+        this.opts.notifier.peerStatus(payload);
+        return;
+      }
+      case 'first-alive':
+        log.info({ event: 'peer-alive' }, `peer ${record.id} is alive`);
+        return;
+      case 'never-alive':
+        log.warn(
+          { event: 'peer-never-alive', reason: record.lastFailure },
+          `peer ${record.address} has not answered since it was discovered; no alert until it has been seen alive`,
+        );
+        return;
+      case 'withheld':
+        log.warn(
+          { event: 'verdict-withheld', reason: record.lastFailure },
+          `cannot reach ${record.id}, but this coordinator cannot reach SANITY_CHECK_URL either: not declaring it dead`,
+        );
+        return;
+      case null:
+        return;
+    }
+  }
+
+  onRound(report: RoundReport): void {
+    if (!this.leadership) return;
+    const level = report.changed > 0 ? 'info' : 'debug';
+    this.opts.logger[level](
+      { event: 'round', ...report },
+      `round ${report.round}: probed ${report.probed}, ${report.changed} changed`,
+    );
+    if (!this.reportedElection) {
+      this.reportedElection = true;
+      this.sendClusterStatus('election');
+    } else if (report.changed > 0) {
+      this.sendClusterStatus('change');
+    }
+  }
+
+  private schedulePeriodic(): void {
+    const every = this.opts.clusterStatusIntervalMs;
+    if (every <= 0) return;
+    this.periodic = this.opts.clock.setTimeout(() => {
+      if (!this.leadership) return;
+      this.sendClusterStatus('periodic');
+      this.schedulePeriodic();
+    }, every);
+  }
+
+  private sendClusterStatus(reason: ClusterStatusReason): void {
+    const lead = this.leadership;
+    if (!lead) return;
+    const payload = clusterStatusPayload({
+      records: lead.records(),
+      coordinator: this.opts.self,
+      epoch: lead.epoch(),
+      reason,
+      sanity: lead.sanity(),
+      now: this.opts.clock.now(),
+    });
+    const alive = payload.peer_map.filter((p) => p.alive).length;
+    this.opts.logger.info(
+      {
+        event: 'cluster-status',
+        reason,
+        epoch: payload.epoch,
+        alive,
+        peers: payload.peer_map.length,
+      },
+      `cluster status (${reason}): ${alive}/${payload.peer_map.length} peers alive`,
+    );
+    this.opts.notifier.clusterStatus(payload);
+  }
+}

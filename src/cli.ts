@@ -1,0 +1,36 @@
+#!/usr/bin/env node
+// The `knh` command: run a node from the environment (default) or the local demo; argv only.
+import { runFromEnv } from './main.js';
+
+const USAGE = `usage:
+  knh                 run one node configured from the environment (see README, "Settings")
+  knh demo [options]  run a local mesh of 5 nodes on loopback with a built-in webhook receiver
+  knh --help          this text
+`;
+
+async function main(argv: string[]): Promise<number> {
+  const [command, ...rest] = argv;
+  if (command === undefined || command === 'run') return runFromEnv(process.env);
+  if (command === 'demo') {
+    const { runDemo } = await import('./demo/demo.js');
+    return runDemo(rest);
+  }
+  if (command === '--help' || command === '-h' || command === 'help') {
+    process.stdout.write(USAGE);
+    return 0;
+  }
+  process.stderr.write(`knh: unknown command "${command}"\n${USAGE}`);
+  return 2;
+}
+
+main(process.argv.slice(2)).then(
+  (code) => {
+    process.exitCode = code;
+  },
+  (err: unknown) => {
+    process.stderr.write(
+      `knh: ${err instanceof Error ? (err.stack ?? err.message) : String(err)}\n`,
+    );
+    process.exitCode = 1;
+  },
+);

@@ -1,0 +1,240 @@
+// Every setting knh reads, declared once: env name, kind, default, unit and meaning.
+// The README's settings table is checked against this list by a test.
+
+export type SettingKind =
+  | { kind: 'string' }
+  | { kind: 'ip' }
+  | { kind: 'port' }
+  | { kind: 'int'; min: number; max: number }
+  | { kind: 'duration'; minMs: number; maxMs: number }
+  | { kind: 'enum'; values: readonly string[] }
+  | { kind: 'url' }
+  | { kind: 'peers' };
+
+export interface Setting {
+  env: string;
+  /** Other names accepted for the same setting (KNH's spellings). */
+  aliases?: readonly string[];
+  type: SettingKind;
+  /** The default as text (parsed like a value from the environment); undefined: no default. */
+  default?: string;
+  /** Shown in the README when the default is not a plain value. */
+  defaultText?: string;
+  unit?: string;
+  description: string;
+  /** Where it came from: KNH, or new in knh. */
+  origin: 'KNH' | 'knh';
+}
+
+const duration = (minMs: number, maxMs: number): SettingKind => ({
+  kind: 'duration',
+  minMs,
+  maxMs,
+});
+
+export const SETTINGS = [
+  {
+    env: 'NODE_NAME',
+    aliases: ['MY_NODE_NAME'],
+    type: { kind: 'string' },
+    defaultText: 'the host name (static discovery); required with kubernetes',
+    description:
+      'Name of the Kubernetes node the pod runs on; with POD_IP it forms the node id `NODE_NAME@POD_IP`.',
+    origin: 'KNH',
+  },
+  {
+    env: 'POD_IP',
+    type: { kind: 'ip' },
+    defaultText: '127.0.0.1 (static discovery); required with kubernetes',
+    description: 'IP address of this pod; peers reach the node at `POD_IP:CONTAINER_PORT`.',
+    origin: 'KNH',
+  },
+  {
+    env: 'CONTAINER_PORT',
+    type: { kind: 'port' },
+    default: '8080',
+    description: 'Port of the HTTP API (ping, election messages).',
+    origin: 'KNH',
+  },
+  {
+    env: 'LISTEN_HOST',
+    type: { kind: 'ip' },
+    defaultText: '0.0.0.0 (:: when POD_IP is IPv6)',
+    description: 'Address the HTTP server binds to.',
+    origin: 'knh',
+  },
+  {
+    env: 'DISCOVERY',
+    type: { kind: 'enum', values: ['kubernetes', 'static'] },
+    default: 'kubernetes',
+    description:
+      'Where peers come from: the EndpointSlices of SERVICE_NAME in NAMESPACE, or the fixed PEERS list.',
+    origin: 'knh',
+  },
+  {
+    env: 'PEERS',
+    type: { kind: 'peers' },
+    defaultText: 'none; required with static discovery',
+    description:
+      'Static discovery: comma-separated `ip:port` of every node (may include this node itself).',
+    origin: 'knh',
+  },
+  {
+    env: 'SERVICE_NAME',
+    type: { kind: 'string' },
+    defaultText: 'none; required with kubernetes',
+    description: 'Service whose EndpointSlices list the knh pods.',
+    origin: 'KNH',
+  },
+  {
+    env: 'NAMESPACE',
+    type: { kind: 'string' },
+    defaultText: 'none; required with kubernetes',
+    description: 'Namespace of that Service (and of the DaemonSet).',
+    origin: 'KNH',
+  },
+  {
+    env: 'CONNECT_MAX_RETRIES',
+    type: { kind: 'int', min: 0, max: 20 },
+    default: '2',
+    unit: 'retries',
+    description:
+      'Retries of a probe whose connection could not be made (refused, unreachable, connect timeout) before the peer is dead.',
+    origin: 'KNH',
+  },
+  {
+    env: 'CONNECT_COOLDOWN_PERIOD',
+    type: duration(0, 60_000),
+    default: '0.2',
+    unit: 'seconds',
+    description: 'Wait between connection retries.',
+    origin: 'KNH',
+  },
+  {
+    env: 'SEND_MAX_RETRIES',
+    type: { kind: 'int', min: 0, max: 20 },
+    default: '2',
+    unit: 'retries',
+    description:
+      'Retries of a probe that connected but got no valid answer (timeout, reset, 5xx) before the peer is dead.',
+    origin: 'KNH',
+  },
+  {
+    env: 'SEND_COOLDOWN_PERIOD',
+    type: duration(0, 60_000),
+    default: '0.2',
+    unit: 'seconds',
+    description: 'Wait between send retries.',
+    origin: 'KNH',
+  },
+  {
+    env: 'ELECTION_COOLDOWN_PERIOD',
+    type: duration(100, 600_000),
+    default: '1',
+    unit: 'seconds',
+    description:
+      "Interval between the coordinator's probe rounds (KNH: the sleep after each election and round).",
+    origin: 'KNH',
+  },
+  {
+    env: 'PROBE_TIMEOUT',
+    type: duration(10, 60_000),
+    default: '1',
+    unit: 'seconds',
+    description:
+      'Timeout of each request to a peer (probe, election, announcement), connection and answer together.',
+    origin: 'knh',
+  },
+  {
+    env: 'HEARTBEAT_INTERVAL',
+    type: duration(10, 60_000),
+    default: '0.5',
+    unit: 'seconds',
+    description: 'How often the coordinator announces itself to every peer.',
+    origin: 'knh',
+  },
+  {
+    env: 'COORDINATOR_TIMEOUT',
+    type: duration(20, 600_000),
+    default: '1.5',
+    unit: 'seconds',
+    description:
+      'A follower that has not heard the coordinator for this long holds an election. Must exceed HEARTBEAT_INTERVAL.',
+    origin: 'knh',
+  },
+  {
+    env: 'ELECTION_TIMEOUT',
+    type: duration(10, 600_000),
+    default: '1',
+    unit: 'seconds',
+    description:
+      'How long a candidate that got an answer waits for the winner to announce itself before holding the election again.',
+    origin: 'knh',
+  },
+  {
+    env: 'SANITY_CHECK_URL',
+    type: { kind: 'url' },
+    description:
+      'If set, the coordinator GETs it before declaring peers dead; when it cannot, it is the one in trouble and sends no dead-peer alerts.',
+    origin: 'KNH',
+  },
+  {
+    env: 'PEER_STATUS_URL',
+    type: { kind: 'url' },
+    description: 'Receives a POST when a peer goes from alive to dead, and when it recovers.',
+    origin: 'KNH',
+  },
+  {
+    env: 'CLUSTER_STATUS_URL',
+    type: { kind: 'url' },
+    description:
+      "Receives the full peer map after every election, after every round that changed a peer's state, and every CLUSTER_STATUS_INTERVAL.",
+    origin: 'KNH',
+  },
+  {
+    env: 'CLUSTER_STATUS_INTERVAL',
+    type: duration(0, 86_400_000),
+    default: '60',
+    unit: 'seconds',
+    description: 'Periodic resend of the cluster status by the coordinator; 0 turns it off.',
+    origin: 'knh',
+  },
+  {
+    env: 'WEBHOOK_TIMEOUT',
+    type: duration(10, 120_000),
+    default: '5',
+    unit: 'seconds',
+    description: 'Timeout of one webhook POST.',
+    origin: 'knh',
+  },
+  {
+    env: 'WEBHOOK_RETRY_FOR',
+    type: duration(0, 86_400_000),
+    default: '10m',
+    unit: 'seconds',
+    description:
+      'A webhook that fails (network error, 408, 429, 5xx) is retried with backoff (0.5 s doubling to 30 s) for this long, then given up with an error log.',
+    origin: 'knh',
+  },
+  {
+    env: 'WEBHOOK_QUEUE_SIZE',
+    type: { kind: 'int', min: 1, max: 1_000_000 },
+    default: '1000',
+    unit: 'events',
+    description:
+      'Undelivered events kept per receiver; past it the oldest is dropped with an error log.',
+    origin: 'knh',
+  },
+  {
+    env: 'LOG_LEVEL',
+    type: {
+      kind: 'enum',
+      values: ['panic', 'fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'],
+    },
+    default: 'info',
+    description: 'Log level of the JSON logs on stdout (`panic` is read as `fatal`).',
+    origin: 'KNH',
+  },
+] as const satisfies readonly Setting[];
+
+export type SettingName = (typeof SETTINGS)[number]['env'];

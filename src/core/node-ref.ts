@@ -1,0 +1,77 @@
+// Node identity (`NODE_NAME@POD_IP`), addresses (`ip:port`) and the total rank order of the bully election.
+import { isIP } from 'node:net';
+
+/** A node as messages name it. `address` is what peers dial; `id` is what people read. */
+export interface NodeRef {
+  id: string;
+  address: string;
+}
+
+export interface ParsedAddress {
+  ip: string;
+  family: 4 | 6;
+  port: number;
+}
+
+/** Parses `1.2.3.4:8080` or `[fd00::1]:8080`; returns null for anything else (host names included). */
+export function parseAddress(address: string): ParsedAddress | null {
+  const m = /^(?:\[([0-9a-fA-F:.]+)\]|(\d{1,3}(?:\.\d{1,3}){3})):(\d{1,5})$/.exec(address);
+  if (!m) return null;
+  const ip = m[1] ?? m[2] ?? '';
+  const family = isIP(ip);
+  const port = Number(m[3]);
+  if (family === 0 || port < 1 || port > 65535) return null;
+  return { ip, family: family as 4 | 6, port };
+}
+
+export function formatAddress(ip: string, port: number): string {
+  return isIP(ip) === 6 ? `[${ip}]:${port}` : `${ip}:${port}`;
+}
+
+export function nodeId(nodeName: string, podIp: string): string {
+  return `${nodeName}@${podIp}`;
+}
+
+function ipv4ToNumber(ip: string): number {
+  return ip.split('.').reduce((acc, part) => acc * 256 + Number(part), 0);
+}
+
+function ipToBigInt(ip: string, family: 4 | 6): bigint {
+  if (family === 4) return BigInt(ipv4ToNumber(ip));
+  // An embedded IPv4 tail (::ffff:1.2.3.4) becomes two hex groups, then `::` expands to zeros.
+  const text = ip.replace(/(\d+\.\d+\.\d+\.\d+)$/, (v4) => {
+    const n = ipv4ToNumber(v4);
+    return `${Math.floor(n / 65536).toString(16)}:${(n % 65536).toString(16)}`;
+  });
+  const [left = '', right] = text.split('::');
+  const groups = (s: string) => (s ? s.split(':') : []).map((g) => parseInt(g, 16));
+  const l = groups(left);
+  const r = right === undefined ? [] : groups(right);
+  const all = [...l, ...new Array<number>(8 - l.length - r.length).fill(0), ...r];
+  return all.reduce((acc, g) => (acc << 16n) | BigInt(g), 0n);
+}
+
+/**
+ * The election's rank order, total over valid addresses: IPv4 before IPv6, then the numeric IP,
+ * then the port. Higher ranks win. Two live nodes can never share an address, so never a tie.
+ * Returns <0 if a ranks below b, >0 if above, 0 only for the same address.
+ */
+export function compareRank(a: string, b: string): number {
+  if (a === b) return 0;
+  const pa = parseAddress(a);
+  const pb = parseAddress(b);
+  if (!pa || !pb) {
+    // Unparseable addresses never come from config (it is validated); order them last, stably.
+    if (!pa && !pb) return a < b ? -1 : 1;
+    return pa ? 1 : -1;
+  }
+  if (pa.family !== pb.family) return pa.family - pb.family;
+  const ia = ipToBigInt(pa.ip, pa.family);
+  const ib = ipToBigInt(pb.ip, pb.family);
+  if (ia !== ib) return ia < ib ? -1 : 1;
+  return pa.port - pb.port;
+}
+
+export function outranks(a: string, b: string): boolean {
+  return compareRank(a, b) > 0;
+}

@@ -1,0 +1,188 @@
+// A mesh of real knh processes on loopback (static discovery): start, kill, restart, read their logs.
+import { spawn, type ChildProcess } from 'node:child_process';
+import { EventEmitter } from 'node:events';
+import { createServer } from 'node:net';
+import { createInterface } from 'node:readline';
+import { fileURLToPath } from 'node:url';
+
+export const CLI_PATH = fileURLToPath(new URL('../cli.js', import.meta.url));
+
+/** One JSON log line of a node, as pino writes it. */
+export interface LogLine {
+  level: number;
+  time: string;
+  msg: string;
+  event?: string;
+  [key: string]: unknown;
+}
+
+export interface MeshNode {
+  index: number;
+  name: string;
+  address: string;
+  port: number;
+  process: ChildProcess | null;
+  logs: LogLine[];
+}
+
+export interface MeshOptions {
+  size: number;
+  host?: string;
+  /** Ports to use, one a node; default: free ports picked at start. */
+  ports?: number[];
+  /** Settings for every node (webhook URLs, timings...). */
+  env?: Record<string, string>;
+  /** Keep at most this many log lines a node in memory. */
+  maxLogLines?: number;
+}
+
+/** Finds `n` distinct free TCP ports on `host` by binding port 0. */
+export async function freePorts(n: number, host = '127.0.0.1'): Promise<number[]> {
+  const ports: number[] = [];
+  while (ports.length < n) {
+    const port = await new Promise<number>((resolve, reject) => {
+      const s = createServer();
+      s.once('error', reject);
+      s.listen(0, host, () => {
+        const a = s.address();
+        const p = typeof a === 'object' && a ? a.port : 0;
+        s.close(() => resolve(p));
+      });
+    });
+    if (!ports.includes(port)) ports.push(port);
+  }
+  return ports;
+}
+
+/**
+ * Events: 'log' (node: MeshNode, line: LogLine), 'exit' (node: MeshNode, code, signal),
+ * 'stderr' (node: MeshNode, text: string).
+ */
+export class LocalMesh extends EventEmitter {
+  readonly nodes: MeshNode[] = [];
+  private readonly host: string;
+
+  constructor(private readonly opts: MeshOptions) {
+    super();
+    this.host = opts.host ?? '127.0.0.1';
+  }
+
+  get peers(): string {
+    return this.nodes.map((n) => n.address).join(',');
+  }
+
+  async start(): Promise<void> {
+    const ports = this.opts.ports ?? (await freePorts(this.opts.size, this.host));
+    for (let i = 0; i < this.opts.size; i++) {
+      const port = ports[i];
+      if (port === undefined) throw new Error(`no port for node ${i + 1}`);
+      this.nodes.push({
+        index: i + 1,
+        name: `node-${i + 1}`,
+        address: `${this.host}:${port}`,
+        port,
+        process: null,
+        logs: [],
+      });
+    }
+    for (const node of this.nodes) this.startNode(node.index);
+    await Promise.all(
+      this.nodes.map((n) => this.waitForLog(n.index, (l) => l.event === 'listening', 10_000)),
+    );
+  }
+
+  node(index: number): MeshNode {
+    const node = this.nodes[index - 1];
+    if (!node) throw new Error(`no node ${index} in a mesh of ${this.nodes.length}`);
+    return node;
+  }
+
+  /** The node with this address, if it is one of ours. */
+  byAddress(address: string): MeshNode | undefined {
+    return this.nodes.find((n) => n.address === address);
+  }
+
+  isRunning(index: number): boolean {
+    return this.node(index).process !== null;
+  }
+
+  startNode(index: number, extraEnv: Record<string, string> = {}): MeshNode {
+    const node = this.node(index);
+    if (node.process) return node;
+    const env: Record<string, string> = {
+      PATH: process.env.PATH ?? '',
+      DISCOVERY: 'static',
+      PEERS: this.peers,
+      NODE_NAME: node.name,
+      POD_IP: this.host,
+      LISTEN_HOST: this.host,
+      CONTAINER_PORT: String(node.port),
+      ...this.opts.env,
+      ...extraEnv,
+    };
+    const child = spawn(process.execPath, [CLI_PATH], { env, stdio: ['ignore', 'pipe', 'pipe'] });
+    node.process = child;
+    const max = this.opts.maxLogLines ?? 5000;
+    createInterface({ input: child.stdout }).on('line', (text) => {
+      let line: LogLine;
+      try {
+        line = JSON.parse(text) as LogLine;
+      } catch {
+        line = { level: 30, time: new Date().toISOString(), msg: text };
+      }
+      node.logs.push(line);
+      if (node.logs.length > max) node.logs.splice(0, node.logs.length - max);
+      this.emit('log', node, line);
+    });
+    child.stderr.on('data', (chunk: Buffer) => this.emit('stderr', node, chunk.toString('utf8')));
+    child.once('exit', (code, signal) => {
+      if (node.process === child) node.process = null;
+      this.emit('exit', node, code, signal);
+    });
+    return node;
+  }
+
+  /** Sends `signal` (SIGKILL: a crash) and waits for the process to exit. */
+  async kill(index: number, signal: NodeJS.Signals = 'SIGKILL'): Promise<void> {
+    const child = this.node(index).process;
+    if (!child) return;
+    const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
+    child.kill(signal);
+    await exited;
+  }
+
+  async restart(index: number): Promise<void> {
+    await this.kill(index);
+    this.startNode(index);
+    await this.waitForLog(index, (l) => l.event === 'listening', 10_000, true);
+  }
+
+  /** Resolves with the first log line of node `index` matching `pred` (only new lines if `fresh`). */
+  waitForLog(
+    index: number,
+    pred: (l: LogLine) => boolean,
+    timeoutMs: number,
+    fresh = false,
+  ): Promise<LogLine> {
+    const node = this.node(index);
+    const seen = fresh ? undefined : node.logs.find(pred);
+    if (seen) return Promise.resolve(seen);
+    return new Promise((resolve, reject) => {
+      const onLog = (n: MeshNode, line: LogLine) => {
+        if (n !== node || !pred(line)) return;
+        clearTimeout(timer);
+        this.off('log', onLog);
+        resolve(line);
+      };
+      const timer = setTimeout(() => {
+        this.off('log', onLog);
+        reject(new Error(`node ${index}: no matching log line within ${timeoutMs} ms`));
+      }, timeoutMs);
+      this.on('log', onLog);
+    });
+  }
+
+  async stop(): Promise<void> {
+    await Promise.all(this.nodes.map((n) => this.kill(n.index, 'SIGKILL')));
+  }
+}

@@ -1,0 +1,7 @@
+// Where peers come from: the interface every discovery adapter implements.
+
+export interface PeerSource {
+  /** Starts watching; `onPeers` gets the full address list (self may be in it) on every change. */
+  start(onPeers: (addresses: readonly string[]) => void): Promise<void>;
+  stop(): Promise<void>;
+}

@@ -1,0 +1,369 @@
+// The bully election as pure transitions: step(state, event) → { state, effects }; no I/O, no clock.
+//
+// Protocol (documented in the README, "Election"):
+// - Rank is the total order of `compareRank` over addresses; the highest-ranked live node leads.
+// - A node holds an election at start-up, when its coordinator has been silent for
+//   `coordinatorTimeoutMs`, when it sees a lower-ranked node announce itself, when its coordinator
+//   leaves the peer set, and when a lower-ranked node asks it to (unless it follows a live leader).
+// - Holding an election = sending ElectionRequest to every higher-ranked peer. No answer → it wins:
+//   epoch + 1, announce to all. An answer → wait `electionTimeoutMs` for an announcement, else retry.
+// - The coordinator re-announces every `heartbeatIntervalMs`; that is the followers' heartbeat.
+// - An announcement is accepted only from a node that outranks the receiver, with an epoch at
+//   least the receiver's (equal epochs: only from a node that outranks the current coordinator).
+//   Rejections carry the receiver's epoch and coordinator, so a restarted coordinator that lost its
+//   epoch catches up (it re-announces at max+1) and a stale one steps down to the better leader.
+import { compareRank, outranks, type NodeRef } from '../core/node-ref.js';
+import type { AnnouncementReply, ElectionAnswer, ElectionRequest } from './messages.js';
+
+export type Role = 'follower' | 'candidate' | 'coordinator';
+
+export interface ElectionTiming {
+  heartbeatIntervalMs: number;
+  coordinatorTimeoutMs: number;
+  electionTimeoutMs: number;
+}
+
+export interface ElectionState {
+  readonly self: NodeRef;
+  readonly timing: ElectionTiming;
+  /** Addresses of known peers, never including self. */
+  readonly peers: readonly string[];
+  readonly role: Role;
+  /** The highest epoch (term) this node has seen or made. */
+  readonly epoch: number;
+  readonly coordinator: NodeRef | null;
+  /** When the coordinator was last heard from (followers). */
+  readonly lastHeardMs: number;
+  /** Sequence number of this node's latest election, to drop answers to older ones. */
+  readonly round: number;
+  /** Candidate: awaiting answers, or an announcement after an answer. */
+  readonly waiting: 'answers' | 'announcement' | null;
+  /** Candidate: when to give up waiting and hold the election again. */
+  readonly deadlineMs: number;
+  /** Coordinator: when the next heartbeat announcement is due. */
+  readonly nextHeartbeatMs: number;
+  readonly started: boolean;
+}
+
+export type ElectionEvent =
+  | { type: 'start'; now: number }
+  | { type: 'tick'; now: number }
+  | { type: 'peers'; now: number; peers: readonly string[] }
+  | { type: 'election-request'; now: number; request: ElectionRequest }
+  | { type: 'election-result'; now: number; round: number; answers: readonly ElectionAnswer[] }
+  | { type: 'announcement'; now: number; from: NodeRef; epoch: number }
+  | {
+      type: 'announce-result';
+      now: number;
+      epoch: number;
+      replies: readonly { address: string; reply: AnnouncementReply | null }[];
+    }
+  | { type: 'resign'; now: number };
+
+export type ElectionEffect =
+  | { type: 'send-election'; round: number; epoch: number; to: readonly string[] }
+  | { type: 'announce'; epoch: number; to: readonly string[] }
+  | { type: 'reply-answer'; answer: ElectionAnswer }
+  | { type: 'reply-announcement'; reply: AnnouncementReply }
+  | { type: 'coordinator-changed'; coordinator: NodeRef | null; epoch: number; reason: string }
+  | { type: 'election-started'; round: number; reason: string; to: readonly string[] };
+
+export interface StepResult {
+  state: ElectionState;
+  effects: ElectionEffect[];
+}
+
+export function initialState(self: NodeRef, timing: ElectionTiming): ElectionState {
+  return {
+    self,
+    timing,
+    peers: [],
+    role: 'follower',
+    epoch: 0,
+    coordinator: null,
+    lastHeardMs: 0,
+    round: 0,
+    waiting: null,
+    deadlineMs: 0,
+    nextHeartbeatMs: 0,
+    started: false,
+  };
+}
+
+const sameNode = (a: NodeRef | null, b: NodeRef | null) => a?.address === b?.address;
+
+/** Applies `next`, announcing a change of coordinator (as the first effect) when there is one. */
+function withCoordinator(
+  state: ElectionState,
+  next: Partial<ElectionState>,
+  effects: ElectionEffect[],
+  reason: string,
+): StepResult {
+  const updated = { ...state, ...next };
+  if (!sameNode(state.coordinator, updated.coordinator)) {
+    effects.unshift({
+      type: 'coordinator-changed',
+      coordinator: updated.coordinator,
+      epoch: updated.epoch,
+      reason,
+    });
+  }
+  return { state: updated, effects };
+}
+
+function becomeCoordinator(state: ElectionState, now: number, reason: string): StepResult {
+  const epoch = state.epoch + 1;
+  return withCoordinator(
+    state,
+    {
+      role: 'coordinator',
+      epoch,
+      coordinator: state.self,
+      waiting: null,
+      nextHeartbeatMs: now + state.timing.heartbeatIntervalMs,
+    },
+    [{ type: 'announce', epoch, to: state.peers }],
+    reason,
+  );
+}
+
+function holdElection(state: ElectionState, now: number, reason: string): StepResult {
+  const higher = state.peers.filter((p) => outranks(p, state.self.address));
+  if (higher.length === 0) return becomeCoordinator(state, now, `${reason}; no higher-ranked peer`);
+  const round = state.round + 1;
+  return withCoordinator(
+    state,
+    {
+      role: 'candidate',
+      coordinator: null,
+      round,
+      waiting: 'answers',
+      deadlineMs: now + state.timing.electionTimeoutMs,
+    },
+    [
+      { type: 'election-started', round, reason, to: higher },
+      { type: 'send-election', round, epoch: state.epoch, to: higher },
+    ],
+    reason,
+  );
+}
+
+function coordinatorAlive(state: ElectionState, now: number): boolean {
+  if (state.role === 'coordinator') return true;
+  return (
+    state.role === 'follower' &&
+    state.coordinator !== null &&
+    now - state.lastHeardMs <= state.timing.coordinatorTimeoutMs
+  );
+}
+
+function onTick(state: ElectionState, now: number): StepResult {
+  switch (state.role) {
+    case 'follower':
+      if (!coordinatorAlive(state, now)) {
+        return holdElection(
+          state,
+          now,
+          state.coordinator ? 'coordinator silent' : 'no coordinator known',
+        );
+      }
+      return { state, effects: [] };
+    case 'candidate':
+      if (now >= state.deadlineMs) {
+        return holdElection(
+          state,
+          now,
+          state.waiting === 'announcement' ? 'no announcement after answer' : 'answers timed out',
+        );
+      }
+      return { state, effects: [] };
+    case 'coordinator':
+      if (now >= state.nextHeartbeatMs) {
+        return {
+          state: { ...state, nextHeartbeatMs: now + state.timing.heartbeatIntervalMs },
+          effects: [{ type: 'announce', epoch: state.epoch, to: state.peers }],
+        };
+      }
+      return { state, effects: [] };
+  }
+}
+
+function onElectionRequest(state: ElectionState, now: number, req: ElectionRequest): StepResult {
+  const epoch = Math.max(state.epoch, req.epoch);
+  const answer: ElectionAnswer = {
+    type: 'answer',
+    from: state.self,
+    epoch,
+    coordinator: coordinatorAlive(state, now) ? state.coordinator : null,
+  };
+  const effects: ElectionEffect[] = [{ type: 'reply-answer', answer }];
+  const next = { ...state, epoch };
+  if (!outranks(state.self.address, req.from.address)) return { state: next, effects };
+  if (state.role === 'coordinator') {
+    // Tell the asker at once who leads, instead of waiting for the next heartbeat.
+    effects.push({ type: 'announce', epoch, to: [req.from.address] });
+    return { state: next, effects };
+  }
+  if (state.role === 'candidate' || coordinatorAlive(state, now)) return { state: next, effects };
+  const held = holdElection(next, now, `election request from ${req.from.id}`);
+  return { state: held.state, effects: [...effects, ...held.effects] };
+}
+
+function onElectionResult(
+  state: ElectionState,
+  now: number,
+  round: number,
+  answers: readonly ElectionAnswer[],
+): StepResult {
+  if (state.role !== 'candidate' || round !== state.round || state.waiting !== 'answers') {
+    return { state, effects: [] };
+  }
+  const epoch = answers.reduce((m, a) => Math.max(m, a.epoch), state.epoch);
+  const valid = answers.filter((a) => outranks(a.from.address, state.self.address));
+  if (valid.length === 0)
+    return becomeCoordinator({ ...state, epoch }, now, 'no higher-ranked peer answered');
+  // A live leader that outranks us, vouched for by a higher node: follow it provisionally; its
+  // heartbeats confirm it, or the coordinator timeout starts a new election.
+  const vouched = valid
+    .map((a) => a.coordinator)
+    .filter((c): c is NodeRef => c !== null && outranks(c.address, state.self.address))
+    .sort((a, b) => compareRank(b.address, a.address))[0];
+  if (vouched) {
+    return withCoordinator(
+      state,
+      { role: 'follower', epoch, coordinator: vouched, lastHeardMs: now, waiting: null },
+      [],
+      'coordinator vouched for by a higher-ranked peer',
+    );
+  }
+  return {
+    state: {
+      ...state,
+      epoch,
+      waiting: 'announcement',
+      deadlineMs: now + state.timing.electionTimeoutMs,
+    },
+    effects: [],
+  };
+}
+
+function onAnnouncement(
+  state: ElectionState,
+  now: number,
+  from: NodeRef,
+  epoch: number,
+): StepResult {
+  const reject = (reason: AnnouncementReply['reason'], s: ElectionState = state): StepResult => ({
+    state: s,
+    effects: [
+      {
+        type: 'reply-announcement',
+        reply: { accepted: false, reason, epoch: s.epoch, coordinator: s.coordinator },
+      },
+    ],
+  });
+  if (!outranks(from.address, state.self.address)) {
+    // A lower-ranked node claims to lead: refuse, and take over.
+    const rejected = reject('outranked');
+    if (state.role === 'coordinator') {
+      rejected.effects.push({ type: 'announce', epoch: state.epoch, to: [from.address] });
+      return rejected;
+    }
+    if (state.role === 'candidate') return rejected;
+    const held = holdElection(state, now, `lower-ranked ${from.id} announced itself`);
+    return { state: held.state, effects: [...rejected.effects, ...held.effects] };
+  }
+  if (epoch < state.epoch) return reject('stale-epoch');
+  if (
+    epoch === state.epoch &&
+    state.coordinator !== null &&
+    !sameNode(state.coordinator, from) &&
+    compareRank(from.address, state.coordinator.address) < 0
+  ) {
+    return reject('conflict');
+  }
+  const reply: AnnouncementReply = { accepted: true, epoch, coordinator: from };
+  return withCoordinator(
+    state,
+    { role: 'follower', epoch, coordinator: from, lastHeardMs: now, waiting: null },
+    [{ type: 'reply-announcement', reply }],
+    `announcement from ${from.id}`,
+  );
+}
+
+function onAnnounceResult(
+  state: ElectionState,
+  now: number,
+  epoch: number,
+  replies: readonly { address: string; reply: AnnouncementReply | null }[],
+): StepResult {
+  if (state.role !== 'coordinator' || epoch !== state.epoch) return { state, effects: [] };
+  const rejections = replies
+    .map((r) => r.reply)
+    .filter((r): r is AnnouncementReply => r !== null && !r.accepted && r.reason !== 'outranked');
+  if (rejections.length === 0) return { state, effects: [] };
+  const maxEpoch = rejections.reduce((m, r) => Math.max(m, r.epoch), state.epoch);
+  const better = rejections
+    .map((r) => r.coordinator)
+    .filter((c): c is NodeRef => c !== null && outranks(c.address, state.self.address))
+    .sort((a, b) => compareRank(b.address, a.address))[0];
+  if (better) {
+    return withCoordinator(
+      state,
+      { role: 'follower', epoch: maxEpoch, coordinator: better, lastHeardMs: now },
+      [],
+      `stepped down: peers follow higher-ranked ${better.id}`,
+    );
+  }
+  // We outrank whoever they follow: start a newer term so our claim supersedes theirs.
+  const newEpoch = maxEpoch + 1;
+  return {
+    state: { ...state, epoch: newEpoch, nextHeartbeatMs: now + state.timing.heartbeatIntervalMs },
+    effects: [{ type: 'announce', epoch: newEpoch, to: state.peers }],
+  };
+}
+
+function onPeers(state: ElectionState, now: number, peers: readonly string[]): StepResult {
+  const next = { ...state, peers: peers.filter((p) => p !== state.self.address) };
+  if (!state.started) return { state: next, effects: [] };
+  const coordinator = state.coordinator;
+  if (
+    state.role === 'follower' &&
+    coordinator !== null &&
+    !next.peers.includes(coordinator.address)
+  ) {
+    return holdElection(next, now, `coordinator ${coordinator.id} left the peer set`);
+  }
+  return { state: next, effects: [] };
+}
+
+function onResign(state: ElectionState): StepResult {
+  // Leaving: stop leading and stop answering as a candidate; the driver tells the peers.
+  return withCoordinator(
+    state,
+    { role: 'follower', coordinator: null, waiting: null, started: false },
+    [],
+    'resigned',
+  );
+}
+
+export function step(state: ElectionState, event: ElectionEvent): StepResult {
+  switch (event.type) {
+    case 'start':
+      return holdElection({ ...state, started: true }, event.now, 'start-up');
+    case 'tick':
+      return state.started ? onTick(state, event.now) : { state, effects: [] };
+    case 'peers':
+      return onPeers(state, event.now, event.peers);
+    case 'election-request':
+      return onElectionRequest(state, event.now, event.request);
+    case 'election-result':
+      return onElectionResult(state, event.now, event.round, event.answers);
+    case 'announcement':
+      return onAnnouncement(state, event.now, event.from, event.epoch);
+    case 'announce-result':
+      return onAnnounceResult(state, event.now, event.epoch, event.replies);
+    case 'resign':
+      return onResign(state);
+  }
+}

@@ -1,0 +1,213 @@
+// Drives the pure bully state machine: feeds it time and messages, turns its effects into requests.
+import type { Clock, TimerHandle } from '../core/clock.js';
+import type { Logger } from '../core/logger.js';
+import type { NodeRef } from '../core/node-ref.js';
+import type { Announcement, PeerTransport } from '../core/transport.js';
+import type { PeerView } from '../prober/verdict.js';
+import {
+  initialState,
+  step,
+  type ElectionEffect,
+  type ElectionEvent,
+  type ElectionState,
+  type ElectionTiming,
+  type Role,
+} from './bully.js';
+import type { AnnouncementReply, ElectionAnswer, ElectionRequest } from './messages.js';
+
+export interface CoordinatorChange {
+  coordinator: NodeRef | null;
+  /** The last other node this one followed: the one a new leader must now watch over. */
+  lastLeader: NodeRef | null;
+  epoch: number;
+  isSelf: boolean;
+  reason: string;
+}
+
+export interface ElectionDriverOptions {
+  self: NodeRef;
+  timing: ElectionTiming;
+  transport: Pick<PeerTransport, 'sendElection' | 'announce'>;
+  clock: Clock;
+  logger: Logger;
+  /** The coordinator's current verdicts, sent with every announcement. */
+  view(): PeerView[];
+  /** Called synchronously on every change of coordinator; must not block. */
+  onCoordinatorChanged(change: CoordinatorChange): void;
+}
+
+export class ElectionDriver {
+  private state: ElectionState;
+  private timer: TimerHandle | null = null;
+  private lastLeader: NodeRef | null = null;
+  private inheritedView: PeerView[] = [];
+  private readonly tickMs: number;
+
+  constructor(private readonly opts: ElectionDriverOptions) {
+    this.state = initialState(opts.self, opts.timing);
+    this.tickMs = Math.max(10, Math.min(100, opts.timing.heartbeatIntervalMs / 2));
+  }
+
+  get role(): Role {
+    return this.state.role;
+  }
+
+  get epoch(): number {
+    return this.state.epoch;
+  }
+
+  get coordinator(): NodeRef | null {
+    return this.state.coordinator;
+  }
+
+  get started(): boolean {
+    return this.state.started;
+  }
+
+  /** The verdicts the last followed coordinator shared, plus that coordinator itself as alive. */
+  inherited(now: number): PeerView[] {
+    const leader = this.lastLeader;
+    const views = this.inheritedView.filter((v) => v.address !== this.opts.self.address);
+    if (!leader || views.some((v) => v.address === leader.address)) return views;
+    const nodeName = leader.id.includes('@')
+      ? leader.id.slice(0, leader.id.lastIndexOf('@'))
+      : leader.id;
+    return [
+      ...views,
+      {
+        id: leader.id,
+        address: leader.address,
+        node_name: nodeName,
+        health: 'alive',
+        since: now,
+        alerted: false,
+      },
+    ];
+  }
+
+  start(): void {
+    this.dispatch({ type: 'start', now: this.opts.clock.now() });
+    this.scheduleTick();
+  }
+
+  /** Stops leading or following; the node no longer takes part (shutdown). */
+  stop(): void {
+    if (this.timer) this.opts.clock.clearTimeout(this.timer);
+    this.timer = null;
+    this.dispatch({ type: 'resign', now: this.opts.clock.now() });
+  }
+
+  setPeers(peers: readonly string[]): void {
+    this.dispatch({ type: 'peers', now: this.opts.clock.now(), peers });
+  }
+
+  handleElection(request: ElectionRequest): ElectionAnswer | null {
+    if (!this.state.started) return null;
+    const effects = this.dispatch({
+      type: 'election-request',
+      now: this.opts.clock.now(),
+      request,
+    });
+    const reply = effects.find((e) => e.type === 'reply-answer');
+    return reply?.type === 'reply-answer' ? reply.answer : null;
+  }
+
+  handleAnnouncement(announcement: Announcement): AnnouncementReply | null {
+    if (!this.state.started) return null;
+    const effects = this.dispatch({
+      type: 'announcement',
+      now: this.opts.clock.now(),
+      from: announcement.from,
+      epoch: announcement.epoch,
+    });
+    const reply = effects.find((e) => e.type === 'reply-announcement');
+    if (reply?.type !== 'reply-announcement') return null;
+    if (reply.reply.accepted) this.inheritedView = announcement.peers;
+    return reply.reply;
+  }
+
+  private scheduleTick(): void {
+    this.timer = this.opts.clock.setTimeout(() => {
+      if (!this.state.started) return;
+      this.dispatch({ type: 'tick', now: this.opts.clock.now() });
+      this.scheduleTick();
+    }, this.tickMs);
+  }
+
+  private dispatch(event: ElectionEvent): ElectionEffect[] {
+    const { state, effects } = step(this.state, event);
+    this.state = state;
+    for (const effect of effects) this.execute(effect);
+    return effects;
+  }
+
+  private execute(effect: ElectionEffect): void {
+    const { logger, self } = this.opts;
+    switch (effect.type) {
+      case 'election-started':
+        logger.info(
+          {
+            event: 'election-started',
+            round: effect.round,
+            reason: effect.reason,
+            to: effect.to,
+            epoch: this.state.epoch,
+          },
+          `holding an election (${effect.reason})`,
+        );
+        return;
+      case 'send-election':
+        void this.sendElection(effect.round, effect.epoch, effect.to);
+        return;
+      case 'announce':
+        void this.announce(effect.epoch, effect.to);
+        return;
+      case 'coordinator-changed': {
+        const c = effect.coordinator;
+        if (c && c.address !== self.address) this.lastLeader = c;
+        logger.info(
+          {
+            event: 'coordinator-changed',
+            coordinator: c?.id ?? null,
+            coordinatorAddress: c?.address ?? null,
+            epoch: effect.epoch,
+            reason: effect.reason,
+          },
+          c
+            ? `coordinator is ${c.id} (epoch ${effect.epoch})`
+            : `no coordinator (${effect.reason})`,
+        );
+        this.opts.onCoordinatorChanged({
+          coordinator: c,
+          lastLeader: this.lastLeader,
+          epoch: effect.epoch,
+          isSelf: c?.address === self.address,
+          reason: effect.reason,
+        });
+        return;
+      }
+      case 'reply-answer':
+      case 'reply-announcement':
+        return; // returned to the HTTP handler by dispatch
+    }
+  }
+
+  private async sendElection(round: number, epoch: number, to: readonly string[]): Promise<void> {
+    const request: ElectionRequest = { from: this.opts.self, epoch };
+    const outcomes = await Promise.all(to.map((a) => this.opts.transport.sendElection(a, request)));
+    const answers = outcomes.flatMap((o) => (o.ok ? [o.value] : []));
+    this.opts.logger.debug({ round, answers: answers.map((a) => a.from.id) }, 'election answers');
+    this.dispatch({ type: 'election-result', now: this.opts.clock.now(), round, answers });
+  }
+
+  private async announce(epoch: number, to: readonly string[]): Promise<void> {
+    const announcement: Announcement = { from: this.opts.self, epoch, peers: this.opts.view() };
+    const replies = await Promise.all(
+      to.map(async (address) => {
+        const outcome = await this.opts.transport.announce(address, announcement);
+        return { address, reply: outcome.ok ? outcome.value : null };
+      }),
+    );
+    this.dispatch({ type: 'announce-result', now: this.opts.clock.now(), epoch, replies });
+  }
+}

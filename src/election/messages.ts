@@ -1,0 +1,28 @@
+// The election's wire messages as the core sees them (their JSON Schemas live in schemas/).
+import type { NodeRef } from '../core/node-ref.js';
+
+/** POST /election: "I am holding an election; are you, a higher-ranked node, alive?" */
+export interface ElectionRequest {
+  from: NodeRef;
+  epoch: number;
+}
+
+/** The answer to an election: the receiver outranks the sender and is alive. */
+export interface ElectionAnswer {
+  type: 'answer';
+  from: NodeRef;
+  epoch: number;
+  /** The coordinator the answerer currently follows or is, if any. */
+  coordinator: NodeRef | null;
+}
+
+export type RejectReason = 'outranked' | 'stale-epoch' | 'conflict';
+
+/** The reply to a coordinator announcement. */
+export interface AnnouncementReply {
+  accepted: boolean;
+  epoch: number;
+  reason?: RejectReason;
+  /** The coordinator the receiver follows after handling the announcement. */
+  coordinator: NodeRef | null;
+}

@@ -1,0 +1,192 @@
+// Composition root: config → adapters → wiring → start; signals and orderly shutdown.
+import { hostname } from 'node:os';
+import { pino } from 'pino';
+import { axiosPoster } from './alerts/axios-poster.js';
+import { Notifier } from './alerts/notifier.js';
+import { Reporter } from './alerts/reporter.js';
+import { WebhookQueue } from './alerts/webhook-queue.js';
+import { loadConfig, type Config } from './config/load.js';
+import type { Clock } from './core/clock.js';
+import type { Logger } from './core/logger.js';
+import { systemClock } from './core/system-clock.js';
+import { diffPeers } from './discovery/diff.js';
+import type { PeerSource } from './discovery/peer-source.js';
+import { staticPeers } from './discovery/static.js';
+import { ElectionDriver } from './election/driver.js';
+import { buildApp } from './http/app.js';
+import { peerClient } from './http/peer-client.js';
+import { httpSanityCheck } from './http/sanity-check.js';
+import { listen } from './http/server.js';
+import { ProbeRounds } from './prober/rounds.js';
+import { toView } from './prober/verdict.js';
+import { loadSchemas } from './wire/schemas.js';
+
+export const VERSION = '0.1.0';
+
+export interface RunningNode {
+  readonly port: number;
+  /** Stops taking part, drains webhooks within `graceMs`, closes the server. Safe to call twice. */
+  stop(graceMs?: number): Promise<void>;
+}
+
+export interface NodeDeps {
+  logger: Logger;
+  clock?: Clock;
+  peerSource?: PeerSource;
+}
+
+function peerSourceFor(config: Config): PeerSource {
+  if (config.discovery === 'static') return staticPeers(config.peers);
+  throw new Error(
+    'DISCOVERY=kubernetes is not available in this build yet; run with DISCOVERY=static and PEERS',
+  );
+}
+
+export async function startNode(config: Config, deps: NodeDeps): Promise<RunningNode> {
+  const { logger } = deps;
+  const clock = deps.clock ?? systemClock;
+  const schemas = loadSchemas();
+  const self = { id: config.id, address: config.address };
+  const transport = peerClient({ schemas, timeoutMs: config.probeTimeoutMs });
+  const poster = axiosPoster(`knh/${VERSION}`);
+  const notifier = new Notifier({
+    schemas,
+    peerStatusUrl: config.peerStatusUrl,
+    clusterStatusUrl: config.clusterStatusUrl,
+    logger: logger.child({ component: 'webhooks' }),
+    makeQueue: (url) =>
+      new WebhookQueue({
+        url,
+        poster,
+        clock,
+        logger: logger.child({ component: 'webhooks' }),
+        timeoutMs: config.webhookTimeoutMs,
+        retryForMs: config.webhookRetryForMs,
+        maxSize: config.webhookQueueSize,
+      }),
+  });
+  const reporter = new Reporter({
+    notifier,
+    clock,
+    logger: logger.child({ component: 'reporter' }),
+    self,
+    clusterStatusIntervalMs: config.clusterStatusIntervalMs,
+  });
+  const rounds = new ProbeRounds({
+    transport,
+    sanity: config.sanityCheckUrl
+      ? httpSanityCheck(config.sanityCheckUrl, config.probeTimeoutMs)
+      : null,
+    clock,
+    policy: config,
+    intervalMs: config.roundIntervalMs,
+    onJudgement: (j) => reporter.onJudgement(j),
+    onRound: (r) => reporter.onRound(r),
+  });
+  const election: ElectionDriver = new ElectionDriver({
+    self,
+    timing: config,
+    transport,
+    clock,
+    logger: logger.child({ component: 'election' }),
+    view: () => rounds.snapshot().map(toView),
+    onCoordinatorChanged: (change) => {
+      if (change.isSelf) {
+        rounds.start(election.inherited(clock.now()));
+        reporter.startLeading({
+          epoch: () => election.epoch,
+          records: () => rounds.snapshot(),
+          sanity: () => rounds.sanity,
+        });
+      } else {
+        reporter.stopLeading();
+        rounds.stop();
+      }
+    },
+  });
+
+  const app = buildApp({
+    schemas,
+    logger: logger.child({ component: 'http' }),
+    api: {
+      ping: () => ({
+        id: self.id,
+        address: self.address,
+        node_name: config.nodeName,
+        role: election.role,
+        epoch: election.epoch,
+        coordinator: election.coordinator,
+      }),
+      election: (request) => election.handleElection(request),
+      announcement: (announcement) => election.handleAnnouncement(announcement),
+    },
+  });
+  const server = await listen(app, config.listenHost, config.port);
+  logger.info(
+    { event: 'listening', address: self.address, listen: `${config.listenHost}:${server.port}` },
+    `knh ${VERSION} node ${self.id} listening`,
+  );
+
+  let peers: readonly string[] = [];
+  const source = deps.peerSource ?? peerSourceFor(config);
+  await source.start((addresses) => {
+    const next = addresses.filter((a) => a !== self.address);
+    const { added, removed } = diffPeers(peers, next);
+    if (added.length === 0 && removed.length === 0 && election.started) return;
+    peers = next;
+    logger.info(
+      { event: 'peers-changed', added, removed, peers: next.length },
+      `peers: ${next.length} (+${added.length} -${removed.length})`,
+    );
+    rounds.setPeers(next);
+    election.setPeers(next);
+    if (!election.started) election.start();
+  });
+
+  let stopping: Promise<void> | null = null;
+  return {
+    port: server.port,
+    stop: (graceMs = 5_000) =>
+      (stopping ??= (async () => {
+        logger.info({ event: 'stopping' }, 'stopping');
+        election.stop();
+        reporter.stopLeading();
+        rounds.stop();
+        await source.stop();
+        await notifier.drain(graceMs);
+        await server.close();
+      })()),
+  };
+}
+
+/** `knh` with no subcommand: one node configured from the environment, until SIGTERM/SIGINT. */
+export async function runFromEnv(env: NodeJS.ProcessEnv): Promise<number> {
+  const loaded = loadConfig(env, { hostname: hostname() });
+  if (!loaded.ok) {
+    process.stderr.write(
+      `knh: invalid settings, not starting:\n${loaded.errors.map((e) => `  - ${e}`).join('\n')}\n`,
+    );
+    return 2;
+  }
+  const config = loaded.config;
+  const logger = pino({
+    level: config.logLevel,
+    base: { node: config.id },
+    timestamp: pino.stdTimeFunctions.isoTime,
+  });
+  let node: RunningNode;
+  try {
+    node = await startNode(config, { logger });
+  } catch (err) {
+    logger.fatal({ err }, `cannot start: ${(err as Error).message}`);
+    return 1;
+  }
+  return new Promise<number>((resolve) => {
+    const shutdown = (signal: string) => {
+      logger.info({ signal }, `received ${signal}, shutting down`);
+      void node.stop().then(() => resolve(0));
+    };
+    process.once('SIGTERM', () => shutdown('SIGTERM'));
+    process.once('SIGINT', () => shutdown('SIGINT'));
+  });
+}
