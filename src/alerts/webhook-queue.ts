@@ -63,8 +63,10 @@ export class WebhookQueue {
         }
       }
     }
-    if (this.queue.length >= this.opts.maxSize) {
-      const dropped = this.queue.splice(this.busy ? 1 : 0, 1)[0];
+    // maxSize bounds the events waiting; the one in flight (entry 0 while busy) is not counted.
+    const firstWaiting = this.busy ? 1 : 0;
+    if (this.queue.length - firstWaiting >= this.opts.maxSize) {
+      const [dropped] = this.queue.splice(firstWaiting, 1);
       this.counts.dropped++;
       this.opts.logger.error(
         { url: this.opts.url, key: dropped?.key, kind: dropped?.kind, body: dropped?.body },
@@ -100,6 +102,7 @@ export class WebhookQueue {
         }
         if (!result.retryable) {
           this.finish('rejected');
+          backoff = minBackoff; // the receiver is up: the next event starts afresh
           logger.error(
             { ...log, detail: result.detail, body: head.body },
             'webhook rejected by receiver; not retried',

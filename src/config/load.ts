@@ -1,6 +1,6 @@
 // Loads and validates every setting in one pass; all problems are reported together.
 import { isIP } from 'node:net';
-import { parseAddress, formatAddress } from '../core/node-ref.js';
+import { canonicalAddress, canonicalIp, formatAddress, nodeId } from '../core/node-ref.js';
 import { parseDuration } from './duration.js';
 import { SETTINGS, type Setting, type SettingName } from './settings.js';
 
@@ -72,8 +72,10 @@ function parseValue(setting: Setting, raw: string): { value: Value } | { error: 
   switch (t.kind) {
     case 'string':
       return text ? { value: text } : bad;
-    case 'ip':
-      return isIP(text) ? { value: text } : bad;
+    case 'ip': {
+      const ip = canonicalIp(text);
+      return ip === null ? bad : { value: ip };
+    }
     case 'port': {
       const n = Number(text);
       return /^\d+$/.test(text) && n >= 1 && n <= 65535 ? { value: n } : bad;
@@ -102,12 +104,11 @@ function parseValue(setting: Setting, raw: string): { value: Value } | { error: 
         .split(',')
         .map((s) => s.trim())
         .filter(Boolean);
-      const parsed = items.map(parseAddress);
-      const wrong = items.filter((_, i) => parsed[i] === null);
+      // Canonical spelling, so that the same node is always the same string (self-removal, rank).
+      const normal = items.map(canonicalAddress);
+      const wrong = items.filter((_, i) => normal[i] === null);
       if (wrong.length > 0) return { error: `${bad.error}; not ip:port: ${wrong.join(', ')}` };
-      // Normalise so that the same node is always spelled the same way.
-      const normal = parsed.map((p) => (p ? formatAddress(p.ip, p.port) : ''));
-      return { value: [...new Set(normal)] };
+      return { value: [...new Set(normal as string[])] };
     }
   }
 }
@@ -183,7 +184,7 @@ export function loadConfig(
       port,
       listenHost: str('LISTEN_HOST') ?? (isIP(podIp) === 6 ? '::' : '0.0.0.0'),
       address: formatAddress(podIp, port),
-      id: `${nodeName}@${podIp}`,
+      id: nodeId(nodeName, podIp),
       discovery,
       peers: (values.get('PEERS') as string[] | null) ?? [],
       serviceName: str('SERVICE_NAME'),

@@ -54,7 +54,7 @@ export const SETTINGS = [
     type: { kind: 'port' },
     default: '8080',
     description: 'Port of the HTTP API (ping, election messages).',
-    origin: 'KNH',
+    origin: 'knh',
   },
   {
     env: 'LISTEN_HOST',
@@ -222,7 +222,7 @@ export const SETTINGS = [
     default: '1000',
     unit: 'events',
     description:
-      'Undelivered events kept per receiver; past it the oldest is dropped with an error log.',
+      'Events waiting per receiver (besides the one being sent); past it the oldest waiting one is dropped with an error log.',
     origin: 'knh',
   },
   {

@@ -13,15 +13,37 @@ export interface ParsedAddress {
   port: number;
 }
 
-/** Parses `1.2.3.4:8080` or `[fd00::1]:8080`; returns null for anything else (host names included). */
+/**
+ * The one spelling of an IP: IPv4 dotted decimal without leading zeros, IPv6 in the compressed
+ * lower-case form (RFC 5952, as the WHATWG URL parser writes it). Null if `ip` is not an IP.
+ */
+export function canonicalIp(ip: string): string | null {
+  const family = isIP(ip);
+  if (family === 4) return ip.split('.').map(Number).join('.');
+  if (family === 6) return new URL(`http://[${ip}]/`).hostname.slice(1, -1);
+  return null;
+}
+
+/**
+ * Parses `1.2.3.4:8080` or `[fd00::1]:8080` (brackets exactly around IPv6) into the canonical
+ * spelling; null for anything else, host names included.
+ */
 export function parseAddress(address: string): ParsedAddress | null {
   const m = /^(?:\[([0-9a-fA-F:.]+)\]|(\d{1,3}(?:\.\d{1,3}){3})):(\d{1,5})$/.exec(address);
   if (!m) return null;
-  const ip = m[1] ?? m[2] ?? '';
-  const family = isIP(ip);
+  const bracketed = m[1] !== undefined;
+  const raw = m[1] ?? m[2] ?? '';
+  const family = isIP(raw);
   const port = Number(m[3]);
-  if (family === 0 || port < 1 || port > 65535) return null;
-  return { ip, family: family as 4 | 6, port };
+  if (family !== (bracketed ? 6 : 4) || port < 1 || port > 65535) return null;
+  const ip = canonicalIp(raw);
+  return ip === null ? null : { ip, family: family as 4 | 6, port };
+}
+
+/** The canonical spelling of an address, or null if it is not `ip:port`. */
+export function canonicalAddress(address: string): string | null {
+  const p = parseAddress(address);
+  return p ? formatAddress(p.ip, p.port) : null;
 }
 
 export function formatAddress(ip: string, port: number): string {

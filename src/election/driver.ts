@@ -157,10 +157,10 @@ export class ElectionDriver {
         );
         return;
       case 'send-election':
-        void this.sendElection(effect.round, effect.epoch, effect.to);
+        this.background(this.sendElection(effect.round, effect.epoch, effect.to), 'election');
         return;
       case 'announce':
-        void this.announce(effect.epoch, effect.to);
+        this.background(this.announce(effect.epoch, effect.to), 'announcement');
         return;
       case 'coordinator-changed': {
         const c = effect.coordinator;
@@ -190,6 +190,11 @@ export class ElectionDriver {
       case 'reply-announcement':
         return; // returned to the HTTP handler by dispatch
     }
+  }
+
+  /** The transport reports failures as values; anything thrown is a bug, logged, never fatal. */
+  private background(work: Promise<void>, what: string): void {
+    work.catch((err: unknown) => this.opts.logger.error({ err }, `BUG: sending ${what} failed`));
   }
 
   private async sendElection(round: number, epoch: number, to: readonly string[]): Promise<void> {

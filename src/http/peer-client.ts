@@ -133,45 +133,46 @@ export function call<T>(
   });
 }
 
-function peerUrl(address: string, path: string): URL {
-  const parsed = parseAddress(address);
-  if (!parsed) throw new Error(`not a peer address: ${address}`);
-  return new URL(`http://${address}${path}`);
+/** A request to a peer; an address no URL can be made of fails like an unreachable peer. */
+function toPeer<T>(
+  address: string,
+  path: string,
+  rest: Omit<Call, 'url'>,
+  schemas: SchemaRegistry,
+): Promise<Outcome<T>> {
+  if (!parseAddress(address)) {
+    return Promise.resolve({
+      ok: false,
+      reason: 'unreachable',
+      phase: 'connect',
+      detail: `not a peer address: ${address}`,
+      latencyMs: 0,
+    });
+  }
+  return call<T>({ url: new URL(`http://${address}${path}`), ...rest }, schemas);
 }
 
 export function peerClient({ schemas, timeoutMs }: PeerClientOptions): PeerTransport {
   return {
     ping: (address, signal) =>
-      call<PingResponse>(
-        {
-          url: peerUrl(address, '/ping'),
-          method: 'GET',
-          schema: 'ping-response',
-          timeoutMs,
-          signal,
-        },
+      toPeer<PingResponse>(
+        address,
+        '/ping',
+        { method: 'GET', schema: 'ping-response', timeoutMs, signal },
         schemas,
       ),
     sendElection: (address, request: ElectionRequest) =>
-      call<ElectionAnswer>(
-        {
-          url: peerUrl(address, '/election'),
-          method: 'POST',
-          body: request,
-          schema: 'election-answer',
-          timeoutMs,
-        },
+      toPeer<ElectionAnswer>(
+        address,
+        '/election',
+        { method: 'POST', body: request, schema: 'election-answer', timeoutMs },
         schemas,
       ),
     announce: (address, announcement: Announcement) =>
-      call<AnnouncementReply>(
-        {
-          url: peerUrl(address, '/coordinator'),
-          method: 'POST',
-          body: announcement,
-          schema: 'announcement-reply',
-          timeoutMs,
-        },
+      toPeer<AnnouncementReply>(
+        address,
+        '/coordinator',
+        { method: 'POST', body: announcement, schema: 'announcement-reply', timeoutMs },
         schemas,
       ),
   };

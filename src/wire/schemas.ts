@@ -2,6 +2,7 @@
 import { readdirSync, readFileSync } from 'node:fs';
 import { Ajv, type ErrorObject, type ValidateFunction } from 'ajv';
 import addFormatsModule from 'ajv-formats';
+import { canonicalAddress } from '../core/node-ref.js';
 
 // ajv-formats is CommonJS; its default export arrives wrapped under NodeNext resolution.
 const addFormats = addFormatsModule as unknown as (ajv: Ajv) => Ajv;
@@ -35,6 +36,11 @@ function formatErrors(errors: ErrorObject[] | null | undefined): string[] {
 export function loadSchemas(dir: URL = SCHEMA_DIR): SchemaRegistry {
   const ajv = new Ajv({ allErrors: true, strict: true });
   addFormats(ajv);
+  // An address a peer can dial, spelled the one way knh spells it (so equal nodes are equal strings).
+  ajv.addFormat('peer-address', {
+    type: 'string',
+    validate: (s: string) => canonicalAddress(s) === s,
+  });
   const ids: string[] = [];
   for (const file of readdirSync(dir).filter((f) => f.endsWith('.schema.json'))) {
     const schema = JSON.parse(readFileSync(new URL(file, dir), 'utf8')) as { $id: string };

@@ -1,0 +1,223 @@
+// The node's HTTP API over a real socket: what peers and operators get back for every kind of request.
+import { expect } from 'chai';
+import type { Announcement, PingResponse } from '../../src/core/transport.js';
+import type {
+  AnnouncementReply,
+  ElectionAnswer,
+  ElectionRequest,
+} from '../../src/election/messages.js';
+import { buildApp, type NodeApi } from '../../src/http/app.js';
+import { listen, type HttpServer } from '../../src/http/server.js';
+import { loadSchemas, type SchemaName } from '../../src/wire/schemas.js';
+import { CapturingLogger } from '../support/capturing-logger.js';
+
+const self = { id: 'worker-3@127.0.0.1', address: '127.0.0.1:8080' };
+const lower = { id: 'worker-1@10.0.0.1', address: '10.0.0.1:8080' };
+const schemas = loadSchemas();
+
+const pingBody: PingResponse = {
+  id: self.id,
+  address: self.address,
+  node_name: 'worker-3',
+  role: 'coordinator',
+  epoch: 4,
+  coordinator: self,
+};
+
+/** Records what the routes pass on; answers as a coordinator unless told otherwise. */
+class FakeApi implements NodeApi {
+  elections: ElectionRequest[] = [];
+  announcements: Announcement[] = [];
+  notTakingPart = false;
+  broken = false;
+
+  ping(): PingResponse {
+    return pingBody;
+  }
+
+  election(request: ElectionRequest): ElectionAnswer | null {
+    if (this.broken) throw new Error('boom: a bug in the handler');
+    this.elections.push(request);
+    if (this.notTakingPart) return null;
+    return { type: 'answer', from: self, epoch: 4, coordinator: self };
+  }
+
+  announcement(announcement: Announcement): AnnouncementReply | null {
+    this.announcements.push(announcement);
+    if (this.notTakingPart) return null;
+    return { accepted: false, reason: 'outranked', epoch: 4, coordinator: self };
+  }
+}
+
+const BODY_LIMIT = 4 * 1024;
+
+describe('HTTP app', () => {
+  let server: HttpServer;
+  let api: FakeApi;
+  let logger: CapturingLogger;
+  const url = (path: string) => `http://127.0.0.1:${server.port}${path}`;
+
+  const post = (path: string, body: string) =>
+    fetch(url(path), { method: 'POST', headers: { 'content-type': 'application/json' }, body });
+
+  /** Expects a JSON answer with `status` that matches `schema`; returns its body. */
+  async function expectJson(res: Response, status: number, schema: SchemaName) {
+    expect(res.status).to.equal(status);
+    expect(res.headers.get('content-type')).to.match(/^application\/json/);
+    const body: unknown = await res.json();
+    expect(schemas.check(schema, body), JSON.stringify(body)).to.deep.equal({ ok: true });
+    return body;
+  }
+
+  before(async () => {
+    api = new FakeApi();
+    logger = new CapturingLogger();
+    const app = buildApp({ api, schemas, logger, bodyLimitBytes: BODY_LIMIT });
+    server = await listen(app, '127.0.0.1', 0);
+  });
+
+  beforeEach(() => {
+    api.elections = [];
+    api.announcements = [];
+    api.notTakingPart = false;
+    api.broken = false;
+  });
+
+  after(async () => {
+    await server.close();
+  });
+
+  it('GET /ping answers 200 with the ping body', async () => {
+    const body = await expectJson(await fetch(url('/ping')), 200, 'ping-response');
+    expect(body).to.deep.equal(pingBody);
+  });
+
+  it('POST /election with a valid request answers 200 with an election answer', async () => {
+    const request: ElectionRequest = { from: lower, epoch: 2 };
+    const body = await expectJson(
+      await post('/election', JSON.stringify(request)),
+      200,
+      'election-answer',
+    );
+    expect(body).to.deep.include({ type: 'answer', from: self });
+    expect(api.elections).to.deep.equal([request]);
+  });
+
+  it('POST /coordinator with a valid announcement answers 200 with the reply', async () => {
+    const announcement: Announcement = { from: lower, epoch: 1, peers: [] };
+    const body = await expectJson(
+      await post('/coordinator', JSON.stringify(announcement)),
+      200,
+      'announcement-reply',
+    );
+    expect(body).to.deep.include({ accepted: false, reason: 'outranked' });
+    expect(api.announcements).to.deep.equal([announcement]);
+  });
+
+  it('answers 400 with a JSON error to a body that is not JSON', async () => {
+    for (const text of ['{"from": ', 'epoch=1', '{"from":{"id":"a",}}']) {
+      const body = await expectJson(await post('/election', text), 400, 'error-response');
+      expect(body, text).to.have.property('error').that.is.a('string').and.not.empty;
+    }
+    expect(api.elections).to.deep.equal([]);
+  });
+
+  it('answers 400 to JSON that is not an object', async () => {
+    for (const text of ['42', '"hello"', 'null']) {
+      await expectJson(await post('/election', text), 400, 'error-response');
+    }
+    expect(api.elections).to.deep.equal([]);
+  });
+
+  const invalid: [string, string, unknown, RegExp][] = [
+    ['/election', 'missing epoch', { from: lower }, /epoch/],
+    [
+      '/election',
+      'a host name as address',
+      { from: { id: 'x', address: 'node-a:8080' }, epoch: 1 },
+      /address/,
+    ],
+    ['/election', 'an extra property', { from: lower, epoch: 1, priority: 9 }, /additional/],
+    ['/election', 'a negative epoch', { from: lower, epoch: -1 }, /epoch/],
+    ['/election', 'a fractional epoch', { from: lower, epoch: 1.5 }, /epoch/],
+    ['/coordinator', 'epoch 0', { from: lower, epoch: 0, peers: [] }, /epoch/],
+    ['/coordinator', 'no peers', { from: lower, epoch: 1 }, /peers/],
+  ];
+  for (const [path, what, value, detail] of invalid) {
+    it(`answers 400 with details to ${path} with ${what}`, async () => {
+      const body = (await expectJson(
+        await post(path, JSON.stringify(value)),
+        400,
+        'error-response',
+      )) as { error: string; details?: string[] };
+      expect(body.details).to.be.an('array').that.is.not.empty;
+      expect(body.details?.join('; ')).to.match(detail);
+      expect(api.elections).to.deep.equal([]);
+      expect(api.announcements).to.deep.equal([]);
+    });
+  }
+
+  it('answers 400 to a sender address no peer could dial', async () => {
+    // A coordinator announces itself back to a lower-ranked asker: its address must be dialable.
+    const addresses = ['999.0.0.1:8080', '10.0.0.1:0', '10.0.0.1:99999', '[10.0.0.1]:8080'];
+    const statuses: Record<string, number> = {};
+    for (const address of addresses) {
+      const res = await post('/election', JSON.stringify({ from: { id: 'x', address }, epoch: 1 }));
+      statuses[address] = res.status;
+    }
+    expect(statuses).to.deep.equal(Object.fromEntries(addresses.map((a) => [a, 400])));
+    expect(api.elections).to.deep.equal([]);
+  });
+
+  it('answers 413 to a body over the limit', async () => {
+    const peers = Array.from({ length: 100 }, (_, i) => ({
+      id: `worker-${i}@10.0.1.${i}`,
+      address: `10.0.1.${i}:8080`,
+      node_name: `worker-${i}`,
+      health: 'alive',
+      since: 0,
+      alerted: false,
+    }));
+    const text = JSON.stringify({ from: lower, epoch: 1, peers });
+    expect(text.length).to.be.greaterThan(BODY_LIMIT);
+    await expectJson(await post('/coordinator', text), 413, 'error-response');
+    expect(api.announcements).to.deep.equal([]);
+  });
+
+  it('answers 404 with a JSON error to an unknown route or method', async () => {
+    await expectJson(await fetch(url('/nowhere')), 404, 'error-response');
+    await expectJson(await fetch(url('/election')), 404, 'error-response');
+    await expectJson(await post('/ping', '{}'), 404, 'error-response');
+  });
+
+  it('answers 503 while the node is not taking part (the handler returns null)', async () => {
+    api.notTakingPart = true;
+    await expectJson(
+      await post('/election', JSON.stringify({ from: lower, epoch: 1 })),
+      503,
+      'error-response',
+    );
+    await expectJson(
+      await post('/coordinator', JSON.stringify({ from: lower, epoch: 1, peers: [] })),
+      503,
+      'error-response',
+    );
+  });
+
+  it('answers 500 without details when a handler throws, and logs the error', async () => {
+    api.broken = true;
+    const body = await expectJson(
+      await post('/election', JSON.stringify({ from: lower, epoch: 1 })),
+      500,
+      'error-response',
+    );
+    expect(body).to.deep.equal({ error: 'internal error' });
+    expect(logger.at('error').some((r) => r.fields.err instanceof Error)).to.be.true;
+  });
+
+  it('keeps answering /ping after all of the above', async () => {
+    await post('/election', '{"broken');
+    await post('/coordinator', 'x'.repeat(BODY_LIMIT * 2));
+    await expectJson(await fetch(url('/ping')), 200, 'ping-response');
+  });
+});

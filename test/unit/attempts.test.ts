@@ -1,0 +1,174 @@
+// One probe with KNH's retry budgets: connect and send failures counted apart, cooldowns on a clock.
+import { expect } from 'chai';
+import type { FailureReason, Outcome, PingResponse } from '../../src/core/transport.js';
+import { probeWithRetries, type RetryPolicy } from '../../src/prober/attempts.js';
+import { FakeClock } from '../support/fake-clock.js';
+
+const pong: PingResponse = {
+  id: 'worker-2@10.0.0.2',
+  address: '10.0.0.2:8080',
+  node_name: 'worker-2',
+  role: 'follower',
+  epoch: 1,
+  coordinator: null,
+};
+
+type Step = 'ok' | FailureReason;
+const PHASE: Record<FailureReason, 'connect' | 'send'> = {
+  refused: 'connect',
+  unreachable: 'connect',
+  'connect-timeout': 'connect',
+  timeout: 'send',
+  reset: 'send',
+  'http-status': 'send',
+  'bad-response': 'send',
+  aborted: 'send',
+};
+
+/** A ping that answers from a script, taking `latencyMs` of clock time per attempt. */
+function scriptedPing(clock: FakeClock, script: Step[], latencyMs = 0) {
+  const calls: number[] = [];
+  const ping = async (signal?: AbortSignal): Promise<Outcome<PingResponse>> => {
+    calls.push(clock.now());
+    if (latencyMs > 0) await clock.sleep(latencyMs, signal);
+    const next = script[calls.length - 1] ?? script[script.length - 1] ?? 'ok';
+    if (next === 'ok') return { ok: true, value: pong, latencyMs };
+    return { ok: false, reason: next, phase: PHASE[next], detail: next, latencyMs };
+  };
+  return { ping, calls };
+}
+
+const policy: RetryPolicy = {
+  connectMaxRetries: 2,
+  connectCooldownMs: 200,
+  sendMaxRetries: 3,
+  sendCooldownMs: 700,
+};
+
+/** Runs a probe to its end, letting fake time pass as fast as it is needed. */
+async function run(clock: FakeClock, script: Step[], { latencyMs = 0, p = policy } = {}) {
+  const { ping, calls } = scriptedPing(clock, script, latencyMs);
+  const started = clock.now();
+  let settled = false;
+  const probing = probeWithRetries(ping, p, clock).finally(() => (settled = true));
+  for (let i = 0; !settled; i++) {
+    if (i > 1_000) throw new Error('probe never finished');
+    await clock.advanceAsync(50);
+  }
+  const result = await probing;
+  return { result, offsets: calls.map((t) => t - started) };
+}
+
+describe('probeWithRetries', () => {
+  it('stops at the first success', async () => {
+    const clock = new FakeClock();
+    const { result, offsets } = await run(clock, ['refused', 'ok', 'refused']);
+    expect(result.outcome.ok).to.be.true;
+    expect(result.attempts).to.equal(2);
+    expect(offsets).to.deep.equal([0, 200]);
+    expect(result.elapsedMs).to.equal(200);
+  });
+
+  it('gives connect failures 1 + connectMaxRetries attempts, connectCooldownMs apart', async () => {
+    const clock = new FakeClock();
+    const { result, offsets } = await run(clock, ['refused']);
+    expect(result.attempts).to.equal(1 + policy.connectMaxRetries);
+    expect(offsets).to.deep.equal([0, 200, 400]);
+    expect(result.elapsedMs).to.equal(2 * policy.connectCooldownMs);
+    expect(result.outcome).to.deep.include({ ok: false, reason: 'refused', phase: 'connect' });
+  });
+
+  it('gives send failures 1 + sendMaxRetries attempts, sendCooldownMs apart', async () => {
+    const clock = new FakeClock();
+    const { result, offsets } = await run(clock, ['timeout']);
+    expect(result.attempts).to.equal(1 + policy.sendMaxRetries);
+    expect(offsets).to.deep.equal([0, 700, 1_400, 2_100]);
+    expect(result.elapsedMs).to.equal(3 * policy.sendCooldownMs);
+    expect(result.outcome).to.deep.include({ ok: false, reason: 'timeout', phase: 'send' });
+  });
+
+  it('counts each phase against its own budget and cooldown', async () => {
+    const clock = new FakeClock();
+    // connect budget 2, send budget 3: the third connect failure ends it, after 2 send failures.
+    const { result, offsets } = await run(clock, [
+      'refused',
+      'reset',
+      'connect-timeout',
+      'http-status',
+      'unreachable',
+    ]);
+    expect(result.attempts).to.equal(5);
+    expect(offsets).to.deep.equal([0, 200, 900, 1_100, 1_800]);
+    expect(result.outcome).to.deep.include({ reason: 'unreachable', phase: 'connect' });
+  });
+
+  it('never makes more than 1 + connectMaxRetries + sendMaxRetries attempts', async () => {
+    const clock = new FakeClock();
+    const alternating: Step[] = Array.from({ length: 20 }, (_, i) =>
+      i % 2 ? 'bad-response' : 'unreachable',
+    );
+    const { result } = await run(clock, alternating);
+    expect(result.attempts).to.be.at.most(1 + policy.connectMaxRetries + policy.sendMaxRetries);
+    expect(result.outcome.ok).to.be.false;
+  });
+
+  it('makes one attempt when both budgets are 0', async () => {
+    const clock = new FakeClock();
+    const none = { ...policy, connectMaxRetries: 0, sendMaxRetries: 0 };
+    for (const step of ['refused', 'timeout'] as const) {
+      const { result } = await run(clock, [step], { p: none });
+      expect(result.attempts, step).to.equal(1);
+      expect(result.elapsedMs, step).to.equal(0);
+    }
+  });
+
+  it('counts the time attempts take as well as the cooldowns', async () => {
+    const clock = new FakeClock();
+    const { result } = await run(clock, ['refused', 'timeout', 'ok'], { latencyMs: 150 });
+    expect(result.attempts).to.equal(3);
+    expect(result.elapsedMs).to.equal(3 * 150 + 200 + 700);
+    expect(result.outcome.ok).to.be.true;
+  });
+
+  it('stops during a cooldown when aborted, without another attempt', async () => {
+    const clock = new FakeClock();
+    const { ping, calls } = scriptedPing(clock, ['refused']);
+    const controller = new AbortController();
+    const probing = probeWithRetries(ping, policy, clock, controller.signal);
+    await clock.advanceAsync(100); // inside the first 200 ms cooldown
+    controller.abort(new Error('stopped leading'));
+    const result = await probing;
+    expect(result.attempts).to.equal(1);
+    expect(calls).to.have.length(1);
+    expect(result.outcome.ok).to.be.false;
+    await clock.advanceAsync(10_000);
+    expect(calls).to.have.length(1);
+  });
+
+  it('stops at once when the attempt itself reports it was aborted', async () => {
+    const clock = new FakeClock();
+    const { result } = await run(clock, ['aborted', 'ok']);
+    expect(result.attempts).to.equal(1);
+    expect(result.outcome).to.deep.include({ ok: false, reason: 'aborted' });
+  });
+
+  it('stops after an attempt that fails because the signal was aborted during it', async () => {
+    const clock = new FakeClock();
+    const controller = new AbortController();
+    let calls = 0;
+    const ping = (): Promise<Outcome<PingResponse>> => {
+      calls++;
+      controller.abort(new Error('stop'));
+      return Promise.resolve({
+        ok: false,
+        reason: 'reset',
+        phase: 'send',
+        detail: 'ECONNRESET',
+        latencyMs: 1,
+      });
+    };
+    const result = await probeWithRetries(ping, policy, clock, controller.signal);
+    expect(calls).to.equal(1);
+    expect(result.attempts).to.equal(1);
+  });
+});

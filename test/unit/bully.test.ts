@@ -1,0 +1,643 @@
+// The bully election's pure transitions: one event at a time, then whole clusters in memory.
+import { expect } from 'chai';
+// The rank order itself is tested in node-ref.test.ts; here it only names the expected winner.
+import { compareRank, type NodeRef } from '../../src/core/node-ref.js';
+import {
+  initialState,
+  step,
+  type ElectionEffect,
+  type ElectionEvent,
+  type ElectionState,
+  type ElectionTiming,
+  type StepResult,
+} from '../../src/election/bully.js';
+import type { AnnouncementReply, ElectionAnswer } from '../../src/election/messages.js';
+import { Cluster, prng, shuffled } from '../support/bully-cluster.js';
+
+const timing: ElectionTiming = {
+  heartbeatIntervalMs: 500,
+  coordinatorTimeoutMs: 1_500,
+  electionTimeoutMs: 1_000,
+};
+
+const node = (ip: string): NodeRef => ({ id: `node-${ip}@${ip}`, address: `${ip}:8080` });
+// Ranked A < B < C < D < E.
+const [A, B, C, D, E] = ['10.0.0.1', '10.0.0.2', '10.0.0.3', '10.0.0.4', '10.0.0.5'].map(node) as [
+  NodeRef,
+  NodeRef,
+  NodeRef,
+  NodeRef,
+  NodeRef,
+];
+const addresses = (...nodes: NodeRef[]) => nodes.map((n) => n.address);
+
+type EffectOf<T extends ElectionEffect['type']> = Extract<ElectionEffect, { type: T }>;
+function effectsOf<T extends ElectionEffect['type']>(result: StepResult, type: T): EffectOf<T>[] {
+  return result.effects.filter((e): e is EffectOf<T> => e.type === type);
+}
+
+/** `self` knows `peers` and has started at `now`, optionally with a remembered epoch. */
+function start(self: NodeRef, peers: NodeRef[], { now = 0, epoch = 0 } = {}): StepResult {
+  const known = step(
+    { ...initialState(self, timing), epoch },
+    { type: 'peers', now, peers: addresses(...peers) },
+  );
+  return step(known.state, { type: 'start', now });
+}
+
+/** `self` follows `leader` at `epoch`, last heard at `now`. */
+function follower(self: NodeRef, peers: NodeRef[], leader: NodeRef, epoch: number, now = 0) {
+  const s = start(self, peers, { now }).state;
+  const result = step(s, { type: 'announcement', now, from: leader, epoch });
+  expect(result.state.role).to.equal('follower');
+  return result.state;
+}
+
+/** `self` leads `peers` (which it must outrank) at `epoch`. */
+function coordinator(self: NodeRef, peers: NodeRef[], epoch = 1, now = 0): ElectionState {
+  const s = start(self, peers, { now, epoch: epoch - 1 }).state;
+  expect(s.role).to.equal('coordinator');
+  expect(s.epoch).to.equal(epoch);
+  return s;
+}
+
+/** `self` has sent election round 1 to its higher peers at `now` and awaits answers. */
+function candidate(self: NodeRef, peers: NodeRef[], { now = 0, epoch = 0 } = {}) {
+  const s = start(self, peers, { now, epoch }).state;
+  expect(s.role).to.equal('candidate');
+  return s;
+}
+
+const answer = (from: NodeRef, epoch: number, leader: NodeRef | null): ElectionAnswer => ({
+  type: 'answer',
+  from,
+  epoch,
+  coordinator: leader,
+});
+
+describe('bully election: step', () => {
+  describe('start-up', () => {
+    it('leads at epoch 1 and announces to every peer when no peer outranks it', () => {
+      const result = start(D, [A, B, C]);
+      expect(result.state.role).to.equal('coordinator');
+      expect(result.state.epoch).to.equal(1);
+      expect(result.state.coordinator).to.deep.equal(D);
+      expect(effectsOf(result, 'announce')).to.deep.equal([
+        { type: 'announce', epoch: 1, to: addresses(A, B, C) },
+      ]);
+    });
+
+    it('becomes a candidate and sends the election only to higher-ranked peers', () => {
+      const result = start(B, [D, A, C]);
+      expect(result.state.role).to.equal('candidate');
+      expect(result.state.coordinator).to.equal(null);
+      const sent = effectsOf(result, 'send-election');
+      expect(sent).to.have.length(1);
+      expect([...(sent[0]?.to ?? [])].sort()).to.deep.equal(addresses(C, D));
+      expect(sent[0]?.round).to.equal(result.state.round);
+      expect(effectsOf(result, 'announce')).to.deep.equal([]);
+    });
+
+    it('does nothing on ticks before it has started', () => {
+      const s = initialState(A, timing);
+      const result = step(s, { type: 'tick', now: 60_000 });
+      expect(result.effects).to.deep.equal([]);
+      expect(result.state).to.equal(s);
+    });
+  });
+
+  describe('election results', () => {
+    it('leads at the highest epoch seen + 1 when no higher-ranked peer answers', () => {
+      const cases: { name: string; answers: ElectionAnswer[]; epoch: number }[] = [
+        { name: 'no answers', answers: [], epoch: 3 },
+        // An answer from a lower-ranked node is no answer, but its epoch still counts.
+        { name: 'only a lower-ranked answer', answers: [answer(A, 6, null)], epoch: 7 },
+      ];
+      for (const c of cases) {
+        const s = candidate(B, [A, C, D], { epoch: 2 });
+        const result = step(s, {
+          type: 'election-result',
+          now: 10,
+          round: s.round,
+          answers: c.answers,
+        });
+        expect(result.state.role, c.name).to.equal('coordinator');
+        expect(result.state.epoch, c.name).to.equal(c.epoch);
+        expect(effectsOf(result, 'announce'), c.name).to.deep.equal([
+          { type: 'announce', epoch: c.epoch, to: addresses(A, C, D) },
+        ]);
+      }
+    });
+
+    it('follows the highest coordinator vouched for by a higher-ranked answer', () => {
+      const s = candidate(B, [A, C, D, E], { epoch: 1 });
+      const result = step(s, {
+        type: 'election-result',
+        now: 10,
+        round: s.round,
+        answers: [answer(C, 4, D), answer(D, 4, E)],
+      });
+      expect(result.state.role).to.equal('follower');
+      expect(result.state.coordinator).to.deep.equal(E);
+      expect(result.state.epoch).to.equal(4);
+      expect(result.state.lastHeardMs).to.equal(10);
+    });
+
+    it('waits for the announcement after a bare answer, then holds the election again', () => {
+      const s = candidate(B, [A, C, D], { now: 0 });
+      const answered = step(s, {
+        type: 'election-result',
+        now: 100,
+        round: s.round,
+        // A vouched coordinator that B outranks is no leader for B.
+        answers: [answer(C, 0, null), answer(D, 0, A)],
+      });
+      expect(answered.state.role).to.equal('candidate');
+      expect(answered.effects).to.deep.equal([]);
+
+      const early = step(answered.state, { type: 'tick', now: 100 + timing.electionTimeoutMs - 1 });
+      expect(early.effects).to.deep.equal([]);
+
+      const late = step(early.state, { type: 'tick', now: 100 + timing.electionTimeoutMs });
+      const sent = effectsOf(late, 'send-election');
+      expect(sent).to.have.length(1);
+      expect(sent[0]?.round).to.equal(s.round + 1);
+      expect(late.state.role).to.equal('candidate');
+    });
+
+    it('follows the winner when its announcement arrives while waiting', () => {
+      const s = candidate(B, [A, C, D]);
+      const answered = step(s, {
+        type: 'election-result',
+        now: 10,
+        round: s.round,
+        answers: [answer(C, 0, null)],
+      }).state;
+      const result = step(answered, { type: 'announcement', now: 20, from: D, epoch: 1 });
+      expect(result.state.role).to.equal('follower');
+      expect(result.state.coordinator).to.deep.equal(D);
+      expect(step(result.state, { type: 'tick', now: 20 + timing.electionTimeoutMs }).effects).to.be
+        .empty;
+    });
+
+    it('ignores the result of an older election round', () => {
+      const first = candidate(B, [A, C]);
+      const second = step(first, { type: 'tick', now: timing.electionTimeoutMs }).state;
+      expect(second.round).to.equal(first.round + 1);
+      const stale = step(second, {
+        type: 'election-result',
+        now: timing.electionTimeoutMs + 1,
+        round: first.round,
+        answers: [],
+      });
+      expect(stale.effects).to.deep.equal([]);
+      expect(stale.state).to.equal(second);
+    });
+  });
+
+  describe('coordinator silence', () => {
+    it('holds an election only once the coordinator has been silent for longer than the timeout', () => {
+      const s = follower(B, [A, C, D], D, 3, 100);
+      const atTimeout = step(s, { type: 'tick', now: 100 + timing.coordinatorTimeoutMs });
+      expect(atTimeout.effects).to.deep.equal([]);
+      expect(atTimeout.state.role).to.equal('follower');
+
+      const after = step(s, { type: 'tick', now: 100 + timing.coordinatorTimeoutMs + 1 });
+      expect(after.state.role).to.equal('candidate');
+      expect(effectsOf(after, 'send-election')[0]?.to).to.have.members(addresses(C, D));
+      expect(effectsOf(after, 'send-election')[0]?.epoch).to.equal(3);
+    });
+
+    it("a coordinator's heartbeat keeps its follower from holding an election", () => {
+      let s = follower(B, [A, C, D], D, 3, 0);
+      for (let now = 500; now <= 5_000; now += 500) {
+        s = step(s, { type: 'announcement', now, from: D, epoch: 3 }).state;
+        const ticked = step(s, { type: 'tick', now: now + 400 });
+        expect(ticked.effects, `at ${now}`).to.deep.equal([]);
+      }
+    });
+  });
+
+  describe('heartbeat', () => {
+    it('announces to every peer each heartbeatIntervalMs while leading', () => {
+      let s = coordinator(D, [A, B, C], 1, 0);
+      const due: number[] = [];
+      for (let now = 0; now <= 2_000; now += 100) {
+        const result = step(s, { type: 'tick', now });
+        for (const a of effectsOf(result, 'announce')) {
+          expect(a).to.deep.equal({ type: 'announce', epoch: 1, to: addresses(A, B, C) });
+          due.push(now);
+        }
+        s = result.state;
+      }
+      expect(due).to.deep.equal([500, 1_000, 1_500, 2_000]);
+    });
+
+    it('counts the next heartbeat from a late tick', () => {
+      const s = coordinator(D, [A], 1, 0);
+      const late = step(s, { type: 'tick', now: 1_700 });
+      expect(effectsOf(late, 'announce')).to.have.length(1);
+      expect(step(late.state, { type: 'tick', now: 2_199 }).effects).to.deep.equal([]);
+      expect(effectsOf(step(late.state, { type: 'tick', now: 2_200 }), 'announce')).to.have.length(
+        1,
+      );
+    });
+  });
+
+  describe('announcements', () => {
+    const rejection = (result: StepResult): AnnouncementReply | undefined =>
+      effectsOf(result, 'reply-announcement')[0]?.reply;
+
+    it("rejects a lower-ranked announcer as 'outranked' and holds an election", () => {
+      const s = follower(C, [A, B, D], D, 3);
+      const result = step(s, { type: 'announcement', now: 10, from: A, epoch: 9 });
+      expect(rejection(result)).to.deep.equal({
+        accepted: false,
+        reason: 'outranked',
+        epoch: 3,
+        coordinator: D,
+      });
+      expect(result.state.role).to.equal('candidate');
+      expect(effectsOf(result, 'send-election')[0]?.to).to.deep.equal(addresses(D));
+    });
+
+    it("as coordinator, rejects a lower-ranked announcer as 'outranked' and re-announces to it", () => {
+      const s = coordinator(D, [A, B, C], 2);
+      const result = step(s, { type: 'announcement', now: 10, from: C, epoch: 5 });
+      expect(rejection(result)).to.deep.include({ accepted: false, reason: 'outranked' });
+      expect(effectsOf(result, 'announce')).to.deep.equal([
+        { type: 'announce', epoch: 2, to: addresses(C) },
+      ]);
+      expect(result.state.role).to.equal('coordinator');
+      expect(result.state.epoch).to.equal(2);
+    });
+
+    it('as candidate, rejects a lower-ranked announcer without starting another round', () => {
+      const s = candidate(B, [A, C]);
+      const result = step(s, { type: 'announcement', now: 10, from: A, epoch: 1 });
+      expect(rejection(result)?.reason).to.equal('outranked');
+      expect(effectsOf(result, 'send-election')).to.deep.equal([]);
+      expect(result.state.round).to.equal(s.round);
+    });
+
+    it("rejects an older epoch as 'stale-epoch', telling its own epoch and coordinator", () => {
+      const s = follower(B, [A, C, D], D, 3);
+      const result = step(s, { type: 'announcement', now: 10, from: C, epoch: 2 });
+      expect(rejection(result)).to.deep.equal({
+        accepted: false,
+        reason: 'stale-epoch',
+        epoch: 3,
+        coordinator: D,
+      });
+      expect(result.state).to.equal(s);
+    });
+
+    it('judges equal epochs by the rank of the current coordinator', () => {
+      const cases: { from: NodeRef; accepted: boolean; reason?: string }[] = [
+        { from: C, accepted: false, reason: 'conflict' }, // ranks below the current leader D
+        { from: D, accepted: true }, // the current leader's heartbeat
+        { from: E, accepted: true }, // outranks the current leader
+      ];
+      for (const c of cases) {
+        const s = follower(B, [A, C, D, E], D, 3);
+        const result = step(s, { type: 'announcement', now: 10, from: c.from, epoch: 3 });
+        const reply = effectsOf(result, 'reply-announcement')[0]?.reply;
+        expect(reply?.accepted, c.from.id).to.equal(c.accepted);
+        expect(reply?.reason, c.from.id).to.equal(c.reason);
+        expect(result.state.coordinator, c.from.id).to.deep.equal(c.accepted ? c.from : D);
+        if (!c.accepted) expect(reply?.coordinator).to.deep.equal(D);
+      }
+    });
+
+    it('makes a candidate or a coordinator step down to follow an accepted announcer', () => {
+      const states: [string, ElectionState][] = [
+        ['candidate', candidate(B, [A, C, D])],
+        ['coordinator', coordinator(C, [A, B], 2)],
+      ];
+      for (const [name, s] of states) {
+        const epoch = Math.max(1, s.epoch);
+        const result = step(s, { type: 'announcement', now: 50, from: D, epoch });
+        expect(result.state.role, name).to.equal('follower');
+        expect(result.state.coordinator, name).to.deep.equal(D);
+        expect(result.state.lastHeardMs, name).to.equal(50);
+        expect(effectsOf(result, 'reply-announcement')[0]?.reply, name).to.deep.equal({
+          accepted: true,
+          epoch,
+          coordinator: D,
+        });
+      }
+    });
+  });
+
+  describe('announce results', () => {
+    const reply = (
+      address: string,
+      reason: AnnouncementReply['reason'],
+      epoch: number,
+      leader: NodeRef | null,
+    ) => ({ address, reply: { accepted: false, reason, epoch, coordinator: leader } });
+
+    it('re-announces above the highest epoch when rejecters follow a lower-ranked coordinator', () => {
+      const s = coordinator(D, [A, B, C], 1);
+      const result = step(s, {
+        type: 'announce-result',
+        now: 10,
+        epoch: 1,
+        replies: [
+          reply(A.address, 'stale-epoch', 5, C),
+          reply(B.address, 'stale-epoch', 7, C),
+          { address: C.address, reply: null },
+        ],
+      });
+      expect(result.state.role).to.equal('coordinator');
+      expect(result.state.epoch).to.equal(8);
+      expect(result.effects).to.deep.equal([
+        { type: 'announce', epoch: 8, to: addresses(A, B, C) },
+      ]);
+      // The re-announcement counts as the heartbeat.
+      expect(step(result.state, { type: 'tick', now: 10 + 499 }).effects).to.deep.equal([]);
+    });
+
+    it('steps down to a higher-ranked coordinator that the rejecters follow', () => {
+      const s = coordinator(C, [A, B], 1);
+      const result = step(s, {
+        type: 'announce-result',
+        now: 10,
+        epoch: 1,
+        replies: [reply(A.address, 'stale-epoch', 4, D), reply(B.address, 'conflict', 4, E)],
+      });
+      expect(result.state.role).to.equal('follower');
+      expect(result.state.coordinator).to.deep.equal(E);
+      expect(result.state.epoch).to.equal(4);
+      expect(effectsOf(result, 'announce')).to.deep.equal([]);
+    });
+
+    it("ignores 'outranked' rejections, acceptances, silence, and results of an older epoch", () => {
+      const s = coordinator(C, [A, B], 2);
+      const ignored: ElectionEvent[] = [
+        {
+          type: 'announce-result',
+          now: 10,
+          epoch: 2,
+          replies: [
+            reply(D.address, 'outranked', 9, E),
+            { address: A.address, reply: { accepted: true, epoch: 2, coordinator: C } },
+            { address: B.address, reply: null },
+          ],
+        },
+        {
+          type: 'announce-result',
+          now: 10,
+          epoch: 1,
+          replies: [reply(A.address, 'stale-epoch', 9, E)],
+        },
+      ];
+      for (const event of ignored) {
+        const result = step(s, event);
+        expect(result.effects).to.deep.equal([]);
+        expect(result.state).to.equal(s);
+      }
+    });
+  });
+
+  describe('election requests', () => {
+    const request = (from: NodeRef, epoch: number) =>
+      ({ type: 'election-request', now: 100, request: { from, epoch } }) as const;
+
+    it('as coordinator, answers a lower-ranked asker and announces itself to it', () => {
+      const s = coordinator(D, [A, B, C], 2);
+      const result = step(s, request(A, 1));
+      expect(effectsOf(result, 'reply-answer')).to.deep.equal([
+        { type: 'reply-answer', answer: answer(D, 2, D) },
+      ]);
+      expect(effectsOf(result, 'announce')).to.deep.equal([
+        { type: 'announce', epoch: 2, to: addresses(A) },
+      ]);
+      expect(result.state.role).to.equal('coordinator');
+    });
+
+    it('as follower of a live coordinator, only answers, vouching for the coordinator', () => {
+      const s = follower(C, [A, B, D], D, 3, 0);
+      const result = step(s, request(A, 1));
+      expect(result.effects).to.deep.equal([{ type: 'reply-answer', answer: answer(C, 3, D) }]);
+      expect(result.state.role).to.equal('follower');
+    });
+
+    it('as follower without a live coordinator, answers and holds an election', () => {
+      // D has been silent for longer than the timeout, though no tick has noticed yet.
+      const s = follower(C, [A, B, D], D, 3, 100 - timing.coordinatorTimeoutMs - 1);
+      const result = step(s, request(A, 1));
+      expect(effectsOf(result, 'reply-answer')).to.deep.equal([
+        { type: 'reply-answer', answer: answer(C, 3, null) },
+      ]);
+      expect(result.state.role).to.equal('candidate');
+      expect(effectsOf(result, 'send-election')[0]?.to).to.deep.equal(addresses(D));
+    });
+
+    it("takes the asker's epoch when it is higher", () => {
+      const s = coordinator(D, [A, B, C], 2);
+      const result = step(s, request(A, 6));
+      expect(result.state.epoch).to.equal(6);
+      expect(effectsOf(result, 'reply-answer')[0]?.answer.epoch).to.equal(6);
+      expect(effectsOf(result, 'announce')[0]?.epoch).to.equal(6);
+    });
+  });
+
+  describe('peer changes', () => {
+    it('holds an election when the coordinator leaves the peer set', () => {
+      const s = follower(B, [A, C, D], D, 3);
+      const result = step(s, { type: 'peers', now: 10, peers: addresses(A, B, C) });
+      expect(result.state.role).to.equal('candidate');
+      expect(result.state.peers).to.deep.equal(addresses(A, C));
+      expect(effectsOf(result, 'send-election')[0]?.to).to.deep.equal(addresses(C));
+    });
+
+    it('only records the peers when the coordinator stays', () => {
+      const s = follower(B, [A, C, D], D, 3);
+      const result = step(s, { type: 'peers', now: 10, peers: addresses(A, D, E) });
+      expect(result.effects).to.deep.equal([]);
+      expect(result.state.peers).to.deep.equal(addresses(A, D, E));
+      expect(result.state.coordinator).to.deep.equal(D);
+    });
+  });
+
+  describe("'coordinator-changed'", () => {
+    const changes = (r: StepResult) => effectsOf(r, 'coordinator-changed');
+
+    it('is emitted, first, with the new coordinator and epoch when the coordinator changes', () => {
+      const cases: [string, StepResult][] = [
+        ['start-up as leader', start(D, [A, B])],
+        [
+          'first announcement',
+          step(candidate(B, [C]), { type: 'announcement', now: 1, from: C, epoch: 1 }),
+        ],
+        ['silence', step(follower(B, [C], C, 1, 0), { type: 'tick', now: 10_000 })],
+        [
+          'step down',
+          step(coordinator(C, [A], 1), { type: 'announcement', now: 1, from: D, epoch: 1 }),
+        ],
+        [
+          'leader left',
+          step(follower(B, [A, C], C, 1), { type: 'peers', now: 1, peers: addresses(A) }),
+        ],
+      ];
+      for (const [name, result] of cases) {
+        expect(changes(result), name).to.deep.equal([
+          {
+            type: 'coordinator-changed',
+            coordinator: result.state.coordinator,
+            epoch: result.state.epoch,
+            reason: changes(result)[0]?.reason ?? 'missing',
+          },
+        ]);
+        expect(result.effects[0]?.type, name).to.equal('coordinator-changed');
+      }
+    });
+
+    it('is not emitted when the coordinator stays the same', () => {
+      const s = follower(B, [A, C, D], D, 3);
+      const cases: [string, StepResult][] = [
+        ['heartbeat', step(s, { type: 'announcement', now: 100, from: D, epoch: 3 })],
+        [
+          'newer epoch, same leader',
+          step(s, { type: 'announcement', now: 100, from: D, epoch: 4 }),
+        ],
+        ['rejected announcement', step(s, { type: 'announcement', now: 100, from: C, epoch: 1 })],
+        ['live tick', step(s, { type: 'tick', now: 100 })],
+        ['coordinator heartbeat', step(coordinator(D, [A], 1), { type: 'tick', now: 500 })],
+        ['candidate retry', step(candidate(B, [C]), { type: 'tick', now: 5_000 })],
+      ];
+      for (const [name, result] of cases) expect(changes(result), name).to.deep.equal([]);
+    });
+  });
+});
+
+function checkCoordinatorChanged(before: ElectionState, result: StepResult, event: ElectionEvent) {
+  const changed = before.coordinator?.address !== result.state.coordinator?.address;
+  const emitted = effectsOf(result, 'coordinator-changed');
+  const consistent = emitted.every(
+    (e) =>
+      e.coordinator?.address === result.state.coordinator?.address &&
+      e.epoch === result.state.epoch,
+  );
+  // Checked cheaply on every step of every simulation; chai only words a failure.
+  if (emitted.length !== (changed ? 1 : 0) || !consistent) {
+    expect(
+      { emitted, coordinator: result.state.coordinator, epoch: result.state.epoch },
+      `${before.self.address} on ${event.type}, coordinator was ${before.coordinator?.address}`,
+    ).to.deep.equal({
+      emitted: changed ? 'one matching coordinator-changed effect' : [],
+      coordinator: result.state.coordinator,
+      epoch: result.state.epoch,
+    });
+  }
+}
+
+/** Exactly one live node leads, the expected one, and every live node follows it at its epoch. */
+function expectConverged(cluster: Cluster, leader: NodeRef, context: string) {
+  const live = cluster.live();
+  const summary = live
+    .map((r) => {
+      const s = cluster.state(r);
+      return `${r.address}:${s.role}/${s.coordinator?.address ?? '-'}@${s.epoch}`;
+    })
+    .join(' ');
+  const leaders = live.filter((r) => cluster.state(r).role === 'coordinator');
+  expect(
+    leaders.map((r) => r.address),
+    `${context}: leaders; ${summary}`,
+  ).to.deep.equal([leader.address]);
+  const epoch = cluster.state(leader).epoch;
+  for (const r of live) {
+    const s = cluster.state(r);
+    expect(s.coordinator?.address, `${context}: ${r.address}; ${summary}`).to.equal(leader.address);
+    expect(s.epoch, `${context}: ${r.address}; ${summary}`).to.equal(epoch);
+    if (r !== leader) expect(s.role, `${context}: ${r.address}; ${summary}`).to.equal('follower');
+  }
+}
+
+function highest(refs: readonly NodeRef[]): NodeRef {
+  const top = [...refs].sort((a, b) => compareRank(b.address, a.address))[0];
+  if (!top) throw new Error('no nodes');
+  return top;
+}
+
+/** 3 to 7 nodes with distinct addresses, mixing IPv4 and IPv6 so rank is not string order. */
+function makeCluster(seed: number): { cluster: Cluster; random: () => number } {
+  const random = prng(seed);
+  const n = 3 + Math.floor(random() * 5);
+  const refs = new Map<string, NodeRef>();
+  while (refs.size < n) {
+    const k = Math.floor(random() * 40);
+    const ip = random() < 0.7 ? `10.0.${k % 3}.${k}` : `fd00::${k.toString(16)}`;
+    const address = ip.includes(':') ? `[${ip}]:8080` : `${ip}:${8080 + (k % 2)}`;
+    refs.set(address, { id: `node-${k}@${ip}`, address });
+  }
+  const cluster = new Cluster({
+    refs: [...refs.values()],
+    timing,
+    random,
+    onStep: checkCoordinatorChanged,
+  });
+  return { cluster, random };
+}
+
+/** Starts every live node in a random order and lets the messages settle. */
+function startUp(cluster: Cluster, random: () => number): NodeRef {
+  cluster.start(shuffled(cluster.live(), random));
+  cluster.settle();
+  return highest(cluster.live());
+}
+
+const SEEDS = Array.from({ length: 200 }, (_, i) => i + 1);
+const FAILOVER_MS = timing.coordinatorTimeoutMs + 2 * timing.electionTimeoutMs;
+
+describe('bully election: clusters in memory', () => {
+  it('converges on the highest-ranked live node once messages settle', () => {
+    for (const seed of SEEDS) {
+      const { cluster, random } = makeCluster(seed);
+      // Some nodes are down from the start; at least one is up.
+      for (const ref of cluster.refs) {
+        if (random() < 0.3 && cluster.live().length > 1) cluster.crash(ref);
+      }
+      const leader = startUp(cluster, random);
+      expectConverged(cluster, leader, `seed ${seed}`);
+    }
+  });
+
+  it('fails over to the next-highest node at a higher epoch when the coordinator crashes', () => {
+    for (const seed of SEEDS) {
+      const { cluster, random } = makeCluster(seed);
+      const first = startUp(cluster, random);
+      expectConverged(cluster, first, `seed ${seed} before the crash`);
+      const oldEpoch = cluster.state(first).epoch;
+
+      cluster.crash(first);
+      cluster.pass(FAILOVER_MS);
+      const next = highest(cluster.live());
+      expectConverged(cluster, next, `seed ${seed} after the crash`);
+      expect(cluster.state(next).epoch, `seed ${seed}`).to.be.greaterThan(oldEpoch);
+    }
+  });
+
+  it('lets a restarted highest node (epoch 0) take over above the current epoch', () => {
+    for (const seed of SEEDS) {
+      const { cluster, random } = makeCluster(seed);
+      const top = startUp(cluster, random);
+      cluster.crash(top);
+      cluster.pass(FAILOVER_MS);
+      const interim = cluster.state(highest(cluster.live()));
+      expect(interim.role, `seed ${seed}`).to.equal('coordinator');
+
+      cluster.restart(top);
+      expect(cluster.state(top).epoch).to.equal(0);
+      cluster.settle();
+      expectConverged(cluster, top, `seed ${seed} after the restart`);
+      expect(cluster.state(top).epoch, `seed ${seed}`).to.be.greaterThan(interim.epoch);
+
+      // And it holds through heartbeats and timeouts.
+      cluster.pass(2 * timing.coordinatorTimeoutMs);
+      expectConverged(cluster, top, `seed ${seed} later`);
+    }
+  });
+});

@@ -1,0 +1,262 @@
+// Settings: loaded once from an environment, every problem reported together before start-up.
+import { expect } from 'chai';
+import { formatDuration, parseDuration } from '../../src/config/duration.js';
+import { loadConfig, type Config, type LoadResult } from '../../src/config/load.js';
+
+type Env = Record<string, string | undefined>;
+const HOST = { hostname: 'test-host' };
+const STATIC: Env = { DISCOVERY: 'static', PEERS: '10.0.0.1:8080,10.0.0.2:8080' };
+const KUBERNETES: Env = {
+  NODE_NAME: 'worker-1',
+  POD_IP: '10.244.1.7',
+  SERVICE_NAME: 'knh',
+  NAMESPACE: 'monitoring',
+};
+
+function config(env: Env): Config {
+  const result = loadConfig(env, HOST);
+  if (!result.ok) expect.fail(`expected a config, got errors:\n${result.errors.join('\n')}`);
+  return result.config;
+}
+
+function errors(env: Env): string[] {
+  const result: LoadResult = loadConfig(env, HOST);
+  if (result.ok) expect.fail(`expected errors, got a config for ${JSON.stringify(env)}`);
+  return result.errors;
+}
+
+/** The one error naming `name`. */
+function errorFor(list: string[], name: string): string {
+  const found = list.filter((e) => e.startsWith(`${name}=`) || e.startsWith(`${name} `));
+  expect(found, `errors naming ${name} in ${JSON.stringify(list)}`).to.have.length(1);
+  return found[0] ?? '';
+}
+
+describe('loadConfig', () => {
+  it('fills every default for DISCOVERY=static with PEERS', () => {
+    expect(config(STATIC)).to.deep.equal({
+      nodeName: 'test-host',
+      podIp: '127.0.0.1',
+      port: 8080,
+      listenHost: '0.0.0.0',
+      address: '127.0.0.1:8080',
+      id: 'test-host@127.0.0.1',
+      discovery: 'static',
+      peers: ['10.0.0.1:8080', '10.0.0.2:8080'],
+      serviceName: null,
+      namespace: null,
+      connectMaxRetries: 2,
+      connectCooldownMs: 200,
+      sendMaxRetries: 2,
+      sendCooldownMs: 200,
+      roundIntervalMs: 1_000,
+      probeTimeoutMs: 1_000,
+      heartbeatIntervalMs: 500,
+      coordinatorTimeoutMs: 1_500,
+      electionTimeoutMs: 1_000,
+      sanityCheckUrl: null,
+      peerStatusUrl: null,
+      clusterStatusUrl: null,
+      clusterStatusIntervalMs: 60_000,
+      webhookTimeoutMs: 5_000,
+      webhookRetryForMs: 600_000,
+      webhookQueueSize: 1_000,
+      logLevel: 'info',
+    } satisfies Config);
+  });
+
+  it('loads a Kubernetes node, forming its address and id from POD_IP', () => {
+    const c = config({ ...KUBERNETES, CONTAINER_PORT: '9000' });
+    expect(c).to.deep.include({
+      discovery: 'kubernetes',
+      nodeName: 'worker-1',
+      address: '10.244.1.7:9000',
+      id: 'worker-1@10.244.1.7',
+      serviceName: 'knh',
+      namespace: 'monitoring',
+      peers: [],
+    });
+  });
+
+  it('listens on :: and brackets its address when POD_IP is IPv6', () => {
+    const c = config({ ...KUBERNETES, POD_IP: 'fd00::7' });
+    expect(c.address).to.equal('[fd00::7]:8080');
+    expect(c.listenHost).to.equal('::');
+  });
+
+  it("accepts KNH's MY_NODE_NAME as NODE_NAME, NODE_NAME winning when both are set", () => {
+    const withoutNodeName = { ...KUBERNETES, NODE_NAME: undefined };
+    expect(config({ ...withoutNodeName, MY_NODE_NAME: 'knh-node' }).nodeName).to.equal('knh-node');
+    expect(config({ ...KUBERNETES, MY_NODE_NAME: 'knh-node' }).nodeName).to.equal('worker-1');
+  });
+
+  it('treats an empty variable as unset', () => {
+    expect(config({ ...STATIC, CONTAINER_PORT: '', LOG_LEVEL: '' })).to.deep.include({
+      port: 8080,
+      logLevel: 'info',
+    });
+  });
+
+  it('reads durations as plain seconds or with ms, s, m', () => {
+    const cases: [string, number][] = [
+      ['2', 2_000],
+      ['0.5', 500],
+      ['500ms', 500],
+      ['2s', 2_000],
+      ['1m', 60_000],
+      [' 3 ', 3_000],
+    ];
+    for (const [text, ms] of cases) {
+      expect(config({ ...STATIC, PROBE_TIMEOUT: text }).probeTimeoutMs, text).to.equal(ms);
+    }
+  });
+
+  it('reads LOG_LEVEL=panic as fatal', () => {
+    expect(config({ ...STATIC, LOG_LEVEL: 'panic' }).logLevel).to.equal('fatal');
+    expect(config({ ...STATIC, LOG_LEVEL: 'debug' }).logLevel).to.equal('debug');
+  });
+
+  it('reports every bad variable in one result, naming the variable, the value and what is accepted', () => {
+    const list = errors({
+      ...STATIC,
+      CONTAINER_PORT: '99999',
+      CONNECT_MAX_RETRIES: 'three',
+      SEND_COOLDOWN_PERIOD: '5 minutes',
+      LOG_LEVEL: 'loud',
+      PEER_STATUS_URL: 'ftp://example.com/hook',
+      POD_IP: '10.0.0',
+    });
+    expect(list).to.have.length(6);
+    const expected: [string, string, RegExp][] = [
+      ['CONTAINER_PORT', '99999', /1 to 65535/],
+      ['CONNECT_MAX_RETRIES', 'three', /whole number from 0 to 20/],
+      ['SEND_COOLDOWN_PERIOD', '5 minutes', /duration.*"500ms", "2s", "1m"/],
+      ['LOG_LEVEL', 'loud', /one of panic, fatal, error, warn, info, debug, trace, silent/],
+      ['PEER_STATUS_URL', 'ftp://example.com/hook', /http:\/\/ or https:\/\/ URL/],
+      ['POD_IP', '10.0.0', /IPv4 or IPv6 address/],
+    ];
+    for (const [name, value, accepted] of expected) {
+      const e = errorFor(list, name);
+      expect(e, name).to.include(JSON.stringify(value));
+      expect(e, name).to.match(accepted);
+    }
+  });
+
+  it('rejects durations outside their bounds and malformed ones', () => {
+    for (const text of ['-1', '1e3', 'fast', '2 hours', '1.', '0']) {
+      const list = errors({ ...STATIC, HEARTBEAT_INTERVAL: text });
+      expect(errorFor(list, 'HEARTBEAT_INTERVAL'), text).to.include(JSON.stringify(text));
+    }
+    expect(errorFor(errors({ ...STATIC, PROBE_TIMEOUT: '2m' }), 'PROBE_TIMEOUT')).to.match(
+      /from 0\.01 to 60 seconds/,
+    );
+  });
+
+  it('requires NODE_NAME, POD_IP, SERVICE_NAME and NAMESPACE with DISCOVERY=kubernetes', () => {
+    const list = errors({});
+    for (const name of ['NODE_NAME', 'POD_IP', 'SERVICE_NAME', 'NAMESPACE']) {
+      expect(errorFor(list, name)).to.match(new RegExp(`^${name} is required`));
+    }
+    expect(errorFor(list, 'NODE_NAME')).to.include('MY_NODE_NAME');
+    for (const missing of ['NODE_NAME', 'POD_IP', 'SERVICE_NAME', 'NAMESPACE']) {
+      const env = { ...KUBERNETES, [missing]: undefined };
+      expect(errors(env), missing).to.have.length(1);
+    }
+  });
+
+  it('reports a bad required variable once, as bad rather than missing', () => {
+    const list = errors({ ...KUBERNETES, POD_IP: 'pod-7' });
+    expect(list).to.have.length(1);
+    expect(errorFor(list, 'POD_IP')).to.include('"pod-7"');
+  });
+
+  it('requires PEERS with DISCOVERY=static', () => {
+    for (const peers of [undefined, ' , ']) {
+      const list = errors({ DISCOVERY: 'static', PEERS: peers });
+      expect(errorFor(list, 'PEERS'), String(peers)).to.match(/required with DISCOVERY=static/);
+    }
+  });
+
+  it('requires COORDINATOR_TIMEOUT to exceed HEARTBEAT_INTERVAL', () => {
+    for (const [heartbeat, timeout] of [
+      ['2', '2000ms'],
+      ['2s', '1'],
+    ]) {
+      const list = errors({
+        ...STATIC,
+        HEARTBEAT_INTERVAL: heartbeat,
+        COORDINATOR_TIMEOUT: timeout,
+      });
+      expect(list).to.have.length(1);
+      expect(list[0]).to.match(/COORDINATOR_TIMEOUT .* must exceed HEARTBEAT_INTERVAL/);
+    }
+    const ok = config({ ...STATIC, HEARTBEAT_INTERVAL: '2', COORDINATOR_TIMEOUT: '2001ms' });
+    expect(ok.coordinatorTimeoutMs).to.equal(2_001);
+  });
+
+  it('rejects PEERS entries that are not ip:port, naming each', () => {
+    const e = errorFor(
+      errors({ DISCOVERY: 'static', PEERS: '10.0.0.1:8080,knh-0.knh:8080,10.0.0.3' }),
+      'PEERS',
+    );
+    expect(e).to.include('not ip:port: knh-0.knh:8080, 10.0.0.3');
+    expect(e).to.include('10.0.0.1:8080,knh-0.knh:8080,10.0.0.3');
+  });
+
+  it('trims, normalises and deduplicates PEERS, keeping their order', () => {
+    const c = config({
+      DISCOVERY: 'static',
+      PEERS: ' 10.0.0.2:8080 ,10.0.0.1:08080,, [fd00::1]:8080,10.0.0.2:8080',
+    });
+    expect(c.peers).to.deep.equal(['10.0.0.2:8080', '10.0.0.1:8080', '[fd00::1]:8080']);
+  });
+
+  it('spells an IPv6 peer one way, however it is written', () => {
+    // The same node written three ways must be one peer, spelled as POD_IP=fd00::1 spells it,
+    // or a node does not recognise itself in PEERS (self is filtered by string).
+    const c = config({
+      DISCOVERY: 'static',
+      POD_IP: 'fd00::1',
+      PEERS: '[fd00::1]:8080,[FD00::1]:8080,[fd00:0:0::1]:8080',
+    });
+    expect(c.peers).to.deep.equal([c.address]);
+  });
+});
+
+describe('parseDuration and formatDuration', () => {
+  it('parses plain seconds and unit suffixes to whole milliseconds', () => {
+    const cases: [string, number | null][] = [
+      ['2', 2_000],
+      ['0.5', 500],
+      ['.25', 250],
+      ['500ms', 500],
+      ['2s', 2_000],
+      ['1.5m', 90_000],
+      ['1h', 3_600_000],
+      ['0.0004', 0],
+      ['2 s', 2_000],
+      ['', null],
+      ['s', null],
+      ['-2', null],
+      ['2x', null],
+      ['1e3', null],
+      ['2s500ms', null],
+    ];
+    for (const [text, ms] of cases) expect(parseDuration(text), JSON.stringify(text)).to.equal(ms);
+  });
+
+  it('formats in the largest whole unit, and parses back to the same value', () => {
+    const cases: [number, string][] = [
+      [0, '0'],
+      [500, '500ms'],
+      [1_500, '1500ms'],
+      [2_000, '2s'],
+      [90_000, '90s'],
+      [600_000, '10m'],
+    ];
+    for (const [ms, text] of cases) {
+      expect(formatDuration(ms)).to.equal(text);
+      expect(parseDuration(text)).to.equal(ms);
+    }
+  });
+});

@@ -1,0 +1,159 @@
+// The notifier: only schema-valid payloads leave knh, each to its receiver's one ordered queue.
+import { expect } from 'chai';
+import { Notifier } from '../../src/alerts/notifier.js';
+import {
+  clusterStatusPayload,
+  peerStatusPayload,
+  type ClusterStatusPayload,
+  type PeerStatusPayload,
+} from '../../src/alerts/payloads.js';
+import { WebhookQueue } from '../../src/alerts/webhook-queue.js';
+import { judge, newRecord } from '../../src/prober/verdict.js';
+import { loadSchemas } from '../../src/wire/schemas.js';
+import { CapturingLogger } from '../support/capturing-logger.js';
+import { FakeClock } from '../support/fake-clock.js';
+import { FakePoster, OK, type Answer, type PostCall } from '../support/fake-poster.js';
+
+const PEER_URL = 'http://alerts.example/peer';
+const CLUSTER_URL = 'http://alerts.example/cluster';
+const T0 = Date.UTC(2025, 4, 1);
+const coordinator = { id: 'worker-9@10.0.0.9', address: '10.0.0.9:8080' };
+const schemas = loadSchemas();
+
+function deadAlert(): PeerStatusPayload {
+  const alive = judge(
+    newRecord('10.0.0.5:8080', T0),
+    { ok: true, latencyMs: 1, id: 'worker-5@10.0.0.5', nodeName: 'worker-5' },
+    T0,
+    { withholdDeath: false },
+  ).record;
+  const died = judge(alive, { ok: false, latencyMs: 1, failure: 'refused' }, T0 + 1, {
+    withholdDeath: false,
+  });
+  return peerStatusPayload({
+    record: died.record,
+    event: 'peer_dead',
+    incidentMs: died.incidentMs ?? 0,
+    coordinator,
+    epoch: 2,
+    now: T0 + 1,
+  });
+}
+
+function clusterStatus(): ClusterStatusPayload {
+  return clusterStatusPayload({
+    records: [newRecord('10.0.0.5:8080', T0)],
+    coordinator,
+    epoch: 2,
+    reason: 'election',
+    sanity: 'not-configured',
+    now: T0,
+  });
+}
+
+function setup(
+  urls: { peer: string | null; cluster: string | null },
+  answer: (call: PostCall, index: number) => Answer = () => OK,
+) {
+  const clock = new FakeClock(T0);
+  const logger = new CapturingLogger();
+  const poster = new FakePoster(clock, answer);
+  const queuesMade: string[] = [];
+  const notifier = new Notifier({
+    schemas,
+    peerStatusUrl: urls.peer,
+    clusterStatusUrl: urls.cluster,
+    logger,
+    makeQueue: (url) => {
+      queuesMade.push(url);
+      return new WebhookQueue({
+        url,
+        poster,
+        clock,
+        logger,
+        timeoutMs: 1_000,
+        retryForMs: 60_000,
+        maxSize: 100,
+      });
+    },
+  });
+  return { clock, logger, poster, notifier, queuesMade };
+}
+
+describe('Notifier', () => {
+  it('posts a valid peer status to PEER_STATUS_URL and a cluster status to CLUSTER_STATUS_URL', async () => {
+    const { clock, poster, notifier } = setup({ peer: PEER_URL, cluster: CLUSTER_URL });
+    const alert = deadAlert();
+    const status = clusterStatus();
+    expect(notifier.peerStatus(alert)).to.be.true;
+    expect(notifier.clusterStatus(status)).to.be.true;
+    await clock.advanceAsync(0);
+    expect(poster.calls.map((c) => [c.url, c.body])).to.deep.equal([
+      [PEER_URL, alert],
+      [CLUSTER_URL, status],
+    ]);
+  });
+
+  it('does not post a payload that fails its schema, and logs it at error level', async () => {
+    const { clock, poster, notifier, logger } = setup({ peer: PEER_URL, cluster: CLUSTER_URL });
+    const broken: PeerStatusPayload = { ...deadAlert(), epoch: 0 };
+    const alsoBroken = {
+      ...clusterStatus(),
+      sanity_check: 'maybe',
+    } as unknown as ClusterStatusPayload;
+    expect(notifier.peerStatus(broken)).to.be.false;
+    expect(notifier.clusterStatus(alsoBroken)).to.be.false;
+    await clock.advanceAsync(60_000);
+    expect(poster.calls).to.deep.equal([]);
+    const errors = logger.at('error');
+    expect(errors).to.have.length(2);
+    expect(errors[0]?.fields).to.deep.include({ kind: 'peer-status', key: broken.dedup_key });
+    expect(errors[0]?.fields.errors).to.be.an('array').that.is.not.empty;
+    expect(errors[1]?.fields).to.deep.include({ kind: 'cluster-status' });
+  });
+
+  it('shares one queue, in order, when both kinds go to the same URL', async () => {
+    const { clock, poster, notifier, queuesMade } = setup(
+      { peer: PEER_URL, cluster: PEER_URL },
+      (_, i) => (i === 0 ? 'hang' : OK),
+    );
+    const status = clusterStatus();
+    const alert = deadAlert();
+    notifier.clusterStatus(status);
+    notifier.peerStatus(alert);
+    notifier.clusterStatus({ ...status, reason: 'change' });
+    expect(queuesMade).to.deep.equal([PEER_URL]);
+    expect(notifier.pending).to.equal(3);
+    poster.release(OK);
+    await clock.advanceAsync(0);
+    expect(poster.calls.map((c) => (c.body as { event: string }).event)).to.deep.equal([
+      'cluster_status',
+      'peer_dead',
+      'cluster_status',
+    ]);
+    expect(notifier.pending).to.equal(0);
+  });
+
+  it('sends nothing, quietly, for a kind without a URL', async () => {
+    const { clock, poster, notifier, logger, queuesMade } = setup({ peer: null, cluster: null });
+    expect(notifier.peerStatus(deadAlert())).to.be.false;
+    expect(notifier.clusterStatus(clusterStatus())).to.be.false;
+    await clock.advanceAsync(0);
+    expect(poster.calls).to.deep.equal([]);
+    expect(queuesMade).to.deep.equal([]);
+    expect(logger.at('error')).to.deep.equal([]);
+  });
+
+  it('logs at error level what is still undelivered when a drain times out', async () => {
+    const { clock, notifier, logger } = setup(
+      { peer: PEER_URL, cluster: CLUSTER_URL },
+      () => 'hang',
+    );
+    notifier.peerStatus(deadAlert());
+    notifier.clusterStatus(clusterStatus());
+    const drained = notifier.drain(2_000);
+    await clock.advanceAsync(2_000);
+    await drained;
+    expect(logger.at('error').map((r) => r.fields.pending)).to.deep.equal([2]);
+  });
+});

@@ -1,0 +1,152 @@
+// The peer client against real local servers: every failure becomes a value with its phase.
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import { expect } from 'chai';
+import type { Announcement, PingResponse } from '../../src/core/transport.js';
+import type { ElectionAnswer } from '../../src/election/messages.js';
+import { peerClient } from '../../src/http/peer-client.js';
+import { listen, type HttpServer } from '../../src/http/server.js';
+import { loadSchemas } from '../../src/wire/schemas.js';
+
+type Handler = (req: IncomingMessage, res: ServerResponse, body: string) => void;
+
+const TIMEOUT_MS = 300;
+// Real sockets: bounds are generous, only the order of magnitude is checked.
+const SLACK_MS = 2_000;
+
+const schemas = loadSchemas();
+const client = peerClient({ schemas, timeoutMs: TIMEOUT_MS });
+
+const pong: PingResponse = {
+  id: 'worker-2@127.0.0.1',
+  address: '127.0.0.1:8080',
+  node_name: 'worker-2',
+  role: 'follower',
+  epoch: 3,
+  coordinator: { id: 'worker-9@10.0.0.9', address: '10.0.0.9:8080' },
+};
+
+const json = (res: ServerResponse, status: number, body: unknown) => {
+  res.writeHead(status, { 'content-type': 'application/json' });
+  res.end(typeof body === 'string' ? body : JSON.stringify(body));
+};
+
+/** A port nothing listens on: bound once, then released. */
+async function closedPort(): Promise<number> {
+  const server = await listen(() => undefined, '127.0.0.1', 0);
+  await server.close();
+  return server.port;
+}
+
+describe('peer client', () => {
+  let server: HttpServer;
+  let handler: Handler;
+  let address: string;
+
+  before(async () => {
+    server = await listen(
+      (req, res) => {
+        const chunks: Buffer[] = [];
+        req.on('data', (c: Buffer) => chunks.push(c));
+        req.on('end', () => handler(req, res, Buffer.concat(chunks).toString('utf8')));
+      },
+      '127.0.0.1',
+      0,
+    );
+    address = `127.0.0.1:${server.port}`;
+  });
+
+  after(async () => {
+    await server.close();
+  });
+
+  it('returns a valid ping answer as a success', async () => {
+    let path = '';
+    handler = (req, res) => {
+      path = `${req.method} ${req.url}`;
+      json(res, 200, pong);
+    };
+    const outcome = await client.ping(address);
+    expect(path).to.equal('GET /ping');
+    expect(outcome.ok).to.be.true;
+    if (!outcome.ok) return;
+    expect(outcome.value).to.deep.equal(pong);
+    expect(outcome.latencyMs).to.be.within(0, TIMEOUT_MS + SLACK_MS);
+  });
+
+  it('POSTs election requests and announcements as JSON and validates the answers', async () => {
+    const seen: { path: string; type: string | undefined; body: unknown }[] = [];
+    const peer = { id: pong.id, address: pong.address };
+    const answer: ElectionAnswer = { type: 'answer', from: peer, epoch: 3, coordinator: null };
+    handler = (req, res, body) => {
+      seen.push({ path: req.url ?? '', type: req.headers['content-type'], body: JSON.parse(body) });
+      if (req.url === '/election') json(res, 200, answer);
+      else json(res, 200, { accepted: true, epoch: 3, coordinator: pong.coordinator });
+    };
+    const from = { id: 'worker-1@10.0.0.1', address: '10.0.0.1:8080' };
+    const election = await client.sendElection(address, { from, epoch: 2 });
+    const announcement: Announcement = { from, epoch: 3, peers: [] };
+    const announced = await client.announce(address, announcement);
+    expect(election).to.deep.include({ ok: true, value: answer });
+    expect(announced).to.deep.include({ ok: true });
+    expect(seen).to.deep.equal([
+      { path: '/election', type: 'application/json', body: { from, epoch: 2 } },
+      { path: '/coordinator', type: 'application/json', body: announcement },
+    ]);
+  });
+
+  it("reports a closed port as 'refused' in the connect phase", async () => {
+    const outcome = await client.ping(`127.0.0.1:${await closedPort()}`);
+    expect(outcome).to.deep.include({ ok: false, reason: 'refused', phase: 'connect' });
+  });
+
+  it("reports a peer that accepts but never answers as 'timeout' in the send phase", async () => {
+    handler = () => undefined; // never answers
+    const started = performance.now();
+    const outcome = await client.ping(address);
+    const elapsed = performance.now() - started;
+    expect(outcome).to.deep.include({ ok: false, reason: 'timeout', phase: 'send' });
+    expect(elapsed).to.be.within(TIMEOUT_MS * 0.8, TIMEOUT_MS + SLACK_MS);
+  });
+
+  it("reports a 500 as 'http-status' in the send phase", async () => {
+    handler = (_req, res) => json(res, 500, { error: 'internal error' });
+    const outcome = await client.ping(address);
+    expect(outcome).to.deep.include({ ok: false, reason: 'http-status', phase: 'send' });
+    if (!outcome.ok) expect(outcome.detail).to.include('500');
+  });
+
+  it("reports an answer that is not JSON, or fails its schema, as 'bad-response'", async () => {
+    const withoutRole = { ...pong, role: undefined }; // JSON leaves it out
+    const answers: [string, unknown][] = [
+      ['not JSON', '<html>hello</html>'],
+      ['truncated JSON', '{"id": "worker-2@'],
+      ['missing role', withoutRole],
+      ['wrong type', { ...pong, epoch: 'three' }],
+    ];
+    for (const [what, body] of answers) {
+      handler = (_req, res) => json(res, 200, body);
+      const outcome = await client.ping(address);
+      expect(outcome, what).to.deep.include({ ok: false, reason: 'bad-response', phase: 'send' });
+    }
+  });
+
+  it("reports a connection dropped before the answer as 'reset' in the send phase", async () => {
+    handler = (req) => req.socket.destroy();
+    const outcome = await client.ping(address);
+    expect(outcome).to.deep.include({ ok: false, reason: 'reset', phase: 'send' });
+  });
+
+  it("stops at once when aborted, as 'aborted'", async () => {
+    handler = () => undefined;
+    const controller = new AbortController();
+    const pinging = client.ping(address, controller.signal);
+    // Well before the timeout; were it ignored, the outcome would be 'timeout'.
+    setTimeout(() => controller.abort(new Error('stopped leading')), 20);
+    expect(await pinging).to.deep.include({ ok: false, reason: 'aborted' });
+  });
+
+  it('reports an address that is not ip:port as unreachable, never throwing', async () => {
+    const outcome = await client.ping('node-a:8080');
+    expect(outcome).to.deep.include({ ok: false, reason: 'unreachable', phase: 'connect' });
+  });
+});

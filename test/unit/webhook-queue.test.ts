@@ -1,0 +1,192 @@
+// Delivery to one receiver: in order, retried with backoff through outages, bounded, never blocking.
+import { expect } from 'chai';
+import {
+  WebhookQueue,
+  type WebhookEvent,
+  type WebhookQueueOptions,
+} from '../../src/alerts/webhook-queue.js';
+import { CapturingLogger } from '../support/capturing-logger.js';
+import { FakeClock } from '../support/fake-clock.js';
+import {
+  BAD_REQUEST,
+  FakePoster,
+  OK,
+  UNAVAILABLE,
+  type Answer,
+  type PostCall,
+} from '../support/fake-poster.js';
+
+const URL = 'http://receiver.example/hook';
+const peer = (key: string): WebhookEvent => ({ kind: 'peer-status', key, body: { key } });
+const cluster = (key: string): WebhookEvent => ({ kind: 'cluster-status', key, body: { key } });
+const keyOf = (call: PostCall) => (call.body as { key: string }).key;
+
+function setup(
+  answer?: (call: PostCall, index: number) => Answer,
+  options: Partial<WebhookQueueOptions> = {},
+) {
+  const clock = new FakeClock();
+  const poster = new FakePoster(clock, answer);
+  const logger = new CapturingLogger();
+  const queue = new WebhookQueue({
+    url: URL,
+    poster,
+    clock,
+    logger,
+    timeoutMs: 5_000,
+    retryForMs: 3_600_000,
+    maxSize: 1_000,
+    ...options,
+  });
+  const posted = () => poster.calls.map(keyOf);
+  return { clock, poster, logger, queue, posted, startMs: clock.now() };
+}
+
+const gaps = (times: number[]) => times.slice(1).map((t, i) => t - (times[i] ?? 0));
+
+describe('WebhookQueue', () => {
+  it('delivers events in the order they were queued, to its URL, with its timeout', async () => {
+    const { clock, poster, queue, posted } = setup();
+    for (const key of ['a', 'b', 'c']) queue.enqueue(peer(key));
+    await clock.advanceAsync(0);
+    expect(posted()).to.deep.equal(['a', 'b', 'c']);
+    expect(poster.calls.every((c) => c.url === URL && c.timeoutMs === 5_000)).to.be.true;
+    expect(queue.counts.delivered).to.equal(3);
+    expect(queue.pending).to.equal(0);
+  });
+
+  it('retries a failing event after 500, 1000, 2000 ms ..., doubling up to 30 s', async () => {
+    const { clock, poster, queue } = setup(() => UNAVAILABLE);
+    queue.enqueue(peer('a'));
+    await clock.advanceAsync(200_000);
+    const times = poster.calls.map((c) => c.atMs);
+    expect(gaps(times).slice(0, 9)).to.deep.equal([
+      500, 1_000, 2_000, 4_000, 8_000, 16_000, 30_000, 30_000, 30_000,
+    ]);
+    expect(queue.counts.delivered).to.equal(0);
+    expect(queue.pending).to.equal(1);
+  });
+
+  it('uses the configured backoff bounds', async () => {
+    const { clock, poster, queue } = setup(() => UNAVAILABLE, {
+      minBackoffMs: 100,
+      maxBackoffMs: 400,
+    });
+    queue.enqueue(peer('a'));
+    await clock.advanceAsync(1_500);
+    expect(gaps(poster.calls.map((c) => c.atMs)).slice(0, 5)).to.deep.equal([
+      100, 200, 400, 400, 400,
+    ]);
+  });
+
+  it('loses nothing and keeps the order through a receiver outage', async () => {
+    const FAILURES = 6;
+    const { clock, queue, posted, logger } = setup((_, i) => (i < FAILURES ? UNAVAILABLE : OK));
+    queue.enqueue(peer('a'));
+    queue.enqueue(peer('b'));
+    await clock.advanceAsync(10_000);
+    queue.enqueue(peer('c')); // queued during the outage
+    await clock.advanceAsync(60_000);
+    expect(posted()).to.deep.equal([...Array<string>(FAILURES + 1).fill('a'), 'b', 'c']);
+    expect(queue.counts).to.deep.include({ delivered: 3, 'given-up': 0, dropped: 0 });
+    expect(queue.pending).to.equal(0);
+    expect(logger.at('warn')).to.have.length(FAILURES);
+    expect(logger.at('error')).to.deep.equal([]);
+  });
+
+  it('drops an event the receiver rejects (4xx) without retrying, and goes on', async () => {
+    const { clock, queue, posted, logger } = setup((call) =>
+      keyOf(call) === 'bad' ? BAD_REQUEST : OK,
+    );
+    queue.enqueue(peer('bad'));
+    queue.enqueue(peer('good'));
+    await clock.advanceAsync(60_000);
+    expect(posted()).to.deep.equal(['bad', 'good']);
+    expect(queue.counts).to.deep.include({ rejected: 1, delivered: 1 });
+    const [error] = logger.at('error');
+    expect(error?.fields).to.deep.include({ key: 'bad', url: URL, detail: 'HTTP 400' });
+  });
+
+  it('gives an event up once it has been retried for retryForMs, and goes on', async () => {
+    const RETRY_FOR = 10_000;
+    const { clock, poster, queue, logger, startMs } = setup(
+      (call) => (keyOf(call) === 'doomed' ? UNAVAILABLE : OK),
+      { retryForMs: RETRY_FOR },
+    );
+    queue.enqueue(peer('doomed'));
+    queue.enqueue(peer('next'));
+    await clock.advanceAsync(RETRY_FOR);
+    expect(queue.counts['given-up']).to.equal(1);
+    expect(queue.counts.delivered).to.equal(1);
+    const doomed = poster.calls.filter((c) => keyOf(c) === 'doomed').map((c) => c.atMs - startMs);
+    expect(doomed.length).to.be.at.least(4);
+    expect(Math.max(...doomed)).to.be.at.most(RETRY_FOR);
+    const error = logger.at('error').find((r) => r.fields.key === 'doomed');
+    expect(error?.msg).to.match(/given up/);
+    await clock.advanceAsync(10 * RETRY_FOR);
+    expect(poster.calls.filter((c) => keyOf(c) === 'doomed')).to.have.length(doomed.length);
+  });
+
+  it('drops the oldest waiting event, never the one in flight, past maxSize waiting', async () => {
+    const { clock, poster, queue, posted, logger } = setup((_, i) => (i === 0 ? 'hang' : OK), {
+      maxSize: 2,
+    });
+    for (const key of ['a', 'b', 'c', 'd']) queue.enqueue(peer(key));
+    expect(queue.pending, 'one in flight and two waiting').to.equal(3);
+    expect(queue.counts.dropped).to.equal(1);
+    expect(logger.at('error')[0]?.fields).to.deep.include({ key: 'b' });
+    poster.release(OK);
+    await clock.advanceAsync(0);
+    expect(posted()).to.deep.equal(['a', 'c', 'd']);
+  });
+
+  it('gives every event exactly one outcome, even with maxSize 1', async () => {
+    const { clock, poster, queue } = setup((_, i) => (i === 0 ? 'hang' : OK), { maxSize: 1 });
+    for (const key of ['a', 'b', 'c']) queue.enqueue(peer(key));
+    poster.release(OK);
+    await clock.advanceAsync(0);
+    const { delivered, dropped, rejected, superseded } = queue.counts;
+    expect(delivered + dropped + rejected + superseded + queue.counts['given-up']).to.equal(3);
+  });
+
+  it('replaces a queued cluster status with a newer one, but never the one in flight', async () => {
+    const { clock, poster, queue, posted } = setup((_, i) => (i === 0 ? 'hang' : OK));
+    queue.enqueue(cluster('c1')); // in flight
+    queue.enqueue(peer('p1'));
+    queue.enqueue(cluster('c2'));
+    queue.enqueue(peer('p2'));
+    queue.enqueue(cluster('c3'));
+    expect(queue.counts.superseded).to.equal(1);
+    poster.release(OK);
+    await clock.advanceAsync(0);
+    expect(posted()).to.deep.equal(['c1', 'p1', 'p2', 'c3']);
+    expect(queue.counts.delivered).to.equal(4);
+  });
+
+  it('returns from enqueue at once while a POST hangs', async () => {
+    const { clock, poster, queue } = setup(() => 'hang');
+    for (let i = 0; i < 50; i++) {
+      expect(queue.enqueue(peer(`e${i}`))).to.equal(undefined);
+    }
+    expect(queue.pending).to.equal(50);
+    expect(poster.calls).to.have.length(1);
+    const drained = queue.drain(1_000).then(() => 'drained');
+    await clock.advanceAsync(999);
+    expect(await Promise.race([drained, Promise.resolve('waiting')])).to.equal('waiting');
+    await clock.advanceAsync(1);
+    expect(await drained).to.equal('drained');
+    expect(queue.pending).to.equal(50);
+  });
+
+  it('drain resolves as soon as the queue is empty', async () => {
+    const { clock, poster, queue } = setup((_, i) => (i === 0 ? 'hang' : OK));
+    queue.enqueue(peer('a'));
+    queue.enqueue(peer('b'));
+    const drained = queue.drain(60_000);
+    poster.release(OK);
+    await clock.advanceAsync(0);
+    await drained;
+    expect(queue.pending).to.equal(0);
+    expect(clock.pendingTimers).to.be.at.most(1); // at most the unused drain deadline
+  });
+});
