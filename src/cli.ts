@@ -23,14 +23,13 @@ async function main(argv: string[]): Promise<number> {
   return 2;
 }
 
+// Exit explicitly once the command is done: idle keep-alive sockets must not hold the process.
 main(process.argv.slice(2)).then(
-  (code) => {
-    process.exitCode = code;
-  },
+  (code) => process.exit(code),
   (err: unknown) => {
     process.stderr.write(
       `knh: ${err instanceof Error ? (err.stack ?? err.message) : String(err)}\n`,
     );
-    process.exitCode = 1;
+    process.exit(1);
   },
 );

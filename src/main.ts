@@ -45,6 +45,7 @@ function peerSourceFor(config: Config): PeerSource {
 export async function startNode(config: Config, deps: NodeDeps): Promise<RunningNode> {
   const { logger } = deps;
   const clock = deps.clock ?? systemClock;
+  const source = deps.peerSource ?? peerSourceFor(config);
   const schemas = loadSchemas();
   const self = { id: config.id, address: config.address };
   const transport = peerClient({ schemas, timeoutMs: config.probeTimeoutMs });
@@ -128,7 +129,6 @@ export async function startNode(config: Config, deps: NodeDeps): Promise<Running
   );
 
   let peers: readonly string[] = [];
-  const source = deps.peerSource ?? peerSourceFor(config);
   await source.start((addresses) => {
     const next = addresses.filter((a) => a !== self.address);
     const { added, removed } = diffPeers(peers, next);

@@ -37,7 +37,7 @@ export function parseAddress(address: string): ParsedAddress | null {
   const port = Number(m[3]);
   if (family !== (bracketed ? 6 : 4) || port < 1 || port > 65535) return null;
   const ip = canonicalIp(raw);
-  return ip === null ? null : { ip, family: family as 4 | 6, port };
+  return ip === null ? null : { ip, family: bracketed ? 6 : 4, port };
 }
 
 /** The canonical spelling of an address, or null if it is not `ip:port`. */
