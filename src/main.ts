@@ -6,7 +6,7 @@ import { Notifier } from './alerts/notifier.js';
 import { Reporter } from './alerts/reporter.js';
 import { WebhookQueue } from './alerts/webhook-queue.js';
 import { loadConfig, type Config } from './config/load.js';
-import type { Clock } from './core/clock.js';
+import type { Clock, TimerHandle } from './core/clock.js';
 import type { Logger } from './core/logger.js';
 import { systemClock } from './core/system-clock.js';
 import { diffPeers } from './discovery/diff.js';
@@ -35,17 +35,28 @@ export interface NodeDeps {
   peerSource?: PeerSource;
 }
 
-function peerSourceFor(config: Config): PeerSource {
+/** How long a node waits to see its own address among the peers before it says why. */
+const SELF_WAIT_WARN_MS = 30_000;
+
+async function peerSourceFor(config: Config, clock: Clock, logger: Logger): Promise<PeerSource> {
   if (config.discovery === 'static') return staticPeers(config.peers);
-  throw new Error(
-    'DISCOVERY=kubernetes is not available in this build yet; run with DISCOVERY=static and PEERS',
-  );
+  // Loaded only when used: the client library takes about half a second to load.
+  const { kubernetesPeers, loadKubeConfig } = await import('./discovery/kubernetes.js');
+  return kubernetesPeers({
+    kubeConfig: loadKubeConfig(config.kubeconfig),
+    // loadConfig guarantees both with DISCOVERY=kubernetes.
+    namespace: config.namespace ?? '',
+    serviceName: config.serviceName ?? '',
+    port: config.port,
+    clock,
+    logger,
+  });
 }
 
 export async function startNode(config: Config, deps: NodeDeps): Promise<RunningNode> {
   const { logger } = deps;
   const clock = deps.clock ?? systemClock;
-  const source = deps.peerSource ?? peerSourceFor(config);
+  const source = deps.peerSource ?? (await peerSourceFor(config, clock, logger));
   const schemas = loadSchemas();
   const self = { id: config.id, address: config.address };
   const transport = peerClient({ schemas, timeoutMs: config.probeTimeoutMs });
@@ -72,6 +83,8 @@ export async function startNode(config: Config, deps: NodeDeps): Promise<Running
     logger: logger.child({ component: 'reporter' }),
     self,
     clusterStatusIntervalMs: config.clusterStatusIntervalMs,
+    // Bounded well below a probe round, so a slow follower never holds an alert up for long.
+    shareVerdicts: () => election.shareNow(Math.min(300, config.probeTimeoutMs)),
   });
   const rounds = new ProbeRounds({
     transport,
@@ -128,19 +141,47 @@ export async function startNode(config: Config, deps: NodeDeps): Promise<Running
     `knh ${VERSION} node ${self.id} listening`,
   );
 
+  // Kubernetes: take part only once this pod is listed, so that every peer can reach it too
+  // (KNH did the same). Static: PEERS may leave this node out.
+  const mustSeeSelf = config.discovery === 'kubernetes';
   let peers: readonly string[] = [];
+  let waitWarning: TimerHandle | null = null;
+  const warnStillWaiting = () => {
+    waitWarning = clock.setTimeout(() => {
+      logger.warn(
+        { event: 'waiting-for-self', address: self.address, peers: peers.length },
+        `still not listed after ${SELF_WAIT_WARN_MS / 1000} s more: ${self.address} is not among the ${peers.length} endpoints of service ${config.serviceName ?? ''} in ${config.namespace ?? ''}; check that the Service selects this pod, that it publishes not-ready addresses, that POD_IP is status.podIP, that CONTAINER_PORT is the Service's target port, and that the Role allows listing EndpointSlices`,
+      );
+      warnStillWaiting();
+    }, SELF_WAIT_WARN_MS);
+  };
   await source.start((addresses) => {
     const next = addresses.filter((a) => a !== self.address);
     const { added, removed } = diffPeers(peers, next);
-    if (added.length === 0 && removed.length === 0 && election.started) return;
+    const changed = added.length > 0 || removed.length > 0;
     peers = next;
-    logger.info(
-      { event: 'peers-changed', added, removed, peers: next.length },
-      `peers: ${next.length} (+${added.length} -${removed.length})`,
-    );
-    rounds.setPeers(next);
-    election.setPeers(next);
-    if (!election.started) election.start();
+    if (changed) {
+      logger.info(
+        { event: 'peers-changed', added, removed, peers: next.length },
+        `peers: ${next.length} (+${added.length} -${removed.length})`,
+      );
+      rounds.setPeers(next);
+      election.setPeers(next);
+    }
+    if (election.started) return;
+    if (mustSeeSelf && !addresses.includes(self.address)) {
+      if (!waitWarning) {
+        logger.info(
+          { event: 'waiting-for-self', address: self.address, peers: next.length },
+          `waiting for ${self.address} to appear among the endpoints before taking part`,
+        );
+        warnStillWaiting();
+      }
+      return;
+    }
+    if (waitWarning) clock.clearTimeout(waitWarning);
+    waitWarning = null;
+    election.start();
   });
 
   let stopping: Promise<void> | null = null;
@@ -149,6 +190,7 @@ export async function startNode(config: Config, deps: NodeDeps): Promise<Running
     stop: (graceMs = 5_000) =>
       (stopping ??= (async () => {
         logger.info({ event: 'stopping' }, 'stopping');
+        if (waitWarning) clock.clearTimeout(waitWarning);
         election.stop();
         reporter.stopLeading();
         rounds.stop();

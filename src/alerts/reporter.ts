@@ -13,6 +13,11 @@ export interface ReporterOptions {
   logger: Logger;
   self: NodeRef;
   clusterStatusIntervalMs: number;
+  /**
+   * Shares the new verdicts with the followers before an alert goes out (bounded), so that a
+   * successor that takes over at once does not alert again. Default: nothing to share.
+   */
+  shareVerdicts?: () => Promise<void>;
 }
 
 /** What the reporter reads of the current leadership. */
@@ -27,6 +32,8 @@ export class Reporter {
   private leadership: Leadership | null = null;
   private reportedElection = false;
   private periodic: TimerHandle | null = null;
+  /** Webhooks go out in the order they were decided, each after the sharing before it. */
+  private outbox: Promise<void> = Promise.resolve();
 
   constructor(private readonly opts: ReporterOptions) {}
 
@@ -70,7 +77,11 @@ export class Reporter {
             `peer ${record.id} recovered`,
           );
         }
-        this.opts.notifier.peerStatus(payload);
+        const share = this.opts.shareVerdicts ?? (() => Promise.resolve());
+        this.send(async () => {
+          await share();
+          this.opts.notifier.peerStatus(payload);
+        });
         return;
       }
       case 'first-alive':
@@ -95,15 +106,17 @@ export class Reporter {
 
   onRound(report: RoundReport): void {
     if (!this.leadership) return;
-    const level = report.changed > 0 ? 'info' : 'debug';
+    const changed = report.changed > 0 || report.membership > 0;
+    const level = changed ? 'info' : 'debug';
     this.opts.logger[level](
       { event: 'round', ...report },
-      `round ${report.round}: probed ${report.probed}, ${report.changed} changed`,
+      `round ${report.round}: probed ${report.probed}, ${report.changed} changed` +
+        (report.membership > 0 ? `, ${report.membership} joined or left` : ''),
     );
     if (!this.reportedElection) {
       this.reportedElection = true;
       this.sendClusterStatus('election');
-    } else if (report.changed > 0) {
+    } else if (changed) {
       this.sendClusterStatus('change');
     }
   }
@@ -140,6 +153,14 @@ export class Reporter {
       },
       `cluster status (${reason}): ${alive}/${payload.peer_map.length} peers alive`,
     );
-    this.opts.notifier.clusterStatus(payload);
+    this.send(() => {
+      this.opts.notifier.clusterStatus(payload);
+    });
+  }
+
+  private send(work: () => Promise<void> | void): void {
+    this.outbox = this.outbox
+      .then(work)
+      .catch((err: unknown) => this.opts.logger.error({ err }, 'BUG: queuing a webhook failed'));
   }
 }

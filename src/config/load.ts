@@ -19,6 +19,7 @@ export interface Config {
   peers: string[];
   serviceName: string | null;
   namespace: string | null;
+  kubeconfig: string | null;
   connectMaxRetries: number;
   connectCooldownMs: number;
   sendMaxRetries: number;
@@ -189,6 +190,7 @@ export function loadConfig(
       peers: (values.get('PEERS') as string[] | null) ?? [],
       serviceName: str('SERVICE_NAME'),
       namespace: str('NAMESPACE'),
+      kubeconfig: str('KUBECONFIG'),
       connectMaxRetries: num('CONNECT_MAX_RETRIES'),
       connectCooldownMs: num('CONNECT_COOLDOWN_PERIOD'),
       sendMaxRetries: num('SEND_MAX_RETRIES'),

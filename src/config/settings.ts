@@ -94,6 +94,13 @@ export const SETTINGS = [
     origin: 'KNH',
   },
   {
+    env: 'KUBECONFIG',
+    type: { kind: 'string' },
+    defaultText: "unset: the pod's service account (in-cluster)",
+    description: 'Kubernetes discovery outside a cluster: path of the kubeconfig file to use.',
+    origin: 'knh',
+  },
+  {
     env: 'CONNECT_MAX_RETRIES',
     type: { kind: 'int', min: 0, max: 20 },
     default: '2',

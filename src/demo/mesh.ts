@@ -19,6 +19,7 @@ export interface LogLine {
 export interface MeshNode {
   index: number;
   name: string;
+  host: string;
   address: string;
   port: number;
   process: ChildProcess | null;
@@ -27,8 +28,11 @@ export interface MeshNode {
 
 export interface MeshOptions {
   size: number;
+  /** The address every node binds to (default 127.0.0.1), unless `hosts` gives one each. */
   host?: string;
-  /** Ports to use, one a node; default: free ports picked at start. */
+  /** One loopback address a node (e.g. 127.0.0.2, 127.0.0.3…), like pods with their own IPs. */
+  hosts?: string[];
+  /** Ports to use, one a node; default: free ports picked at start (one shared port with `hosts`). */
   ports?: number[];
   /** Settings for every node (webhook URLs, timings...). */
   env?: Record<string, string>;
@@ -72,22 +76,30 @@ export class LocalMesh extends EventEmitter {
   }
 
   async start(): Promise<void> {
-    const ports = this.opts.ports ?? (await freePorts(this.opts.size, this.host));
-    for (let i = 0; i < this.opts.size; i++) {
+    const { hosts, size } = this.opts;
+    const ports =
+      this.opts.ports ??
+      (hosts
+        ? new Array<number>(size).fill((await freePorts(1))[0] ?? 0)
+        : await freePorts(size, this.host));
+    for (let i = 0; i < size; i++) {
       const port = ports[i];
+      const host = hosts?.[i] ?? this.host;
       if (port === undefined) throw new Error(`no port for node ${i + 1}`);
       this.nodes.push({
         index: i + 1,
         name: `node-${i + 1}`,
-        address: `${this.host}:${port}`,
+        host,
+        address: `${host}:${port}`,
         port,
         process: null,
         logs: [],
       });
     }
     for (const node of this.nodes) this.startNode(node.index);
+    // A bound, not a target: five processes starting at once on a busy 2-core machine are slow.
     await Promise.all(
-      this.nodes.map((n) => this.waitForLog(n.index, (l) => l.event === 'listening', 10_000)),
+      this.nodes.map((n) => this.waitForLog(n.index, (l) => l.event === 'listening', 30_000)),
     );
   }
 
@@ -114,8 +126,8 @@ export class LocalMesh extends EventEmitter {
       DISCOVERY: 'static',
       PEERS: this.peers,
       NODE_NAME: node.name,
-      POD_IP: this.host,
-      LISTEN_HOST: this.host,
+      POD_IP: node.host,
+      LISTEN_HOST: node.host,
       CONTAINER_PORT: String(node.port),
       ...this.opts.env,
       ...extraEnv,
@@ -154,7 +166,7 @@ export class LocalMesh extends EventEmitter {
   async restart(index: number): Promise<void> {
     await this.kill(index);
     this.startNode(index);
-    await this.waitForLog(index, (l) => l.event === 'listening', 10_000, true);
+    await this.waitForLog(index, (l) => l.event === 'listening', 30_000, true);
   }
 
   /** Resolves with the first log line of node `index` matching `pred` (only new lines if `fresh`). */

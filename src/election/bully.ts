@@ -8,7 +8,7 @@
 // - Holding an election = sending ElectionRequest to every higher-ranked peer. No answer → it wins:
 //   epoch + 1, announce to all. An answer → wait `electionTimeoutMs` for an announcement, else retry.
 // - The coordinator re-announces every `heartbeatIntervalMs`; that is the followers' heartbeat.
-// - An announcement is accepted only from a node that outranks the receiver, with an epoch at
+// - An announcement is accepted only from a node in the receiver's peer list that outranks it, with an epoch at
 //   least the receiver's (equal epochs: only from a node that outranks the current coordinator).
 //   Rejections carry the receiver's epoch and coordinator, so a restarted coordinator that lost its
 //   epoch catches up (it re-announces at max+1) and a stale one steps down to the better leader.
@@ -58,6 +58,8 @@ export type ElectionEvent =
       epoch: number;
       replies: readonly { address: string; reply: AnnouncementReply | null }[];
     }
+  /** The coordinator's verdicts changed: announce now rather than at the next heartbeat. */
+  | { type: 'share'; now: number }
   | { type: 'resign'; now: number };
 
 export type ElectionEffect =
@@ -262,6 +264,9 @@ function onAnnouncement(
       },
     ],
   });
+  // Only a member of this node's own peer list can lead it: a process of another mesh that reached
+  // this address (a reused port or pod IP) must not capture it.
+  if (!state.peers.includes(from.address)) return reject('unknown-sender');
   if (!outranks(from.address, state.self.address)) {
     // A lower-ranked node claims to lead: refuse, and take over.
     const rejected = reject('outranked');
@@ -300,7 +305,12 @@ function onAnnounceResult(
   if (state.role !== 'coordinator' || epoch !== state.epoch) return { state, effects: [] };
   const rejections = replies
     .map((r) => r.reply)
-    .filter((r): r is AnnouncementReply => r !== null && !r.accepted && r.reason !== 'outranked');
+    // 'outranked': that node takes over itself. 'unknown-sender': it does not count us as a peer
+    // (yet); it is no evidence of a better leader.
+    .filter(
+      (r): r is AnnouncementReply =>
+        r !== null && !r.accepted && r.reason !== 'outranked' && r.reason !== 'unknown-sender',
+    );
   if (rejections.length === 0) return { state, effects: [] };
   const maxEpoch = rejections.reduce((m, r) => Math.max(m, r.epoch), state.epoch);
   const better = rejections
@@ -363,6 +373,13 @@ export function step(state: ElectionState, event: ElectionEvent): StepResult {
       return onAnnouncement(state, event.now, event.from, event.epoch);
     case 'announce-result':
       return onAnnounceResult(state, event.now, event.epoch, event.replies);
+    case 'share':
+      return state.role === 'coordinator'
+        ? {
+            state: { ...state, nextHeartbeatMs: event.now + state.timing.heartbeatIntervalMs },
+            effects: [{ type: 'announce', epoch: state.epoch, to: state.peers }],
+          }
+        : { state, effects: [] };
     case 'resign':
       return onResign(state);
   }

@@ -42,6 +42,8 @@ export class ElectionDriver {
   private lastLeader: NodeRef | null = null;
   private inheritedView: PeerView[] = [];
   private readonly tickMs: number;
+  /** The announcement launched by the latest dispatch, for shareNow() to await. */
+  private lastAnnouncement: Promise<void> | null = null;
 
   constructor(private readonly opts: ElectionDriverOptions) {
     this.state = initialState(opts.self, opts.timing);
@@ -95,6 +97,24 @@ export class ElectionDriver {
     if (this.timer) this.opts.clock.clearTimeout(this.timer);
     this.timer = null;
     this.dispatch({ type: 'resign', now: this.opts.clock.now() });
+  }
+
+  /**
+   * Coordinator: sends its verdicts to every follower now, and resolves once they have answered or
+   * `maxWaitMs` has passed. Run before an alert goes out, so that a successor taking over in the
+   * next instant starts from the same verdicts and does not alert again. No-op for a follower.
+   */
+  async shareNow(maxWaitMs: number): Promise<void> {
+    this.lastAnnouncement = null;
+    this.dispatch({ type: 'share', now: this.opts.clock.now() });
+    const sent = this.lastAnnouncement as Promise<void> | null;
+    if (!sent) return;
+    const timeout = new AbortController();
+    await Promise.race([
+      sent,
+      this.opts.clock.sleep(maxWaitMs, timeout.signal).catch(() => undefined),
+    ]);
+    timeout.abort();
   }
 
   setPeers(peers: readonly string[]): void {
@@ -157,10 +177,13 @@ export class ElectionDriver {
         );
         return;
       case 'send-election':
-        this.background(this.sendElection(effect.round, effect.epoch, effect.to), 'election');
+        void this.background(this.sendElection(effect.round, effect.epoch, effect.to), 'election');
         return;
       case 'announce':
-        this.background(this.announce(effect.epoch, effect.to), 'announcement');
+        this.lastAnnouncement = this.background(
+          this.announce(effect.epoch, effect.to),
+          'announcement',
+        );
         return;
       case 'coordinator-changed': {
         const c = effect.coordinator;
@@ -193,8 +216,10 @@ export class ElectionDriver {
   }
 
   /** The transport reports failures as values; anything thrown is a bug, logged, never fatal. */
-  private background(work: Promise<void>, what: string): void {
-    work.catch((err: unknown) => this.opts.logger.error({ err }, `BUG: sending ${what} failed`));
+  private background(work: Promise<void>, what: string): Promise<void> {
+    return work.catch((err: unknown) =>
+      this.opts.logger.error({ err }, `BUG: sending ${what} failed`),
+    );
   }
 
   private async sendElection(round: number, epoch: number, to: readonly string[]): Promise<void> {

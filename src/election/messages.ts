@@ -16,7 +16,7 @@ export interface ElectionAnswer {
   coordinator: NodeRef | null;
 }
 
-export type RejectReason = 'outranked' | 'stale-epoch' | 'conflict';
+export type RejectReason = 'outranked' | 'stale-epoch' | 'conflict' | 'unknown-sender';
 
 /** The reply to a coordinator announcement. */
 export interface AnnouncementReply {

@@ -19,6 +19,8 @@ export interface RoundReport {
   probed: number;
   /** Peers whose health changed in this round. */
   changed: number;
+  /** Peers added to or removed from the peer list since the previous round. */
+  membership: number;
   durationMs: number;
   sanity: SanityState;
 }
@@ -45,6 +47,7 @@ export class ProbeRounds {
   private peers: readonly string[] = [];
   private controller: AbortController | null = null;
   private sanityState: SanityState;
+  private membershipChanges = 0;
 
   constructor(private readonly opts: ProbeRoundsOptions) {
     this.sanityState = opts.sanity ? 'ok' : 'not-configured';
@@ -68,10 +71,14 @@ export class ProbeRounds {
     if (!this.running) return;
     const now = this.opts.clock.now();
     for (const address of this.records.keys()) {
-      if (!peers.includes(address)) this.records.delete(address);
+      if (peers.includes(address)) continue;
+      this.records.delete(address);
+      this.membershipChanges++;
     }
     for (const address of peers) {
-      if (!this.records.has(address)) this.records.set(address, newRecord(address, now));
+      if (this.records.has(address)) continue;
+      this.records.set(address, newRecord(address, now));
+      this.membershipChanges++;
     }
   }
 
@@ -85,6 +92,7 @@ export class ProbeRounds {
       const view = known.get(address);
       this.records.set(address, view ? fromView(view) : newRecord(address, now));
     }
+    this.membershipChanges = 0;
     this.controller = new AbortController();
     void this.loop(this.controller.signal);
   }
@@ -110,6 +118,8 @@ export class ProbeRounds {
   private async runRound(round: number, signal: AbortSignal): Promise<void> {
     const started = this.opts.clock.now();
     const targets = this.peers.filter((a) => !this.inFlight.has(a));
+    const membership = this.membershipChanges;
+    this.membershipChanges = 0;
     let sanity: Promise<boolean> | null = null;
     // One sanity check per round, and only when some peer would otherwise be declared dead.
     const selfHealthy = () => (sanity ??= this.checkSanity());
@@ -121,6 +131,7 @@ export class ProbeRounds {
       round,
       probed: targets.length,
       changed: results.filter(Boolean).length,
+      membership,
       durationMs: this.opts.clock.now() - started,
       sanity: this.sanityState,
     });

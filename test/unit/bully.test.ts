@@ -61,6 +61,11 @@ function coordinator(self: NodeRef, peers: NodeRef[], epoch = 1, now = 0): Elect
   return s;
 }
 
+/** `s` with `peers` known (a higher-ranked newcomer, say), without holding an election yet. */
+function knowing(s: ElectionState, peers: NodeRef[]): ElectionState {
+  return step(s, { type: 'peers', now: 0, peers: addresses(...peers) }).state;
+}
+
 /** `self` has sent election round 1 to its higher peers at `now` and awaits answers. */
 function candidate(self: NodeRef, peers: NodeRef[], { now = 0, epoch = 0 } = {}) {
   const s = start(self, peers, { now, epoch }).state;
@@ -309,10 +314,26 @@ describe('bully election: step', () => {
       }
     });
 
+    it('refuses a higher-ranked announcer that is not in its peer list, and keeps its leader', () => {
+      const states: ElectionState[] = [
+        follower(B, [A, C], C, 1),
+        coordinator(C, [A, B], 1),
+        candidate(B, [A, C]),
+      ];
+      for (const s of states) {
+        const result = step(s, { type: 'announcement', now: 50, from: D, epoch: 9 });
+        expect(result.state, s.role).to.deep.equal(s);
+        expect(effectsOf(result, 'reply-announcement')[0]?.reply, s.role).to.deep.include({
+          accepted: false,
+          reason: 'unknown-sender',
+        });
+      }
+    });
+
     it('makes a candidate or a coordinator step down to follow an accepted announcer', () => {
       const states: [string, ElectionState][] = [
         ['candidate', candidate(B, [A, C, D])],
-        ['coordinator', coordinator(C, [A, B], 2)],
+        ['coordinator', knowing(coordinator(C, [A, B], 2), [A, B, D])],
       ];
       for (const [name, s] of states) {
         const epoch = Math.max(1, s.epoch);
@@ -474,7 +495,12 @@ describe('bully election: step', () => {
         ['silence', step(follower(B, [C], C, 1, 0), { type: 'tick', now: 10_000 })],
         [
           'step down',
-          step(coordinator(C, [A], 1), { type: 'announcement', now: 1, from: D, epoch: 1 }),
+          step(knowing(coordinator(C, [A], 1), [A, D]), {
+            type: 'announcement',
+            now: 1,
+            from: D,
+            epoch: 1,
+          }),
         ],
         [
           'leader left',

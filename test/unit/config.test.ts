@@ -45,6 +45,7 @@ describe('loadConfig', () => {
       peers: ['10.0.0.1:8080', '10.0.0.2:8080'],
       serviceName: null,
       namespace: null,
+      kubeconfig: null,
       connectMaxRetries: 2,
       connectCooldownMs: 200,
       sendMaxRetries: 2,

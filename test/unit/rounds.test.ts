@@ -190,7 +190,7 @@ describe('ProbeRounds', () => {
   });
 
   it('forgets a removed peer and stops probing everything when stopped', async () => {
-    const { clock, rounds, net } = setup();
+    const { clock, rounds, net, reports } = setup();
     rounds.start([]);
     await clock.advanceAsync(10);
     rounds.setPeers([A, C]);
@@ -198,6 +198,10 @@ describe('ProbeRounds', () => {
     net.calls.length = 0;
     await clock.advanceAsync(1000);
     expect(net.calls).to.not.include(B);
+    expect(
+      reports.map((r) => r.membership),
+      'the removal counts in the next round',
+    ).to.deep.equal([0, 1]);
     rounds.stop();
     net.calls.length = 0;
     await clock.advanceAsync(5000);

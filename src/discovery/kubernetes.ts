@@ -1,0 +1,139 @@
+// DISCOVERY=kubernetes: peers are the endpoints of the Service's EndpointSlices, listed and
+// watched with @kubernetes/client-node's informer in one namespace.
+//
+// The 1.x informer relists by itself after 410 Gone and re-watches after a clean end of stream,
+// but any other error (list refused, watch reset, 5xx) stops it for good. This adapter restarts
+// it with backoff; the informer keeps its cache across restarts, so peers known before an API
+// outage stay peers (not forgotten, not alerted) until the API says otherwise.
+import {
+  DiscoveryV1Api,
+  KubeConfig,
+  makeInformer,
+  type V1EndpointSlice,
+} from '@kubernetes/client-node';
+import type { Clock, TimerHandle } from '../core/clock.js';
+import type { Logger } from '../core/logger.js';
+import { peersFromSlices } from './endpoint-slices.js';
+import type { PeerSource } from './peer-source.js';
+
+export interface KubernetesPeersOptions {
+  kubeConfig: KubeConfig;
+  namespace: string;
+  serviceName: string;
+  /** CONTAINER_PORT, for slices that name no usable port. */
+  port: number;
+  clock: Clock;
+  logger: Logger;
+  /** Restart delays after an error: from `initialMs`, doubling, capped at `maxMs`. */
+  backoff?: { initialMs: number; maxMs: number };
+}
+
+/** In-cluster config from the pod's service account, or the file named by KUBECONFIG. */
+export function loadKubeConfig(kubeconfigPath: string | null): KubeConfig {
+  const kc = new KubeConfig();
+  if (kubeconfigPath) kc.loadFromFile(kubeconfigPath);
+  else kc.loadFromCluster();
+  return kc;
+}
+
+const SERVICE_NAME_LABEL = 'kubernetes.io/service-name';
+
+export function kubernetesPeers(
+  opts: KubernetesPeersOptions,
+): PeerSource & { readonly synced: boolean } {
+  const { kubeConfig, namespace, serviceName, port, clock } = opts;
+  const logger = opts.logger.child({ component: 'discovery', namespace, service: serviceName });
+  const { initialMs, maxMs } = opts.backoff ?? { initialMs: 500, maxMs: 30_000 };
+  const api = kubeConfig.makeApiClient(DiscoveryV1Api);
+  const labelSelector = `${SERVICE_NAME_LABEL}=${serviceName}`;
+  const path = `/apis/discovery.k8s.io/v1/namespaces/${encodeURIComponent(namespace)}/endpointslices`;
+
+  let synced = false;
+  let stopped = false;
+  let delay = initialMs;
+  let restart: TimerHandle | null = null;
+  let published: string | null = null;
+
+  const informer = makeInformer<V1EndpointSlice>(
+    kubeConfig,
+    path,
+    async () => {
+      const list = await api.listNamespacedEndpointSlice({ namespace, labelSelector });
+      // A list that succeeds means the API is back: restart quickly after the next error.
+      if (!synced || delay !== initialMs) {
+        logger.info(
+          { event: 'discovery-synced', slices: list.items.length },
+          `listed ${list.items.length} EndpointSlices of service ${serviceName}`,
+        );
+      }
+      synced = true;
+      delay = initialMs;
+      return list;
+    },
+    labelSelector,
+  );
+
+  let onPeers: (addresses: readonly string[]) => void = () => undefined;
+  const publish = () => {
+    const { addresses, terminating, notReady } = peersFromSlices(informer.list(namespace), port);
+    const key = addresses.join(',');
+    if (key === published) return;
+    published = key;
+    logger.debug(
+      { event: 'discovery-update', peers: addresses.length, terminating, notReady },
+      'EndpointSlices changed',
+    );
+    onPeers(addresses);
+  };
+
+  const scheduleRestart = (err: unknown) => {
+    if (stopped || restart) return;
+    const wait = Math.round(delay * (0.8 + Math.random() * 0.4));
+    logger.warn(
+      { event: 'discovery-error', err, retryInMs: wait },
+      `EndpointSlice watch failed (${describe(err)}); keeping the ${published === null ? 0 : published.split(',').filter(Boolean).length} endpoints known so far, retrying in ${wait} ms`,
+    );
+    delay = Math.min(delay * 2, maxMs);
+    restart = clock.setTimeout(() => {
+      restart = null;
+      if (!stopped) informer.start().catch(scheduleRestart);
+    }, wait);
+  };
+
+  informer.on('add', publish);
+  informer.on('update', publish);
+  informer.on('delete', publish);
+  informer.on('error', scheduleRestart);
+
+  return {
+    get synced() {
+      return synced;
+    },
+    async start(callback) {
+      onPeers = callback;
+      logger.info(
+        { event: 'discovery-start', labelSelector },
+        `watching EndpointSlices of service ${serviceName} in namespace ${namespace}`,
+      );
+      // Errors arrive through the 'error' callback; a rejection here is handled the same way.
+      await informer.start().catch(scheduleRestart);
+    },
+    async stop() {
+      stopped = true;
+      if (restart) clock.clearTimeout(restart);
+      restart = null;
+      await informer.stop();
+    },
+  };
+}
+
+function describe(err: unknown): string {
+  if (err && typeof err === 'object') {
+    const e = err as { statusCode?: number; code?: number | string; message?: string };
+    if (e.statusCode) return `HTTP ${e.statusCode}`;
+    if (typeof e.code === 'number') return `HTTP ${e.code}`;
+    if (e.code) return String(e.code);
+    if (e.message) return e.message;
+  }
+  return String(err);
+}

@@ -1,0 +1,89 @@
+// A receiver that is down when a peer dies still gets the alert once it is back (retries with backoff).
+import { expect } from 'chai';
+import type { Receiver } from '../../src/receiver/receiver.js';
+import { lowestRanked } from '../support/expected-rank.js';
+import { useMeshFixture, type MeshFixture } from '../support/mesh-fixture.js';
+import { pollUntil, sleep } from '../support/poll.js';
+
+interface Outage {
+  begin(receiver: Receiver): Promise<void> | void;
+  end(receiver: Receiver): Promise<void> | void;
+}
+
+/** Kills a peer during `outage`, with the coordinator seen retrying; the alert arrives after it. */
+async function peerDiesDuringOutage(fx: MeshFixture, outage: Outage): Promise<void> {
+  const { coordinator } = await fx.settled();
+  const victim = lowestRanked(fx.nodes);
+  const stem = `knh:${victim.address}:`;
+
+  await outage.begin(fx.receiver);
+  const before = fx.receiver.received.length;
+  const outageStartedMs = Date.now();
+  await fx.mesh.kill(victim.index);
+
+  // The alert was tried and failed more than once: the outage was really in its way.
+  const failures = () =>
+    coordinator.logs.filter(
+      (l) =>
+        l.msg === 'webhook failed; will retry' &&
+        typeof l.key === 'string' &&
+        l.key.startsWith(stem),
+    ).length;
+  await pollUntil(
+    `${coordinator.address} retrying the peer_dead webhook`,
+    () => (failures() >= 3 ? true : undefined),
+    { timeoutMs: 15_000, describe: () => `${failures()} failed attempts` },
+  );
+  await sleep(Math.max(0, 4_000 - (Date.now() - outageStartedMs)));
+  expect(fx.receiver.received.length, 'nothing delivered during the outage').to.equal(before);
+  await outage.end(fx.receiver);
+
+  // Retries back off 0.5 s doubling: the next one comes at most ~8 s after the outage ends.
+  const dead = await fx.waitForPeerStatus(
+    `peer_dead for ${victim.address} after the outage`,
+    (b) => b.event === 'peer_dead' && b.peer.address === victim.address,
+    20_000,
+  );
+  expect(dead.errors).to.deep.equal([]);
+  expect(dead.body.peer.alive).to.equal(false);
+  expect(dead.body.coordinator_address).to.equal(coordinator.address);
+  expect(dead.body.dedup_key.startsWith(stem)).to.equal(true);
+
+  const status = await fx.waitForClusterStatus(
+    `cluster status showing ${victim.address} dead after the outage`,
+    (b) => b.peer_map.some((p) => p.address === victim.address && !p.alive),
+    20_000,
+  );
+  expect(status.errors).to.deep.equal([]);
+  expect(status.body.coordinator_address).to.equal(coordinator.address);
+
+  await sleep(2_000);
+  const copies = fx.peerStatuses();
+  expect(copies.map((w) => w.body.peer.address)).to.satisfy((a: string[]) =>
+    a.every((x) => x === victim.address),
+  );
+  expect(new Set(copies.map((w) => w.body.dedup_key))).to.deep.equal(
+    new Set([dead.body.dedup_key]),
+  );
+}
+
+describe('webhook receiver outage (5 real nodes)', function () {
+  this.timeout(90_000);
+  const startMesh = useMeshFixture();
+
+  it('delivers a peer_dead that failed with 503 once the receiver answers again', async () => {
+    const fx = await startMesh();
+    await peerDiesDuringOutage(fx, {
+      begin: (r) => r.outage(503),
+      end: (r) => r.outage(null),
+    });
+  });
+
+  it('delivers a peer_dead whose connections were refused once the receiver is back', async () => {
+    const fx = await startMesh();
+    await peerDiesDuringOutage(fx, {
+      begin: (r) => r.goDown(),
+      end: (r) => r.comeBack(),
+    });
+  });
+});

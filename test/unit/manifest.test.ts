@@ -1,0 +1,155 @@
+// daemonset.yaml: valid Kubernetes objects (kubernetes-models' API schemas), least privilege,
+// and only settings knh knows.
+import { readFileSync } from 'node:fs';
+import { expect } from 'chai';
+import { Namespace, Service, ServiceAccount } from 'kubernetes-models/v1';
+import { DaemonSet } from 'kubernetes-models/apps/v1';
+import { Role, RoleBinding } from 'kubernetes-models/rbac.authorization.k8s.io/v1';
+import { parseAllDocuments } from 'yaml';
+import { SETTINGS } from '../../src/config/settings.js';
+
+interface Doc {
+  apiVersion: string;
+  kind: string;
+  metadata: { name: string; namespace?: string };
+  [key: string]: unknown;
+}
+
+const MODELS: Record<string, new (data: never) => { validate(): void }> = {
+  'v1/Namespace': Namespace,
+  'v1/ServiceAccount': ServiceAccount,
+  'v1/Service': Service,
+  'apps/v1/DaemonSet': DaemonSet,
+  'rbac.authorization.k8s.io/v1/Role': Role,
+  'rbac.authorization.k8s.io/v1/RoleBinding': RoleBinding,
+};
+
+const text = readFileSync(new URL('../../../daemonset.yaml', import.meta.url), 'utf8');
+const parsed = parseAllDocuments(text);
+const docs = (Array.isArray(parsed) ? parsed : [parsed]).map((d) => {
+  expect(d.errors, 'YAML errors').to.deep.equal([]);
+  return d.toJS() as Doc;
+});
+const only = <T>(kind: string) => {
+  const found = docs.filter((d) => d.kind === kind);
+  expect(found, kind).to.have.length(1);
+  return found[0] as unknown as T;
+};
+
+interface DaemonSetShape {
+  metadata: { namespace: string };
+  spec: {
+    updateStrategy: { type: string };
+    selector: { matchLabels: Record<string, string> };
+    template: {
+      metadata: { labels: Record<string, string> };
+      spec: {
+        serviceAccountName: string;
+        tolerations: { operator: string; key?: string; effect?: string }[];
+        securityContext: { runAsNonRoot: boolean };
+        containers: {
+          env: { name: string; value?: string; valueFrom?: { fieldRef?: { fieldPath: string } } }[];
+          ports: { name: string; containerPort: number }[];
+          readinessProbe?: { httpGet: { path: string; port: string } };
+          livenessProbe?: { httpGet: { path: string; port: string } };
+          resources: { requests: Record<string, string>; limits: Record<string, string> };
+          securityContext: {
+            allowPrivilegeEscalation: boolean;
+            readOnlyRootFilesystem: boolean;
+            capabilities: { drop: string[] };
+          };
+        }[];
+      };
+    };
+  };
+}
+
+describe('daemonset.yaml', () => {
+  it('is a list of valid Kubernetes objects, each known to kubernetes-models', () => {
+    expect(docs.length).to.be.greaterThan(4);
+    for (const doc of docs) {
+      const Model = MODELS[`${doc.apiVersion}/${doc.kind}`];
+      expect(Model, `${doc.apiVersion} ${doc.kind}`).to.not.equal(undefined);
+      if (Model)
+        expect(
+          () => new Model(doc as never).validate(),
+          `${doc.kind} ${doc.metadata.name}`,
+        ).to.not.throw();
+    }
+  });
+
+  it('grants only list and watch on EndpointSlices, in its own namespace', () => {
+    expect(docs.map((d) => d.kind)).to.not.include.members(['ClusterRole', 'ClusterRoleBinding']);
+    const role = only<{
+      metadata: { namespace: string };
+      rules: { apiGroups: string[]; resources: string[]; verbs: string[] }[];
+    }>('Role');
+    expect(role.rules).to.deep.equal([
+      { apiGroups: ['discovery.k8s.io'], resources: ['endpointslices'], verbs: ['list', 'watch'] },
+    ]);
+    const ds = only<DaemonSetShape>('DaemonSet');
+    expect(role.metadata.namespace).to.equal(ds.metadata.namespace);
+    const binding = only<{
+      roleRef: { kind: string; name: string };
+      subjects: { kind: string; name: string }[];
+    }>('RoleBinding');
+    expect(binding.roleRef).to.include({ kind: 'Role', name: 'knh' });
+    expect(binding.subjects[0]).to.include({
+      kind: 'ServiceAccount',
+      name: ds.spec.template.spec.serviceAccountName,
+    });
+  });
+
+  it('sets only settings knh knows, with the pod identity from the downward API', () => {
+    const known = new Set<string>(
+      SETTINGS.flatMap((s) => [s.env, ...('aliases' in s ? s.aliases : [])]),
+    );
+    const [container] = only<DaemonSetShape>('DaemonSet').spec.template.spec.containers;
+    const env = container?.env ?? [];
+    for (const e of env) expect(known.has(e.name), `${e.name} is a knh setting`).to.equal(true);
+    const field = (name: string) =>
+      env.find((e) => e.name === name)?.valueFrom?.fieldRef?.fieldPath;
+    expect(field('POD_IP')).to.equal('status.podIP');
+    expect(field('NODE_NAME')).to.equal('spec.nodeName');
+    expect(field('NAMESPACE')).to.equal('metadata.namespace');
+    const service = only<{ metadata: { name: string } }>('Service');
+    expect(env.find((e) => e.name === 'SERVICE_NAME')?.value).to.equal(service.metadata.name);
+    const port = env.find((e) => e.name === 'CONTAINER_PORT')?.value;
+    expect(container?.ports.map((p) => String(p.containerPort))).to.include(port);
+  });
+
+  it('runs one locked-down pod on every node, probed, bounded, rolled one node at a time', () => {
+    const ds = only<DaemonSetShape>('DaemonSet');
+    const pod = ds.spec.template.spec;
+    expect(pod.tolerations, 'tolerates every taint').to.deep.include({ operator: 'Exists' });
+    expect(pod.securityContext.runAsNonRoot).to.equal(true);
+    expect(ds.spec.updateStrategy.type).to.equal('RollingUpdate');
+    for (const c of pod.containers) {
+      expect(c.readinessProbe?.httpGet.port).to.equal('http');
+      expect(c.livenessProbe?.httpGet.port).to.equal('http');
+      expect(c.resources.requests).to.have.keys('cpu', 'memory');
+      expect(c.resources.limits).to.have.property('memory');
+      expect(c.securityContext).to.deep.equal({
+        allowPrivilegeEscalation: false,
+        readOnlyRootFilesystem: true,
+        capabilities: { drop: ['ALL'] },
+      });
+    }
+  });
+
+  it('has a Service that selects the pods and publishes not-ready addresses', () => {
+    const ds = only<DaemonSetShape>('DaemonSet');
+    const service = only<{
+      spec: {
+        selector: Record<string, string>;
+        publishNotReadyAddresses: boolean;
+        ports: { targetPort: string }[];
+      };
+    }>('Service');
+    expect(ds.spec.template.metadata.labels).to.include(service.spec.selector);
+    expect(ds.spec.selector.matchLabels).to.deep.equal(service.spec.selector);
+    expect(service.spec.publishNotReadyAddresses).to.equal(true);
+    const names = ds.spec.template.spec.containers.flatMap((c) => c.ports.map((p) => p.name));
+    for (const p of service.spec.ports) expect(names).to.include(p.targetPort);
+  });
+});
