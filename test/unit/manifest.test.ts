@@ -50,6 +50,7 @@ interface DaemonSetShape {
         containers: {
           env: { name: string; value?: string; valueFrom?: { fieldRef?: { fieldPath: string } } }[];
           ports: { name: string; containerPort: number }[];
+          lifecycle?: { preStop?: { exec?: { command: string[] } } };
           readinessProbe?: { httpGet: { path: string; port: string } };
           livenessProbe?: { httpGet: { path: string; port: string } };
           resources: { requests: Record<string, string>; limits: Record<string, string> };
@@ -125,6 +126,10 @@ describe('daemonset.yaml', () => {
     expect(pod.securityContext.runAsNonRoot).to.equal(true);
     expect(ds.spec.updateStrategy.type).to.equal('RollingUpdate');
     for (const c of pod.containers) {
+      expect(
+        c.lifecycle?.preStop?.exec?.command,
+        'keeps answering while its endpoint leaves',
+      ).to.deep.equal(['sleep', '3']);
       expect(c.readinessProbe?.httpGet.port).to.equal('http');
       expect(c.livenessProbe?.httpGet.port).to.equal('http');
       expect(c.resources.requests).to.have.keys('cpu', 'memory');
