@@ -105,17 +105,17 @@ export async function startNode(config: Config, deps: NodeDeps): Promise<Running
     logger: logger.child({ component: 'election' }),
     view: () => rounds.snapshot().map(toView),
     onCoordinatorChanged: (change) => {
-      if (change.isSelf) {
-        rounds.start(election.inherited(clock.now()));
-        reporter.startLeading({
-          epoch: () => election.epoch,
-          records: () => rounds.snapshot(),
-          sanity: () => rounds.sanity,
-        });
-      } else {
-        reporter.stopLeading();
-        rounds.stop();
-      }
+      if (change.isSelf) return; // duties start once leadership is confirmed (onLeading)
+      reporter.stopLeading();
+      rounds.stop();
+    },
+    onLeading: () => {
+      rounds.start(election.inherited(clock.now()));
+      reporter.startLeading({
+        epoch: () => election.epoch,
+        records: () => rounds.snapshot(),
+        sanity: () => rounds.sanity,
+      });
     },
   });
 

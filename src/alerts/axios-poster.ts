@@ -1,21 +1,27 @@
 // POSTs JSON with axios; classifies failures as retryable (network, 408, 429, 5xx) or final.
-import axios, { AxiosError } from 'axios';
+import type { AxiosError, AxiosInstance } from 'axios';
 import type { Poster } from './poster.js';
 
 const RETRYABLE_STATUS = new Set([408, 425, 429]);
 
 export function axiosPoster(userAgent: string): Poster {
-  const client = axios.create({
-    headers: { 'content-type': 'application/json', 'user-agent': userAgent },
-    maxRedirects: 0,
-    // Status handling is ours: every answer resolves, so only transport errors throw.
-    validateStatus: () => true,
-    maxContentLength: 1024 * 1024,
-  });
+  // Loaded on the first webhook: only a coordinator sends any, and axios costs ~0.1 s to load.
+  let client: Promise<AxiosInstance> | null = null;
+  const getClient = () =>
+    (client ??= import('axios').then(({ default: axios }) =>
+      axios.create({
+        headers: { 'content-type': 'application/json', 'user-agent': userAgent },
+        maxRedirects: 0,
+        // Status handling is ours: every answer resolves, so only transport errors throw.
+        validateStatus: () => true,
+        maxContentLength: 1024 * 1024,
+      }),
+    ));
   return {
     async post(url, body, timeoutMs) {
+      const http = await getClient();
       try {
-        const res = await client.post(url, body, { signal: AbortSignal.timeout(timeoutMs) });
+        const res = await http.post(url, body, { signal: AbortSignal.timeout(timeoutMs) });
         if (res.status >= 200 && res.status < 300) return { ok: true, status: res.status };
         const retryable = res.status >= 500 || RETRYABLE_STATUS.has(res.status);
         return { ok: false, retryable, detail: `HTTP ${res.status}` };

@@ -98,9 +98,14 @@ export class LocalMesh extends EventEmitter {
     }
     for (const node of this.nodes) this.startNode(node.index);
     // A bound, not a target: five processes starting at once on a busy 2-core machine are slow.
-    await Promise.all(
-      this.nodes.map((n) => this.waitForLog(n.index, (l) => l.event === 'listening', 30_000)),
-    );
+    try {
+      await Promise.all(
+        this.nodes.map((n) => this.waitForLog(n.index, (l) => l.event === 'listening', 30_000)),
+      );
+    } catch (err) {
+      await this.stop(); // a failed start leaves no process behind
+      throw err;
+    }
   }
 
   node(index: number): MeshNode {
@@ -190,6 +195,7 @@ export class LocalMesh extends EventEmitter {
         this.off('log', onLog);
         reject(new Error(`node ${index}: no matching log line within ${timeoutMs} ms`));
       }, timeoutMs);
+      timer.unref(); // a pending wait must not keep the demo or a test process alive
       this.on('log', onLog);
     });
   }

@@ -42,6 +42,12 @@ export interface ElectionState {
   readonly deadlineMs: number;
   /** Coordinator: when the next heartbeat announcement is due. */
   readonly nextHeartbeatMs: number;
+  /**
+   * Coordinator: its first announcement round came back without evidence of a newer epoch, so it
+   * may act as leader (probe, alert). A node that restarted at epoch 0 learns the mesh's epoch
+   * from the rejections first, and never reports under a stale one.
+   */
+  readonly leading: boolean;
   readonly started: boolean;
 }
 
@@ -68,6 +74,8 @@ export type ElectionEffect =
   | { type: 'reply-answer'; answer: ElectionAnswer }
   | { type: 'reply-announcement'; reply: AnnouncementReply }
   | { type: 'coordinator-changed'; coordinator: NodeRef | null; epoch: number; reason: string }
+  /** This node's leadership is confirmed at `epoch`: start probing and reporting. */
+  | { type: 'leading'; epoch: number }
   | { type: 'election-started'; round: number; reason: string; to: readonly string[] };
 
 export interface StepResult {
@@ -88,6 +96,7 @@ export function initialState(self: NodeRef, timing: ElectionTiming): ElectionSta
     waiting: null,
     deadlineMs: 0,
     nextHeartbeatMs: 0,
+    leading: false,
     started: false,
   };
 }
@@ -102,6 +111,7 @@ function withCoordinator(
   reason: string,
 ): StepResult {
   const updated = { ...state, ...next };
+  if (updated.role !== 'coordinator') updated.leading = false;
   if (!sameNode(state.coordinator, updated.coordinator)) {
     effects.unshift({
       type: 'coordinator-changed',
@@ -121,6 +131,7 @@ function becomeCoordinator(state: ElectionState, now: number, reason: string): S
       role: 'coordinator',
       epoch,
       coordinator: state.self,
+      leading: false,
       waiting: null,
       nextHeartbeatMs: now + state.timing.heartbeatIntervalMs,
     },
@@ -311,7 +322,14 @@ function onAnnounceResult(
       (r): r is AnnouncementReply =>
         r !== null && !r.accepted && r.reason !== 'outranked' && r.reason !== 'unknown-sender',
     );
-  if (rejections.length === 0) return { state, effects: [] };
+  if (rejections.length === 0) {
+    // Unanswered or accepted everywhere: nothing says a newer epoch exists.
+    if (state.leading) return { state, effects: [] };
+    return {
+      state: { ...state, leading: true },
+      effects: [{ type: 'leading', epoch: state.epoch }],
+    };
+  }
   const maxEpoch = rejections.reduce((m, r) => Math.max(m, r.epoch), state.epoch);
   const better = rejections
     .map((r) => r.coordinator)

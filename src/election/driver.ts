@@ -34,6 +34,11 @@ export interface ElectionDriverOptions {
   view(): PeerView[];
   /** Called synchronously on every change of coordinator; must not block. */
   onCoordinatorChanged(change: CoordinatorChange): void;
+  /**
+   * Called synchronously once this node's leadership is confirmed (its first announcement round
+   * showed no newer epoch): the moment to start probing and reporting. Must not block.
+   */
+  onLeading(epoch: number): void;
 }
 
 export class ElectionDriver {
@@ -209,6 +214,13 @@ export class ElectionDriver {
         });
         return;
       }
+      case 'leading':
+        logger.info(
+          { event: 'leading', epoch: effect.epoch },
+          `leading the mesh (epoch ${effect.epoch})`,
+        );
+        this.opts.onLeading(effect.epoch);
+        return;
       case 'reply-answer':
       case 'reply-announcement':
         return; // returned to the HTTP handler by dispatch

@@ -1,12 +1,14 @@
 // SANITY_CHECK_URL: can the coordinator itself reach the world? Any HTTP answer, whatever its
 // status, shows the network path works; no answer (refused, timeout, DNS, TLS) shows it does not.
-import axios, { AxiosError } from 'axios';
+import type { AxiosError } from 'axios';
 import type { SanityCheck } from '../core/transport.js';
 
 export function httpSanityCheck(url: string, timeoutMs: number): SanityCheck {
   return {
     async check() {
       const started = performance.now();
+      // Loaded when first needed, like the webhook poster: most nodes never check.
+      const { default: axios } = await import('axios');
       try {
         await axios.get(url, {
           signal: AbortSignal.timeout(timeoutMs),

@@ -53,12 +53,14 @@ function follower(self: NodeRef, peers: NodeRef[], leader: NodeRef, epoch: numbe
   return result.state;
 }
 
-/** `self` leads `peers` (which it must outrank) at `epoch`. */
+/** `self` leads `peers` (which it must outrank) at `epoch`, confirmed by a clean announcement round. */
 function coordinator(self: NodeRef, peers: NodeRef[], epoch = 1, now = 0): ElectionState {
   const s = start(self, peers, { now, epoch: epoch - 1 }).state;
   expect(s.role).to.equal('coordinator');
   expect(s.epoch).to.equal(epoch);
-  return s;
+  const confirmed = step(s, { type: 'announce-result', now, epoch, replies: [] }).state;
+  expect(confirmed.leading).to.equal(true);
+  return confirmed;
 }
 
 /** `s` with `peers` known (a higher-ranked newcomer, say), without holding an election yet. */
@@ -391,6 +393,57 @@ describe('bully election: step', () => {
       expect(result.state.coordinator).to.deep.equal(E);
       expect(result.state.epoch).to.equal(4);
       expect(effectsOf(result, 'announce')).to.deep.equal([]);
+    });
+
+    it('confirms a new coordinator only after an announcement round shows no newer epoch', () => {
+      const fresh = start(D, [A, B, C]);
+      expect(fresh.state).to.include({ role: 'coordinator', epoch: 1, leading: false });
+      expect(effectsOf(fresh, 'leading')).to.deep.equal([]);
+      // A restarted top node hears that the mesh is at epoch 4: no leading yet, a newer claim.
+      const stale = step(fresh.state, {
+        type: 'announce-result',
+        now: 5,
+        epoch: 1,
+        replies: [reply(A.address, 'stale-epoch', 4, C), reply(B.address, 'stale-epoch', 4, C)],
+      });
+      expect(effectsOf(stale, 'leading')).to.deep.equal([]);
+      expect(effectsOf(stale, 'announce')[0]?.epoch).to.equal(5);
+      const accepted = step(stale.state, {
+        type: 'announce-result',
+        now: 10,
+        epoch: 5,
+        replies: [{ address: A.address, reply: { accepted: true, epoch: 5, coordinator: D } }],
+      });
+      expect(effectsOf(accepted, 'leading')).to.deep.equal([{ type: 'leading', epoch: 5 }]);
+      expect(accepted.state.leading).to.equal(true);
+      // Confirmed once: later clean rounds say nothing more.
+      const again = step(accepted.state, {
+        type: 'announce-result',
+        now: 20,
+        epoch: 5,
+        replies: [],
+      });
+      expect(effectsOf(again, 'leading')).to.deep.equal([]);
+    });
+
+    it('never confirms a coordinator that steps down, and forgets leading when it does', () => {
+      const led = coordinator(C, [A, B], 2);
+      const down = step(knowing(led, [A, B, D]), {
+        type: 'announcement',
+        now: 1,
+        from: D,
+        epoch: 3,
+      });
+      expect(down.state).to.include({ role: 'follower', leading: false });
+      const fresh = start(C, [A, B]).state;
+      const better = step(fresh, {
+        type: 'announce-result',
+        now: 5,
+        epoch: 1,
+        replies: [reply(A.address, 'stale-epoch', 4, D)],
+      });
+      expect(better.state).to.include({ role: 'follower', leading: false });
+      expect(effectsOf(better, 'leading')).to.deep.equal([]);
     });
 
     it("ignores 'outranked' rejections, acceptances, silence, and results of an older epoch", () => {

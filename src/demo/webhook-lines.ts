@@ -1,0 +1,69 @@
+// One readable line per received webhook; a payload failing its schema is described loudly.
+import type { PeerPayload } from '../alerts/payloads.js';
+import type { ReceivedWebhook } from '../receiver/receiver.js';
+import { clusterStatusOf, peerStatusOf } from './received-webhooks.js';
+import type { Colour } from './terminal-style.js';
+
+export interface WebhookLine {
+  text: string;
+  colour: Colour;
+  /** The payload failed knh's own schema (or was of no known kind). */
+  bad: boolean;
+}
+
+/** `node-5@127.0.0.1` → `node-5`. */
+export function nameOfId(id: string): string {
+  const at = id.lastIndexOf('@');
+  return at > 0 ? id.slice(0, at) : id;
+}
+
+function names(peers: readonly PeerPayload[]): string {
+  return peers.map((p) => p.node_name).join(', ');
+}
+
+function truncated(value: unknown, max = 300): string {
+  const text = JSON.stringify(value) ?? String(value);
+  return text.length > max ? `${text.slice(0, max)}…` : text;
+}
+
+export function describeWebhook(w: ReceivedWebhook): WebhookLine {
+  const peer = peerStatusOf(w);
+  if (peer) {
+    const dead = peer.event === 'peer_dead';
+    const why = dead && peer.reason ? `, reason: ${peer.reason}` : '';
+    return {
+      text:
+        `${peer.event} ${peer.peer.id} (${peer.peer.address}) reported by ` +
+        `${nameOfId(peer.coordinator)}, epoch ${peer.epoch}${why}, dedup ${peer.dedup_key}`,
+      colour: dead ? 'red' : 'green',
+      bad: false,
+    };
+  }
+  const cluster = clusterStatusOf(w);
+  if (cluster) {
+    const map = cluster.peer_map;
+    const alive = map.filter((p) => p.alive);
+    const dead = map.filter((p) => p.health === 'dead');
+    const unknown = map.filter((p) => p.health === 'unknown');
+    const details = [
+      dead.length > 0 ? `dead: ${names(dead)}` : '',
+      unknown.length > 0 ? `not yet seen: ${names(unknown)}` : '',
+      cluster.sanity_check === 'not-configured' ? '' : `sanity check ${cluster.sanity_check}`,
+    ].filter(Boolean);
+    return {
+      text:
+        `cluster_status (${cluster.reason}): ${alive.length}/${map.length} alive, ` +
+        `coordinator ${nameOfId(cluster.coordinator)}, epoch ${cluster.epoch}` +
+        (details.length > 0 ? `; ${details.join('; ')}` : ''),
+      colour: alive.length === map.length ? 'blue' : 'yellow',
+      bad: false,
+    };
+  }
+  return {
+    text:
+      `!!! ${w.kind} payload on ${w.path} FAILS ITS SCHEMA: ${w.errors.join('; ')} — ` +
+      `body ${truncated(w.body)}`,
+    colour: 'red',
+    bad: true,
+  };
+}
