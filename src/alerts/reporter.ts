@@ -84,9 +84,21 @@ export class Reporter {
         });
         return;
       }
-      case 'first-alive':
+      case 'first-alive': {
         log.info({ event: 'peer-alive' }, `peer ${record.id} is alive`);
+        const twin =
+          record.id === this.opts.self.id
+            ? this.opts.self.address
+            : lead.records().find((r) => r.id === record.id && r.address !== record.address)
+                ?.address;
+        if (twin) {
+          log.error(
+            { event: 'duplicate-id', otherAddress: twin },
+            `nodes at ${record.address} and ${twin} share the id ${record.id}: give each node its own NODE_NAME`,
+          );
+        }
         return;
+      }
       case 'never-alive':
         log.warn(
           { event: 'peer-never-alive', reason: record.lastFailure },
