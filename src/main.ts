@@ -92,6 +92,7 @@ export async function startNode(config: Config, deps: NodeDeps): Promise<Running
       ? httpSanityCheck(config.sanityCheckUrl, config.probeTimeoutMs)
       : null,
     clock,
+    logger: logger.child({ component: 'prober' }),
     policy: config,
     intervalMs: config.roundIntervalMs,
     onJudgement: (j) => reporter.onJudgement(j),
@@ -99,11 +100,13 @@ export async function startNode(config: Config, deps: NodeDeps): Promise<Running
   });
   const election: ElectionDriver = new ElectionDriver({
     self,
-    timing: config,
+    // Election messages time out after PROBE_TIMEOUT; their answers are awaited a little longer.
+    timing: { ...config, answerTimeoutMs: config.probeTimeoutMs + 500 },
     transport,
     clock,
     logger: logger.child({ component: 'election' }),
-    view: () => rounds.snapshot().map(toView),
+    // Until it probes, a new coordinator passes on what it inherited rather than an empty view.
+    view: () => (rounds.running ? rounds.snapshot().map(toView) : election.inherited(clock.now())),
     onCoordinatorChanged: (change) => {
       if (change.isSelf) return; // duties start once leadership is confirmed (onLeading)
       reporter.stopLeading();
@@ -141,26 +144,40 @@ export async function startNode(config: Config, deps: NodeDeps): Promise<Running
     `knh ${VERSION} node ${self.id} listening`,
   );
 
-  // Kubernetes: take part only once this pod is listed, so that every peer can reach it too
-  // (KNH did the same). Static: PEERS may leave this node out.
+  // Kubernetes: take part only while this pod is listed, so that every peer can reach it too
+  // (KNH waited the same way), and step out when its endpoint leaves (deleted, terminating), so a
+  // pod on its way out never leads alongside its successor. Static: PEERS may leave it out.
   const mustSeeSelf = config.discovery === 'kubernetes';
   let peers: readonly string[] = [];
   let waitWarning: TimerHandle | null = null;
-  const warnStillWaiting = () => {
-    waitWarning = clock.setTimeout(() => {
-      logger.warn(
-        { event: 'waiting-for-self', address: self.address, peers: peers.length },
-        `still not listed after ${SELF_WAIT_WARN_MS / 1000} s more: ${self.address} is not among the ${peers.length} endpoints of service ${config.serviceName ?? ''} in ${config.namespace ?? ''}; check that the Service selects this pod, that it publishes not-ready addresses, that POD_IP is status.podIP, that CONTAINER_PORT is the Service's target port, and that the Role allows listing EndpointSlices`,
-      );
-      warnStillWaiting();
-    }, SELF_WAIT_WARN_MS);
+  const waitForSelf = () => {
+    if (waitWarning) return;
+    logger.info(
+      { event: 'waiting-for-self', address: self.address, peers: peers.length },
+      `waiting for ${self.address} to appear among the endpoints before taking part`,
+    );
+    const warn = () => {
+      waitWarning = clock.setTimeout(() => {
+        logger.warn(
+          { event: 'waiting-for-self', address: self.address, peers: peers.length },
+          `still not listed after ${SELF_WAIT_WARN_MS / 1000} s more: ${self.address} is not among the ${peers.length} endpoints of service ${config.serviceName ?? ''} in ${config.namespace ?? ''}; check that the Service selects this pod, that it publishes not-ready addresses, that POD_IP is status.podIP, that CONTAINER_PORT is the Service's target port, and that the Role allows listing EndpointSlices`,
+        );
+        warn();
+      }, SELF_WAIT_WARN_MS);
+    };
+    warn();
   };
+  const stopWaiting = () => {
+    if (waitWarning) clock.clearTimeout(waitWarning);
+    waitWarning = null;
+  };
+  // Armed before discovery starts: an API that never answers must not leave the node silent.
+  if (mustSeeSelf) waitForSelf();
   await source.start((addresses) => {
     const next = addresses.filter((a) => a !== self.address);
     const { added, removed } = diffPeers(peers, next);
-    const changed = added.length > 0 || removed.length > 0;
     peers = next;
-    if (changed) {
+    if (added.length > 0 || removed.length > 0) {
       logger.info(
         { event: 'peers-changed', added, removed, peers: next.length },
         `peers: ${next.length} (+${added.length} -${removed.length})`,
@@ -168,20 +185,20 @@ export async function startNode(config: Config, deps: NodeDeps): Promise<Running
       rounds.setPeers(next);
       election.setPeers(next);
     }
-    if (election.started) return;
-    if (mustSeeSelf && !addresses.includes(self.address)) {
-      if (!waitWarning) {
-        logger.info(
-          { event: 'waiting-for-self', address: self.address, peers: next.length },
-          `waiting for ${self.address} to appear among the endpoints before taking part`,
-        );
-        warnStillWaiting();
-      }
-      return;
+    const listed = !mustSeeSelf || addresses.includes(self.address);
+    if (listed && !election.started) {
+      stopWaiting();
+      election.start();
+    } else if (!listed && election.started) {
+      logger.warn(
+        { event: 'left-endpoints', address: self.address },
+        `${self.address} is no longer among the endpoints (being removed?): stepping out of the election`,
+      );
+      election.stop();
+      waitForSelf();
+    } else if (!listed) {
+      waitForSelf();
     }
-    if (waitWarning) clock.clearTimeout(waitWarning);
-    waitWarning = null;
-    election.start();
   });
 
   let stopping: Promise<void> | null = null;
@@ -190,11 +207,13 @@ export async function startNode(config: Config, deps: NodeDeps): Promise<Running
     stop: (graceMs = 5_000) =>
       (stopping ??= (async () => {
         logger.info({ event: 'stopping' }, 'stopping');
-        if (waitWarning) clock.clearTimeout(waitWarning);
+        stopWaiting();
         election.stop();
         reporter.stopLeading();
         rounds.stop();
         await source.stop();
+        // Alerts still being shared with followers go to the queues first, then the queues drain.
+        await Promise.race([reporter.flush(), clock.sleep(graceMs)]);
         await notifier.drain(graceMs);
         await server.close();
       })()),

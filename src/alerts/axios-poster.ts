@@ -19,8 +19,8 @@ export function axiosPoster(userAgent: string): Poster {
     ));
   return {
     async post(url, body, timeoutMs) {
-      const http = await getClient();
       try {
+        const http = await getClient();
         const res = await http.post(url, body, { signal: AbortSignal.timeout(timeoutMs) });
         if (res.status >= 200 && res.status < 300) return { ok: true, status: res.status };
         const retryable = res.status >= 500 || RETRYABLE_STATUS.has(res.status);

@@ -50,6 +50,11 @@ export class Reporter {
     this.periodic = null;
   }
 
+  /** Resolves once every decided webhook has been handed to its queue. */
+  flush(): Promise<void> {
+    return this.outbox;
+  }
+
   onJudgement({ record, transition, incidentMs }: Judgement): void {
     const lead = this.leadership;
     if (!lead) return;
@@ -138,7 +143,11 @@ export class Reporter {
     if (every <= 0) return;
     this.periodic = this.opts.clock.setTimeout(() => {
       if (!this.leadership) return;
-      this.sendClusterStatus('periodic');
+      try {
+        this.sendClusterStatus('periodic');
+      } catch (err) {
+        this.opts.logger.error({ err }, 'BUG: building the periodic cluster status failed');
+      }
       this.schedulePeriodic();
     }, every);
   }

@@ -74,7 +74,11 @@ export class WebhookQueue {
       );
     }
     this.queue.push({ ...event, firstTryMs: null });
-    if (!this.busy) this.idle = this.run();
+    if (!this.busy) {
+      this.idle = this.run().catch((err: unknown) =>
+        this.opts.logger.error({ err, url: this.opts.url }, 'BUG: webhook delivery loop failed'),
+      );
+    }
   }
 
   /** Resolves when the queue is empty or `ms` has passed; what is left is logged by the caller. */

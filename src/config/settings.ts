@@ -195,7 +195,7 @@ export const SETTINGS = [
     env: 'CLUSTER_STATUS_URL',
     type: { kind: 'url' },
     description:
-      "Receives the full peer map after every election, after every round that changed a peer's state, and every CLUSTER_STATUS_INTERVAL.",
+      'Receives the full peer map after every election, after every round that changed a peer or the peer list, and every CLUSTER_STATUS_INTERVAL.',
     origin: 'KNH',
   },
   {
@@ -220,7 +220,7 @@ export const SETTINGS = [
     default: '10m',
     unit: 'seconds',
     description:
-      'A webhook that fails (network error, 408, 429, 5xx) is retried with backoff (0.5 s doubling to 30 s) for this long, then given up with an error log.',
+      'A webhook that fails (network error, timeout, 408, 425, 429, 5xx) is retried with backoff (0.5 s doubling to 30 s) for this long, then given up with an error log.',
     origin: 'knh',
   },
   {

@@ -38,9 +38,7 @@ export function loadKubeConfig(kubeconfigPath: string | null): KubeConfig {
 
 const SERVICE_NAME_LABEL = 'kubernetes.io/service-name';
 
-export function kubernetesPeers(
-  opts: KubernetesPeersOptions,
-): PeerSource & { readonly synced: boolean } {
+export function kubernetesPeers(opts: KubernetesPeersOptions): PeerSource {
   const { kubeConfig, namespace, serviceName, port, clock } = opts;
   const logger = opts.logger.child({ component: 'discovery', namespace, service: serviceName });
   const { initialMs, maxMs } = opts.backoff ?? { initialMs: 500, maxMs: 30_000 };
@@ -53,6 +51,7 @@ export function kubernetesPeers(
   let delay = initialMs;
   let restart: TimerHandle | null = null;
   let published: string | null = null;
+  let startedMs = 0;
 
   const informer = makeInformer<V1EndpointSlice>(
     kubeConfig,
@@ -68,6 +67,9 @@ export function kubernetesPeers(
       }
       synced = true;
       delay = initialMs;
+      // Publish after the informer has taken the list in, even when it is empty (a Service with
+      // no endpoints yet, a misspelt SERVICE_NAME): the node says it is waiting rather than nothing.
+      clock.setTimeout(publish, 0);
       return list;
     },
     labelSelector,
@@ -88,6 +90,8 @@ export function kubernetesPeers(
 
   const scheduleRestart = (err: unknown) => {
     if (stopped || restart) return;
+    // A watch that stayed up a while means the API had recovered: start the backoff afresh.
+    if (clock.now() - startedMs > maxMs) delay = initialMs;
     const wait = Math.round(delay * (0.8 + Math.random() * 0.4));
     logger.warn(
       { event: 'discovery-error', err, retryInMs: wait },
@@ -96,7 +100,9 @@ export function kubernetesPeers(
     delay = Math.min(delay * 2, maxMs);
     restart = clock.setTimeout(() => {
       restart = null;
-      if (!stopped) informer.start().catch(scheduleRestart);
+      if (stopped) return;
+      startedMs = clock.now();
+      informer.start().catch(scheduleRestart);
     }, wait);
   };
 
@@ -106,17 +112,17 @@ export function kubernetesPeers(
   informer.on('error', scheduleRestart);
 
   return {
-    get synced() {
-      return synced;
-    },
-    async start(callback) {
+    start(callback) {
       onPeers = callback;
       logger.info(
         { event: 'discovery-start', labelSelector },
         `watching EndpointSlices of service ${serviceName} in namespace ${namespace}`,
       );
-      // Errors arrive through the 'error' callback; a rejection here is handled the same way.
-      await informer.start().catch(scheduleRestart);
+      // Not awaited: an API that hangs must not hold up start-up (the node says it is waiting).
+      // Errors arrive through the 'error' callback; a rejection is handled the same way.
+      startedMs = clock.now();
+      void informer.start().catch(scheduleRestart);
+      return Promise.resolve();
     },
     async stop() {
       stopped = true;

@@ -7,6 +7,7 @@
 //   leaves the peer set, and when a lower-ranked node asks it to (unless it follows a live leader).
 // - Holding an election = sending ElectionRequest to every higher-ranked peer. No answer → it wins:
 //   epoch + 1, announce to all. An answer → wait `electionTimeoutMs` for an announcement, else retry.
+//   (Answers themselves are awaited `answerTimeoutMs`, past the requests' own timeout.)
 // - The coordinator re-announces every `heartbeatIntervalMs`; that is the followers' heartbeat.
 // - An announcement is accepted only from a node in the receiver's peer list that outranks it, with an epoch at
 //   least the receiver's (equal epochs: only from a node that outranks the current coordinator).
@@ -14,92 +15,17 @@
 //   epoch catches up (it re-announces at max+1) and a stale one steps down to the better leader.
 import { compareRank, outranks, type NodeRef } from '../core/node-ref.js';
 import type { AnnouncementReply, ElectionAnswer, ElectionRequest } from './messages.js';
+import type { ElectionEffect, ElectionEvent, ElectionState, StepResult } from './state.js';
 
-export type Role = 'follower' | 'candidate' | 'coordinator';
-
-export interface ElectionTiming {
-  heartbeatIntervalMs: number;
-  coordinatorTimeoutMs: number;
-  electionTimeoutMs: number;
-}
-
-export interface ElectionState {
-  readonly self: NodeRef;
-  readonly timing: ElectionTiming;
-  /** Addresses of known peers, never including self. */
-  readonly peers: readonly string[];
-  readonly role: Role;
-  /** The highest epoch (term) this node has seen or made. */
-  readonly epoch: number;
-  readonly coordinator: NodeRef | null;
-  /** When the coordinator was last heard from (followers). */
-  readonly lastHeardMs: number;
-  /** Sequence number of this node's latest election, to drop answers to older ones. */
-  readonly round: number;
-  /** Candidate: awaiting answers, or an announcement after an answer. */
-  readonly waiting: 'answers' | 'announcement' | null;
-  /** Candidate: when to give up waiting and hold the election again. */
-  readonly deadlineMs: number;
-  /** Coordinator: when the next heartbeat announcement is due. */
-  readonly nextHeartbeatMs: number;
-  /**
-   * Coordinator: its first announcement round came back without evidence of a newer epoch, so it
-   * may act as leader (probe, alert). A node that restarted at epoch 0 learns the mesh's epoch
-   * from the rejections first, and never reports under a stale one.
-   */
-  readonly leading: boolean;
-  readonly started: boolean;
-}
-
-export type ElectionEvent =
-  | { type: 'start'; now: number }
-  | { type: 'tick'; now: number }
-  | { type: 'peers'; now: number; peers: readonly string[] }
-  | { type: 'election-request'; now: number; request: ElectionRequest }
-  | { type: 'election-result'; now: number; round: number; answers: readonly ElectionAnswer[] }
-  | { type: 'announcement'; now: number; from: NodeRef; epoch: number }
-  | {
-      type: 'announce-result';
-      now: number;
-      epoch: number;
-      replies: readonly { address: string; reply: AnnouncementReply | null }[];
-    }
-  /** The coordinator's verdicts changed: announce now rather than at the next heartbeat. */
-  | { type: 'share'; now: number }
-  | { type: 'resign'; now: number };
-
-export type ElectionEffect =
-  | { type: 'send-election'; round: number; epoch: number; to: readonly string[] }
-  | { type: 'announce'; epoch: number; to: readonly string[] }
-  | { type: 'reply-answer'; answer: ElectionAnswer }
-  | { type: 'reply-announcement'; reply: AnnouncementReply }
-  | { type: 'coordinator-changed'; coordinator: NodeRef | null; epoch: number; reason: string }
-  /** This node's leadership is confirmed at `epoch`: start probing and reporting. */
-  | { type: 'leading'; epoch: number }
-  | { type: 'election-started'; round: number; reason: string; to: readonly string[] };
-
-export interface StepResult {
-  state: ElectionState;
-  effects: ElectionEffect[];
-}
-
-export function initialState(self: NodeRef, timing: ElectionTiming): ElectionState {
-  return {
-    self,
-    timing,
-    peers: [],
-    role: 'follower',
-    epoch: 0,
-    coordinator: null,
-    lastHeardMs: 0,
-    round: 0,
-    waiting: null,
-    deadlineMs: 0,
-    nextHeartbeatMs: 0,
-    leading: false,
-    started: false,
-  };
-}
+export { initialState } from './state.js';
+export type {
+  ElectionEffect,
+  ElectionEvent,
+  ElectionState,
+  ElectionTiming,
+  Role,
+  StepResult,
+} from './state.js';
 
 const sameNode = (a: NodeRef | null, b: NodeRef | null) => a?.address === b?.address;
 
@@ -151,7 +77,7 @@ function holdElection(state: ElectionState, now: number, reason: string): StepRe
       coordinator: null,
       round,
       waiting: 'answers',
-      deadlineMs: now + state.timing.electionTimeoutMs,
+      deadlineMs: now + state.timing.answerTimeoutMs,
     },
     [
       { type: 'election-started', round, reason, to: higher },
@@ -159,6 +85,13 @@ function holdElection(state: ElectionState, now: number, reason: string): StepRe
     ],
     reason,
   );
+}
+
+/** The highest-ranked of the coordinators others name that outranks `self`, if any. */
+function bestLeaderAbove(self: NodeRef, named: readonly (NodeRef | null)[]): NodeRef | undefined {
+  return named
+    .filter((c): c is NodeRef => c !== null && outranks(c.address, self.address))
+    .sort((a, b) => compareRank(b.address, a.address))[0];
 }
 
 function coordinatorAlive(state: ElectionState, now: number): boolean {
@@ -202,7 +135,10 @@ function onTick(state: ElectionState, now: number): StepResult {
 }
 
 function onElectionRequest(state: ElectionState, now: number, req: ElectionRequest): StepResult {
-  const epoch = Math.max(state.epoch, req.epoch);
+  // Only a peer's epoch is adopted and only a peer is acted for: a stranger (another mesh, or a
+  // pod this node has not discovered yet) gets an answer and changes nothing.
+  const known = state.peers.includes(req.from.address);
+  const epoch = known ? Math.max(state.epoch, req.epoch) : state.epoch;
   const answer: ElectionAnswer = {
     type: 'answer',
     from: state.self,
@@ -211,7 +147,7 @@ function onElectionRequest(state: ElectionState, now: number, req: ElectionReque
   };
   const effects: ElectionEffect[] = [{ type: 'reply-answer', answer }];
   const next = { ...state, epoch };
-  if (!outranks(state.self.address, req.from.address)) return { state: next, effects };
+  if (!known || !outranks(state.self.address, req.from.address)) return { state: next, effects };
   if (state.role === 'coordinator') {
     // Tell the asker at once who leads, instead of waiting for the next heartbeat.
     effects.push({ type: 'announce', epoch, to: [req.from.address] });
@@ -237,10 +173,10 @@ function onElectionResult(
     return becomeCoordinator({ ...state, epoch }, now, 'no higher-ranked peer answered');
   // A live leader that outranks us, vouched for by a higher node: follow it provisionally; its
   // heartbeats confirm it, or the coordinator timeout starts a new election.
-  const vouched = valid
-    .map((a) => a.coordinator)
-    .filter((c): c is NodeRef => c !== null && outranks(c.address, state.self.address))
-    .sort((a, b) => compareRank(b.address, a.address))[0];
+  const vouched = bestLeaderAbove(
+    state.self,
+    valid.map((a) => a.coordinator),
+  );
   if (vouched) {
     return withCoordinator(
       state,
@@ -314,13 +250,22 @@ function onAnnounceResult(
   replies: readonly { address: string; reply: AnnouncementReply | null }[],
 ): StepResult {
   if (state.role !== 'coordinator' || epoch !== state.epoch) return { state, effects: [] };
+  // A live higher-ranked peer that counts us as a peer: it is taking over, so stop leading now
+  // rather than lead alongside it; with no coordinator, the next tick asks it (election).
+  const higher = replies.find((r) => r.reply?.reason === 'outranked');
+  if (higher) {
+    return withCoordinator(
+      state,
+      { role: 'follower', coordinator: null, waiting: null },
+      [],
+      `stepped down: ${higher.address} outranks this node`,
+    );
+  }
   const rejections = replies
     .map((r) => r.reply)
-    // 'outranked': that node takes over itself. 'unknown-sender': it does not count us as a peer
-    // (yet); it is no evidence of a better leader.
+    // 'unknown-sender': it does not count us as a peer (yet); no evidence of a better leader.
     .filter(
-      (r): r is AnnouncementReply =>
-        r !== null && !r.accepted && r.reason !== 'outranked' && r.reason !== 'unknown-sender',
+      (r): r is AnnouncementReply => r !== null && !r.accepted && r.reason !== 'unknown-sender',
     );
   if (rejections.length === 0) {
     // Unanswered or accepted everywhere: nothing says a newer epoch exists.
@@ -331,10 +276,10 @@ function onAnnounceResult(
     };
   }
   const maxEpoch = rejections.reduce((m, r) => Math.max(m, r.epoch), state.epoch);
-  const better = rejections
-    .map((r) => r.coordinator)
-    .filter((c): c is NodeRef => c !== null && outranks(c.address, state.self.address))
-    .sort((a, b) => compareRank(b.address, a.address))[0];
+  const better = bestLeaderAbove(
+    state.self,
+    rejections.map((r) => r.coordinator),
+  );
   if (better) {
     return withCoordinator(
       state,
@@ -366,7 +311,7 @@ function onPeers(state: ElectionState, now: number, peers: readonly string[]): S
 }
 
 function onResign(state: ElectionState): StepResult {
-  // Leaving: stop leading and stop answering as a candidate; the driver tells the peers.
+  // Leaving (shutdown, or no longer listed): stop leading and stop taking part until started again.
   return withCoordinator(
     state,
     { role: 'follower', coordinator: null, waiting: null, started: false },

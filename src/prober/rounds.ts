@@ -1,5 +1,6 @@
 // The coordinator's probe rounds: every interval, probe each peer not already being probed.
 import type { Clock } from '../core/clock.js';
+import type { Logger } from '../core/logger.js';
 import type { PeerTransport, SanityCheck } from '../core/transport.js';
 import { probeWithRetries, type RetryPolicy } from './attempts.js';
 import {
@@ -29,6 +30,7 @@ export interface ProbeRoundsOptions {
   transport: Pick<PeerTransport, 'ping'>;
   sanity: SanityCheck | null;
   clock: Clock;
+  logger: Logger;
   policy: RetryPolicy;
   intervalMs: number;
   /** Called as soon as a probe changes a peer's verdict; must not block (it runs in the round). */
@@ -106,7 +108,9 @@ export class ProbeRounds {
 
   private async loop(signal: AbortSignal): Promise<void> {
     for (let round = 1; !signal.aborted; round++) {
-      void this.runRound(round, signal);
+      this.runRound(round, signal).catch((err: unknown) =>
+        this.opts.logger.error({ err, round }, 'BUG: a probe round failed'),
+      );
       try {
         await this.opts.clock.sleep(this.opts.intervalMs, signal);
       } catch {

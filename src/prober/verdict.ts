@@ -1,4 +1,5 @@
 // A peer's health verdict as a pure transition over probe results; alerts are derived from it.
+import { parseAddress } from '../core/node-ref.js';
 
 export type Health = 'unknown' | 'alive' | 'dead';
 
@@ -48,7 +49,7 @@ export interface Judgement {
 }
 
 export function newRecord(address: string, now: number): PeerRecord {
-  const ip = address.replace(/:\d+$/, '').replace(/^\[|\]$/g, '');
+  const ip = parseAddress(address)?.ip ?? address;
   return {
     address,
     id: `unknown@${ip}`,

@@ -213,6 +213,22 @@ describe('kubernetes discovery (real client library, fake API server, real knh p
     expect(deadReports(mesh.node(3))).to.deep.equal([]);
   });
 
+  it('lets a terminating coordinator step out at once, and its successor lead, with no alert', async () => {
+    await settled();
+    list([1, 2, 3, 4, 5], { 5: { terminating: true, ready: false } });
+    await mesh.waitForLog(5, (l) => l.event === 'left-endpoints', 10_000);
+    // Node 5 keeps answering (preStop) but no longer leads; node 4 takes over without waiting for silence.
+    await statusListing(
+      mesh.node(4),
+      [1, 2, 3].map((i) => mesh.node(i)),
+    );
+    const five = await ping(mesh.node(5));
+    expect(five?.role, 'the leaving node does not lead').to.not.equal('coordinator');
+    await mesh.kill(5);
+    await sleep(3_000);
+    expect(deadReports(mesh.node(5))).to.deep.equal([]);
+  });
+
   it('keeps a not-ready endpoint as a peer, so a node that was alive and stops answering is reported', async () => {
     await settled();
     list([1, 2, 3, 4, 5], { 2: { ready: false } });

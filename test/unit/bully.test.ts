@@ -18,6 +18,7 @@ const timing: ElectionTiming = {
   heartbeatIntervalMs: 500,
   coordinatorTimeoutMs: 1_500,
   electionTimeoutMs: 1_000,
+  answerTimeoutMs: 1_000,
 };
 
 const node = (ip: string): NodeRef => ({ id: `node-${ip}@${ip}`, address: `${ip}:8080` });
@@ -185,6 +186,29 @@ describe('bully election: step', () => {
       expect(result.state.coordinator).to.deep.equal(D);
       expect(step(result.state, { type: 'tick', now: 20 + timing.electionTimeoutMs }).effects).to.be
         .empty;
+    });
+
+    it('waits for the answers past ELECTION_TIMEOUT when the requests may take longer', () => {
+      const patient = { ...timing, answerTimeoutMs: 2_500 };
+      const s = step(
+        step({ ...initialState(B, patient) }, { type: 'peers', now: 0, peers: addresses(A, C) })
+          .state,
+        { type: 'start', now: 0 },
+      ).state;
+      const ticked = step(s, { type: 'tick', now: timing.electionTimeoutMs + 100 });
+      expect(ticked.effects, 'no new round while the requests are still out').to.deep.equal([]);
+      const late = step(ticked.state, {
+        type: 'election-result',
+        now: 2_000,
+        round: s.round,
+        answers: [],
+      });
+      expect(late.state.role, 'the late result counts').to.equal('coordinator');
+      const expired = step(s, { type: 'tick', now: 2_500 });
+      expect(
+        effectsOf(expired, 'send-election'),
+        'and gives up only at answerTimeoutMs',
+      ).to.have.length(1);
     });
 
     it('ignores the result of an older election round', () => {
@@ -446,7 +470,22 @@ describe('bully election: step', () => {
       expect(effectsOf(better, 'leading')).to.deep.equal([]);
     });
 
-    it("ignores 'outranked' rejections, acceptances, silence, and results of an older epoch", () => {
+    it("stops leading on an 'outranked' reply: a live higher-ranked peer is taking over", () => {
+      const s = knowing(coordinator(C, [A, B], 2), [A, B, D]);
+      const result = step(s, {
+        type: 'announce-result',
+        now: 10,
+        epoch: 2,
+        replies: [reply(D.address, 'outranked', 2, null)],
+      });
+      expect(result.state).to.include({ role: 'follower', coordinator: null, leading: false });
+      expect(effectsOf(result, 'coordinator-changed')).to.have.length(1);
+      // With no coordinator, the next tick asks the higher-ranked peer.
+      const asked = step(result.state, { type: 'tick', now: 20 });
+      expect(effectsOf(asked, 'send-election')[0]?.to).to.deep.equal([D.address]);
+    });
+
+    it('ignores acceptances, silence, and results of an older epoch', () => {
       const s = coordinator(C, [A, B], 2);
       const ignored: ElectionEvent[] = [
         {
@@ -454,7 +493,6 @@ describe('bully election: step', () => {
           now: 10,
           epoch: 2,
           replies: [
-            reply(D.address, 'outranked', 9, E),
             { address: A.address, reply: { accepted: true, epoch: 2, coordinator: C } },
             { address: B.address, reply: null },
           ],
@@ -475,6 +513,18 @@ describe('bully election: step', () => {
   });
 
   describe('election requests', () => {
+    it('answers a stranger without adopting its epoch or acting for it', () => {
+      const s = coordinator(C, [A, B], 2);
+      const result = step(s, {
+        type: 'election-request',
+        now: 100,
+        request: { from: node('10.9.9.9'), epoch: 1e9 },
+      });
+      expect(result.state).to.deep.equal(s);
+      expect(result.effects.map((e) => e.type)).to.deep.equal(['reply-answer']);
+      expect(effectsOf(result, 'reply-answer')[0]?.answer.epoch).to.equal(2);
+    });
+
     const request = (from: NodeRef, epoch: number) =>
       ({ type: 'election-request', now: 100, request: { from, epoch } }) as const;
 

@@ -3,6 +3,7 @@ import { expect } from 'chai';
 import type { Outcome, PingResponse, SanityCheck } from '../../src/core/transport.js';
 import { ProbeRounds, type RoundReport } from '../../src/prober/rounds.js';
 import type { Judgement, PeerView } from '../../src/prober/verdict.js';
+import { CapturingLogger } from '../support/capturing-logger.js';
 import { FakeClock } from '../support/fake-clock.js';
 
 const A = '10.0.0.1:8080';
@@ -64,6 +65,7 @@ function setup(opts: { behaviour?: Map<string, Behaviour>; sanity?: SanityCheck 
     transport: { ping: net.ping },
     sanity: opts.sanity ?? null,
     clock,
+    logger: new CapturingLogger(),
     policy: {
       connectMaxRetries: 2,
       connectCooldownMs: 200,

@@ -1,0 +1,94 @@
+// The bully election's state, events and effects: the data the pure transitions in bully.ts work on.
+import type { NodeRef } from '../core/node-ref.js';
+import type { AnnouncementReply, ElectionAnswer, ElectionRequest } from './messages.js';
+
+export type Role = 'follower' | 'candidate' | 'coordinator';
+
+export interface ElectionTiming {
+  heartbeatIntervalMs: number;
+  coordinatorTimeoutMs: number;
+  electionTimeoutMs: number;
+  /**
+   * How long a candidate waits for the answers to its election messages: longer than the requests
+   * themselves can take, so a black-holed higher peer never makes it give up and start over forever.
+   */
+  answerTimeoutMs: number;
+}
+
+export interface ElectionState {
+  readonly self: NodeRef;
+  readonly timing: ElectionTiming;
+  /** Addresses of known peers, never including self. */
+  readonly peers: readonly string[];
+  readonly role: Role;
+  /** The highest epoch (term) this node has seen or made. */
+  readonly epoch: number;
+  readonly coordinator: NodeRef | null;
+  /** When the coordinator was last heard from (followers). */
+  readonly lastHeardMs: number;
+  /** Sequence number of this node's latest election, to drop answers to older ones. */
+  readonly round: number;
+  /** Candidate: awaiting answers, or an announcement after an answer. */
+  readonly waiting: 'answers' | 'announcement' | null;
+  /** Candidate: when to give up waiting and hold the election again. */
+  readonly deadlineMs: number;
+  /** Coordinator: when the next heartbeat announcement is due. */
+  readonly nextHeartbeatMs: number;
+  /**
+   * Coordinator: its first announcement round came back without evidence of a newer epoch, so it
+   * may act as leader (probe, alert). A node that restarted at epoch 0 learns the mesh's epoch
+   * from the rejections first, and never reports under a stale one.
+   */
+  readonly leading: boolean;
+  readonly started: boolean;
+}
+
+export type ElectionEvent =
+  | { type: 'start'; now: number }
+  | { type: 'tick'; now: number }
+  | { type: 'peers'; now: number; peers: readonly string[] }
+  | { type: 'election-request'; now: number; request: ElectionRequest }
+  | { type: 'election-result'; now: number; round: number; answers: readonly ElectionAnswer[] }
+  | { type: 'announcement'; now: number; from: NodeRef; epoch: number }
+  | {
+      type: 'announce-result';
+      now: number;
+      epoch: number;
+      replies: readonly { address: string; reply: AnnouncementReply | null }[];
+    }
+  /** The coordinator's verdicts changed: announce now rather than at the next heartbeat. */
+  | { type: 'share'; now: number }
+  | { type: 'resign'; now: number };
+
+export type ElectionEffect =
+  | { type: 'send-election'; round: number; epoch: number; to: readonly string[] }
+  | { type: 'announce'; epoch: number; to: readonly string[] }
+  | { type: 'reply-answer'; answer: ElectionAnswer }
+  | { type: 'reply-announcement'; reply: AnnouncementReply }
+  | { type: 'coordinator-changed'; coordinator: NodeRef | null; epoch: number; reason: string }
+  /** This node's leadership is confirmed at `epoch`: start probing and reporting. */
+  | { type: 'leading'; epoch: number }
+  | { type: 'election-started'; round: number; reason: string; to: readonly string[] };
+
+export interface StepResult {
+  state: ElectionState;
+  effects: ElectionEffect[];
+}
+
+export function initialState(self: NodeRef, timing: ElectionTiming): ElectionState {
+  return {
+    self,
+    timing,
+    peers: [],
+    role: 'follower',
+    epoch: 0,
+    coordinator: null,
+    lastHeardMs: 0,
+    round: 0,
+    waiting: null,
+    deadlineMs: 0,
+    nextHeartbeatMs: 0,
+    leading: false,
+    started: false,
+  };
+}
