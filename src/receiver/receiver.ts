@@ -17,6 +17,8 @@ export interface ReceiverOptions {
   host?: string;
   /** 0 picks a free port. */
   port?: number;
+  /** How many received webhooks `received` keeps (the oldest go first). */
+  maxKept?: number;
 }
 
 function kindOf(body: unknown): ReceivedWebhook['kind'] {
@@ -50,10 +52,12 @@ export class Receiver extends EventEmitter {
   private failWith: number | null = null;
   private boundPort = 0;
   private readonly host: string;
+  private readonly maxKept: number;
 
   constructor(private readonly opts: ReceiverOptions) {
     super();
     this.host = opts.host ?? '127.0.0.1';
+    this.maxKept = opts.maxKept ?? 10_000;
   }
 
   get port(): number {
@@ -142,6 +146,9 @@ export class Receiver extends EventEmitter {
           errors: check.ok ? [] : check.errors,
         };
         this.received.push(webhook);
+        // A demo may run for days: keep the most recent webhooks only.
+        if (this.received.length > this.maxKept)
+          this.received.splice(0, this.received.length - this.maxKept);
         res.writeHead(204).end();
         this.emit('webhook', webhook);
       })();
