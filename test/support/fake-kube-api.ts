@@ -265,6 +265,8 @@ export class FakeKubeApi {
   private watch(res: ServerResponse, filter: Omit<Watcher, 'res'>, fromText: string): void {
     // No Content-Length: Node sends the stream chunked, as the API server does.
     res.writeHead(200, { 'content-type': 'application/json', 'transfer-encoding': 'chunked' });
+    // The API server answers at once and streams later; the client's request resolves on headers.
+    res.flushHeaders();
     const watcher: Watcher = { ...filter, res };
     const from = fromText === '' || fromText === '0' ? null : Number(fromText);
     if (from !== null && (!Number.isFinite(from) || from < this.compactedRv)) {
