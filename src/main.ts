@@ -1,11 +1,11 @@
 // Composition root: config → adapters → wiring → start; signals and orderly shutdown.
 import { hostname } from 'node:os';
-import { pino } from 'pino';
 import { axiosPoster } from './alerts/axios-poster.js';
 import { Notifier } from './alerts/notifier.js';
 import { Reporter } from './alerts/reporter.js';
 import { WebhookQueue } from './alerts/webhook-queue.js';
 import { loadConfig, type Config } from './config/load.js';
+import { processLogger } from './logging.js';
 import type { Clock, TimerHandle } from './core/clock.js';
 import type { Logger } from './core/logger.js';
 import { systemClock } from './core/system-clock.js';
@@ -230,22 +230,23 @@ export async function runFromEnv(env: NodeJS.ProcessEnv): Promise<number> {
     return 2;
   }
   const config = loaded.config;
-  const logger = pino({
-    level: config.logLevel,
-    base: { node: config.id },
-    timestamp: pino.stdTimeFunctions.isoTime,
-  });
+  const { logger, settle } = processLogger(config.logLevel, { node: config.id });
   let node: RunningNode;
   try {
     node = await startNode(config, { logger });
   } catch (err) {
     logger.fatal({ err }, `cannot start: ${(err as Error).message}`);
+    await settle(1_000);
     return 1;
   }
   return new Promise<number>((resolve) => {
     const shutdown = (signal: string) => {
       logger.info({ signal }, `received ${signal}, shutting down`);
-      void node.stop().then(() => resolve(0));
+      void node
+        .stop()
+        .then(() => logger.info({ event: 'stopped' }, 'stopped'))
+        .then(() => settle(1_000))
+        .then(() => resolve(0));
     };
     process.once('SIGTERM', () => shutdown('SIGTERM'));
     process.once('SIGINT', () => shutdown('SIGINT'));
