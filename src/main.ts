@@ -6,7 +6,7 @@ import { Reporter } from './alerts/reporter.js';
 import { WebhookQueue } from './alerts/webhook-queue.js';
 import { loadConfig, type Config } from './config/load.js';
 import { processLogger } from './logging.js';
-import type { Clock, TimerHandle } from './core/clock.js';
+import { waitAtMost, type Clock, type TimerHandle } from './core/clock.js';
 import type { Logger } from './core/logger.js';
 import { systemClock } from './core/system-clock.js';
 import { diffPeers } from './discovery/diff.js';
@@ -213,7 +213,7 @@ export async function startNode(config: Config, deps: NodeDeps): Promise<Running
         rounds.stop();
         await source.stop();
         // Alerts still being shared with followers go to the queues first, then the queues drain.
-        await Promise.race([reporter.flush(), clock.sleep(graceMs)]);
+        await waitAtMost(clock, reporter.flush(), graceMs);
         await notifier.drain(graceMs);
         await server.close();
       })()),

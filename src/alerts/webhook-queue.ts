@@ -1,5 +1,5 @@
 // Delivers events to one receiver URL in order, retrying with backoff; never blocks the caller.
-import type { Clock } from '../core/clock.js';
+import { waitAtMost, type Clock } from '../core/clock.js';
 import type { Logger } from '../core/logger.js';
 import type { Poster } from './poster.js';
 
@@ -84,7 +84,7 @@ export class WebhookQueue {
   /** Resolves when the queue is empty or `ms` has passed; what is left is logged by the caller. */
   async drain(ms: number): Promise<void> {
     if (!this.busy) return;
-    await Promise.race([this.idle, this.opts.clock.sleep(ms)]);
+    await waitAtMost(this.opts.clock, this.idle, ms);
   }
 
   private async run(): Promise<void> {

@@ -10,3 +10,14 @@ export interface Clock {
   /** Resolves after `ms`; rejects with the signal's reason if aborted first. */
   sleep(ms: number, signal?: AbortSignal): Promise<void>;
 }
+
+/** Waits for `work`, but no longer than `ms`; the timer is cancelled either way. */
+export async function waitAtMost(clock: Clock, work: Promise<unknown>, ms: number): Promise<void> {
+  const timer = new AbortController();
+  const elapsed = clock.sleep(ms, timer.signal).catch(() => undefined);
+  try {
+    await Promise.race([work, elapsed]);
+  } finally {
+    timer.abort();
+  }
+}

@@ -1,5 +1,5 @@
 // Drives the pure bully state machine: feeds it time and messages, turns its effects into requests.
-import type { Clock, TimerHandle } from '../core/clock.js';
+import { waitAtMost, type Clock, type TimerHandle } from '../core/clock.js';
 import type { Logger } from '../core/logger.js';
 import type { NodeRef } from '../core/node-ref.js';
 import type { Announcement, PeerTransport } from '../core/transport.js';
@@ -113,13 +113,7 @@ export class ElectionDriver {
     this.lastAnnouncement = null;
     this.dispatch({ type: 'share', now: this.opts.clock.now() });
     const sent = this.lastAnnouncement as Promise<void> | null;
-    if (!sent) return;
-    const timeout = new AbortController();
-    await Promise.race([
-      sent,
-      this.opts.clock.sleep(maxWaitMs, timeout.signal).catch(() => undefined),
-    ]);
-    timeout.abort();
+    if (sent) await waitAtMost(this.opts.clock, sent, maxWaitMs);
   }
 
   setPeers(peers: readonly string[]): void {
