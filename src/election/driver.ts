@@ -15,13 +15,10 @@ import {
 } from './bully.js';
 import type { AnnouncementReply, ElectionAnswer, ElectionRequest } from './messages.js';
 
+/** Epoch and reason are in the driver's own log line; leadership duties start in onLeading. */
 export interface CoordinatorChange {
   coordinator: NodeRef | null;
-  /** The last other node this one followed: the one a new leader must now watch over. */
-  lastLeader: NodeRef | null;
-  epoch: number;
   isSelf: boolean;
-  reason: string;
 }
 
 export interface ElectionDriverOptions {
@@ -199,13 +196,7 @@ export class ElectionDriver {
             ? `coordinator is ${c.id} (epoch ${effect.epoch})`
             : `no coordinator (${effect.reason})`,
         );
-        this.opts.onCoordinatorChanged({
-          coordinator: c,
-          lastLeader: this.lastLeader,
-          epoch: effect.epoch,
-          isSelf: c?.address === self.address,
-          reason: effect.reason,
-        });
+        this.opts.onCoordinatorChanged({ coordinator: c, isSelf: c?.address === self.address });
         return;
       }
       case 'leading':
