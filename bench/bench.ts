@@ -1,5 +1,6 @@
-// `npm run bench`: times elections, crash detection and false alarms of 5 real nodes on loopback,
-// prints one table against the issue's targets and writes it to docs/benchmarks.md.
+// `npm run bench`: failure detection on 5 network-namespace hosts (root only; bench/hosts.ts), then
+// elections, crash detection and false alarms of 5 real nodes on loopback; prints each table
+// against its targets and writes both to docs/benchmarks.md.
 import { writeFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { format, resolveConfig } from 'prettier';
@@ -8,6 +9,8 @@ import { parseDuration } from '../src/config/duration.js';
 import { clusterStatusOf, peerStatusOf } from '../src/demo/received-webhooks.js';
 import { Receiver } from '../src/receiver/receiver.js';
 import { loadSchemas } from '../src/wire/schemas.js';
+import { HostNetwork } from '../test/support/netns-hosts.js';
+import { rowPassed, runHostsBench } from './hosts.js';
 import { LivenessLedger } from './liveness-ledger.js';
 import {
   measureCoordinatorCrash,
@@ -59,6 +62,32 @@ function probeSpanMs(): number {
   );
 }
 
+/**
+ * The multi-host section: run unless BENCH_HOSTS=0; skipped with the reason where namespaces are
+ * not available (not root, no iptables). Returns its markdown and the names of missed targets.
+ */
+async function hostsSection(
+  repeat: number,
+  progress: (text: string) => void,
+): Promise<{ markdown: string; missed: string[] }> {
+  const skipped = (why: string) => {
+    progress(`multi-host bench skipped: ${why}`);
+    return { markdown: `## Multi-host: network namespaces\n\nNot run: ${why}.\n`, missed: [] };
+  };
+  if (process.env.BENCH_HOSTS === '0') return skipped('BENCH_HOSTS=0');
+  const available = await HostNetwork.available();
+  if (!available.ok) return skipped(available.reason);
+  const result = await runHostsBench({
+    repeat,
+    lossSeconds: positiveInt('BENCH_LOSS_SECONDS', 300),
+    progress,
+  });
+  return {
+    markdown: result.markdown,
+    missed: result.rows.filter((r) => !rowPassed(r)).map((r) => r.name),
+  };
+}
+
 async function main(): Promise<number> {
   const repeat = positiveInt('BENCH_REPEAT', 5);
   const steadySeconds = positiveInt('BENCH_STEADY_SECONDS', 300);
@@ -100,6 +129,7 @@ async function main(): Promise<number> {
       .join(' ')}`,
   );
   try {
+    const hosts = await hostsSection(repeat, progress);
     const election = await measureElection(ctx);
     const peer = await measurePeerCrash(ctx, election.last);
     const coordinator = await measureCoordinatorCrash(ctx, election.last);
@@ -184,10 +214,12 @@ async function main(): Promise<number> {
       falseAlarmWindowMs: ctx.ledger.windowMs,
       notes,
     });
-    writeFileSync(DOC, await prettyMarkdown(markdown));
+    const hostsDoc = hosts.markdown.replace(/^## /, '### ');
+    writeFileSync(DOC, await prettyMarkdown(`${markdown.trimEnd()}\n\n${hostsDoc}`));
 
+    process.stdout.write(`\n${await prettyMarkdown(hosts.markdown)}\n`);
     process.stdout.write(`\n${await prettyMarkdown(resultsTable(rows))}\n${notes.join('\n')}\n`);
-    const missed = rows.filter((r) => passed(r) === false).map((r) => r.name);
+    const missed = [...hosts.missed, ...rows.filter((r) => passed(r) === false).map((r) => r.name)];
     process.stdout.write(
       missed.length === 0
         ? `\nall targets met. Written to docs/benchmarks.md\n`

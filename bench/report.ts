@@ -99,6 +99,8 @@ export function resultsTable(rows: readonly Row[]): string {
 export const RELEVANT_SETTINGS = [
   'ELECTION_COOLDOWN_PERIOD',
   'PROBE_TIMEOUT',
+  'UNHEALTHY_DURATION',
+  'INDIRECT_PROBES',
   'CONNECT_MAX_RETRIES',
   'CONNECT_COOLDOWN_PERIOD',
   'SEND_MAX_RETRIES',

@@ -17,6 +17,8 @@ import { buildApp } from './http/app.js';
 import { peerClient } from './http/peer-client.js';
 import { httpSanityCheck } from './http/sanity-check.js';
 import { listen } from './http/server.js';
+import { DetectionMetrics } from './metrics/detection-metrics.js';
+import { Relay } from './prober/relay.js';
 import { ProbeRounds } from './prober/rounds.js';
 import { toView } from './prober/verdict.js';
 import { loadSchemas } from './wire/schemas.js';
@@ -59,7 +61,15 @@ export async function startNode(config: Config, deps: NodeDeps): Promise<Running
   const source = deps.peerSource ?? (await peerSourceFor(config, clock, logger));
   const schemas = loadSchemas();
   const self = { id: config.id, address: config.address };
-  const transport = peerClient({ schemas, timeoutMs: config.probeTimeoutMs });
+  // When each peer last answered any request: evidence of life while it is suspect.
+  const heard = new Map<string, number>();
+  const transport = peerClient({
+    schemas,
+    timeoutMs: config.probeTimeoutMs,
+    onAnswer: (address) => heard.set(address, clock.now()),
+    // A failed heartbeat to a live peer gets it probed at once, not at the next round.
+    onFailure: (address) => rounds.probeSoon(address),
+  });
   const poster = axiosPoster(`knh/${VERSION}`);
   const notifier = new Notifier({
     schemas,
@@ -86,8 +96,14 @@ export async function startNode(config: Config, deps: NodeDeps): Promise<Running
     // Bounded well below a probe round, so a slow follower never holds an alert up for long.
     shareVerdicts: () => election.shareNow(Math.min(300, config.probeTimeoutMs)),
   });
+  const metrics = new DetectionMetrics({
+    records: () => (rounds.running ? rounds.snapshot() : []),
+    selfSuspicion: () => (rounds.running ? rounds.selfSuspicion : null),
+  });
   const rounds = new ProbeRounds({
+    self,
     transport,
+    lastHeard: (address) => heard.get(address) ?? null,
     sanity: config.sanityCheckUrl
       ? httpSanityCheck(config.sanityCheckUrl, config.probeTimeoutMs)
       : null,
@@ -95,7 +111,10 @@ export async function startNode(config: Config, deps: NodeDeps): Promise<Running
     logger: logger.child({ component: 'prober' }),
     policy: config,
     intervalMs: config.roundIntervalMs,
-    onJudgement: (j) => reporter.onJudgement(j),
+    onJudgement: (j) => {
+      metrics.transition(j.transition);
+      reporter.onJudgement(j);
+    },
     onRound: (r) => reporter.onRound(r),
   });
   const election: ElectionDriver = new ElectionDriver({
@@ -107,6 +126,12 @@ export async function startNode(config: Config, deps: NodeDeps): Promise<Running
     logger: logger.child({ component: 'election' }),
     // Until it probes, a new coordinator passes on what it inherited rather than an empty view.
     view: () => (rounds.running ? rounds.snapshot().map(toView) : election.inherited(clock.now())),
+    undelivered: () => {
+      const own = reporter.undelivered();
+      if (rounds.running) return own;
+      const keys = new Set(own.map((p) => p.dedup_key));
+      return [...election.inheritedUndelivered().filter((p) => !keys.has(p.dedup_key)), ...own];
+    },
     onCoordinatorChanged: (change) => {
       if (change.isSelf) return; // duties start once leadership is confirmed (onLeading)
       reporter.stopLeading();
@@ -114,14 +139,29 @@ export async function startNode(config: Config, deps: NodeDeps): Promise<Running
     },
     onLeading: () => {
       rounds.start(election.inherited(clock.now()));
-      reporter.startLeading({
-        epoch: () => election.epoch,
-        records: () => rounds.snapshot(),
-        sanity: () => rounds.sanity,
-      });
+      reporter.startLeading(
+        {
+          epoch: () => election.epoch,
+          records: () => rounds.snapshot(),
+          sanity: () => rounds.sanity,
+          selfSuspicion: () => rounds.selfSuspicion,
+        },
+        election.inheritedUndelivered(),
+      );
+      // This node was reported dead and is back (a restart): it resolves its own incident.
+      const own = election.inheritedSelf();
+      if (own?.health === 'dead' && own.alerted) reporter.selfRecovered(own);
     },
   });
 
+  let peers: readonly string[] = [];
+  const relay = new Relay({
+    transport,
+    clock,
+    policy: config,
+    isPeer: (address) => peers.includes(address),
+    maxTimeoutMs: 2 * config.probeTimeoutMs,
+  });
   const app = buildApp({
     schemas,
     logger: logger.child({ component: 'http' }),
@@ -136,6 +176,8 @@ export async function startNode(config: Config, deps: NodeDeps): Promise<Running
       }),
       election: (request) => election.handleElection(request),
       announcement: (announcement) => election.handleAnnouncement(announcement),
+      probe: (request) => relay.handle(request),
+      metrics: () => metrics.render(),
     },
   });
   const server = await listen(app, config.listenHost, config.port);
@@ -148,7 +190,6 @@ export async function startNode(config: Config, deps: NodeDeps): Promise<Running
   // (KNH waited the same way), and step out when its endpoint leaves (deleted, terminating), so a
   // pod on its way out never leads alongside its successor. Static: PEERS may leave it out.
   const mustSeeSelf = config.discovery === 'kubernetes';
-  let peers: readonly string[] = [];
   let waitWarning: TimerHandle | null = null;
   const waitForSelf = () => {
     if (waitWarning) return;

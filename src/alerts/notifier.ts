@@ -2,7 +2,7 @@
 import type { Logger } from '../core/logger.js';
 import type { SchemaRegistry } from '../wire/schemas.js';
 import type { ClusterStatusPayload, PeerStatusPayload } from './payloads.js';
-import type { WebhookEvent, WebhookQueue } from './webhook-queue.js';
+import type { DeliveryOutcome, WebhookEvent, WebhookQueue } from './webhook-queue.js';
 
 export interface NotifierOptions {
   schemas: SchemaRegistry;
@@ -18,8 +18,9 @@ export class Notifier {
 
   constructor(private readonly opts: NotifierOptions) {}
 
-  peerStatus(payload: PeerStatusPayload): boolean {
-    return this.send(this.opts.peerStatusUrl, 'peer-status', payload.dedup_key, payload);
+  /** Returns whether the event was queued; `onSettled` then hears how its delivery ended. */
+  peerStatus(payload: PeerStatusPayload, onSettled?: (outcome: DeliveryOutcome) => void): boolean {
+    return this.send(this.opts.peerStatusUrl, 'peer-status', payload.dedup_key, payload, onSettled);
   }
 
   clusterStatus(payload: ClusterStatusPayload): boolean {
@@ -45,6 +46,7 @@ export class Notifier {
     kind: WebhookEvent['kind'],
     key: string,
     body: unknown,
+    onSettled?: (outcome: DeliveryOutcome) => void,
   ): boolean {
     const check = this.opts.schemas.check(kind, body);
     if (!check.ok) {
@@ -61,7 +63,7 @@ export class Notifier {
       queue = this.opts.makeQueue(url);
       this.queues.set(url, queue);
     }
-    queue.enqueue({ kind, key, body });
+    queue.enqueue({ kind, key, body, ...(onSettled ? { onSettled } : {}) });
     return true;
   }
 }

@@ -9,18 +9,22 @@ export interface PeerPayload {
   alive: boolean;
   node_name: string;
   health: PeerRecord['health'];
+  path_broken: boolean;
   since: string;
 }
+
+export type PeerStatusEvent = 'peer_dead' | 'peer_recovered' | 'path_broken' | 'path_restored';
 
 export interface PeerStatusPayload {
   peer: PeerPayload;
   coordinator: string;
   coordinator_address: string;
-  event: 'peer_dead' | 'peer_recovered';
+  event: PeerStatusEvent;
   epoch: number;
   timestamp: string;
   dedup_key: string;
   reason?: string;
+  path?: { from: string; to: string; witnesses: string[] };
 }
 
 export type ClusterStatusReason = 'election' | 'change' | 'periodic';
@@ -34,6 +38,8 @@ export interface ClusterStatusPayload {
   epoch: number;
   timestamp: string;
   sanity_check: SanityState;
+  self_suspect: boolean;
+  unreachable_peers: number;
 }
 
 const iso = (ms: number) => new Date(ms).toISOString();
@@ -42,19 +48,35 @@ export function peerPayload(r: PeerRecord): PeerPayload {
   return {
     id: r.id,
     address: r.address,
-    alive: r.health === 'alive',
+    // A suspect peer is not known to be down: KNH's consumers page on alive=false.
+    alive: r.health === 'alive' || r.health === 'suspect',
     node_name: r.nodeName,
     health: r.health,
+    path_broken: r.brokenPath !== null,
     since: iso(r.sinceMs),
   };
 }
 
+const KEY_SUFFIX: Record<PeerStatusEvent, string> = {
+  peer_dead: 'dead',
+  peer_recovered: 'recovered',
+  path_broken: 'path-broken',
+  path_restored: 'path-restored',
+};
+
 /**
- * The dedup key names the incident (peer address + when its dead spell started), so a dead alert
- * and its recovery share a stem and a repeated delivery of either carries the same key.
+ * The dedup key names the incident (peer address + when its dead spell or broken path started),
+ * so an alert and its resolution share a stem, and a repeated delivery of either (by a successor
+ * too: it resends the very payload) carries the same key. A path's key also names its source.
  */
-export function dedupKey(event: PeerStatusPayload['event'], address: string, incidentMs: number) {
-  return `knh:${address}:${incidentMs}:${event === 'peer_dead' ? 'dead' : 'recovered'}`;
+export function dedupKey(
+  event: PeerStatusEvent,
+  address: string,
+  incidentMs: number,
+  from?: string,
+): string {
+  const subject = event.startsWith('path_') && from ? `${from}->${address}` : address;
+  return `knh:${subject}:${incidentMs}:${KEY_SUFFIX[event]}`;
 }
 
 export function peerStatusPayload(args: {
@@ -64,8 +86,11 @@ export function peerStatusPayload(args: {
   coordinator: NodeRef;
   epoch: number;
   now: number;
+  /** Path events: the relays that reached the peer (default: the record's). */
+  witnesses?: string[];
 }): PeerStatusPayload {
   const { record, event, incidentMs, coordinator, epoch, now } = args;
+  const path = event === 'path_broken' || event === 'path_restored';
   return {
     peer: peerPayload(record),
     coordinator: coordinator.id,
@@ -73,8 +98,19 @@ export function peerStatusPayload(args: {
     event,
     epoch,
     timestamp: iso(now),
-    dedup_key: dedupKey(event, record.address, incidentMs),
-    ...(event === 'peer_dead' && record.lastFailure ? { reason: record.lastFailure } : {}),
+    dedup_key: dedupKey(event, record.address, incidentMs, coordinator.address),
+    ...(event !== 'peer_recovered' && event !== 'path_restored' && record.lastFailure
+      ? { reason: record.lastFailure }
+      : {}),
+    ...(path
+      ? {
+          path: {
+            from: coordinator.id,
+            to: record.id,
+            witnesses: args.witnesses ?? record.brokenPath?.witnesses ?? [],
+          },
+        }
+      : {}),
   };
 }
 
@@ -84,6 +120,7 @@ export function clusterStatusPayload(args: {
   epoch: number;
   reason: ClusterStatusReason;
   sanity: SanityState;
+  selfSuspicion: { suspect: boolean; unreachable: number };
   now: number;
 }): ClusterStatusPayload {
   return {
@@ -95,5 +132,7 @@ export function clusterStatusPayload(args: {
     epoch: args.epoch,
     timestamp: iso(args.now),
     sanity_check: args.sanity,
+    self_suspect: args.selfSuspicion.suspect,
+    unreachable_peers: args.selfSuspicion.unreachable,
   };
 }

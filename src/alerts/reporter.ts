@@ -2,10 +2,16 @@
 import type { Clock, TimerHandle } from '../core/clock.js';
 import type { Logger } from '../core/logger.js';
 import type { NodeRef } from '../core/node-ref.js';
-import type { RoundReport, SanityState } from '../prober/rounds.js';
-import type { Judgement, PeerRecord } from '../prober/verdict.js';
+import type { RoundReport, SanityState, SelfSuspicion } from '../prober/rounds.js';
+import { fromView, type Judgement, type PeerRecord, type PeerView } from '../prober/verdict.js';
 import type { Notifier } from './notifier.js';
-import { clusterStatusPayload, peerStatusPayload, type ClusterStatusReason } from './payloads.js';
+import {
+  clusterStatusPayload,
+  peerStatusPayload,
+  type ClusterStatusReason,
+  type PeerStatusEvent,
+  type PeerStatusPayload,
+} from './payloads.js';
 
 export interface ReporterOptions {
   notifier: Notifier;
@@ -25,7 +31,15 @@ export interface Leadership {
   epoch(): number;
   records(): PeerRecord[];
   sanity(): SanityState;
+  selfSuspicion(): SelfSuspicion;
 }
+
+const EVENT: Partial<Record<NonNullable<Judgement['transition']>, PeerStatusEvent>> = {
+  died: 'peer_dead',
+  recovered: 'peer_recovered',
+  'path-broken': 'path_broken',
+  'path-restored': 'path_restored',
+};
 
 /** Handlers run synchronously from the prober's callbacks; they only queue work. */
 export class Reporter {
@@ -34,14 +48,57 @@ export class Reporter {
   private periodic: TimerHandle | null = null;
   /** Webhooks go out in the order they were decided, each after the sharing before it. */
   private outbox: Promise<void> = Promise.resolve();
+  /**
+   * Peer-status events decided and not yet delivered, by dedup key, in decision order. Shared
+   * with the followers in every announcement: if this node dies, its successor delivers them.
+   */
+  private readonly pending = new Map<string, PeerStatusPayload>();
 
   constructor(private readonly opts: ReporterOptions) {}
 
-  startLeading(leadership: Leadership): void {
+  /**
+   * Starts reporting for a new term. `inherited`: the predecessor's undelivered peer-status
+   * events; they are delivered first, as they were (same payload, same dedup key).
+   */
+  startLeading(leadership: Leadership, inherited: readonly PeerStatusPayload[] = []): void {
     this.stopLeading();
     this.leadership = leadership;
     this.reportedElection = false;
     this.schedulePeriodic();
+    const fresh = inherited.filter((p) => !this.pending.has(p.dedup_key));
+    if (fresh.length > 0) {
+      this.opts.logger.info(
+        { event: 'resending', keys: fresh.map((p) => p.dedup_key) },
+        `delivering ${fresh.length} event(s) the previous coordinator decided but had not delivered`,
+      );
+    }
+    for (const payload of fresh) this.deliver(payload, false);
+  }
+
+  /** This node was reported dead by a predecessor and now leads: it resolves that incident. */
+  selfRecovered(view: PeerView): void {
+    const lead = this.leadership;
+    if (!lead) return;
+    const now = this.opts.clock.now();
+    const record = { ...fromView(view), health: 'alive' as const, sinceMs: now, alerted: false };
+    const payload = peerStatusPayload({
+      record,
+      event: 'peer_recovered',
+      incidentMs: view.since,
+      coordinator: this.opts.self,
+      epoch: lead.epoch(),
+      now,
+    });
+    this.opts.logger.info(
+      { event: 'peer-recovered', dedupKey: payload.dedup_key },
+      `this node was reported dead and is back: resolving that incident`,
+    );
+    this.deliver(payload, true);
+  }
+
+  /** What to share with followers: decided, not yet delivered. */
+  undelivered(): PeerStatusPayload[] {
+    return [...this.pending.values()];
   }
 
   stopLeading(): void {
@@ -55,14 +112,17 @@ export class Reporter {
     return this.outbox;
   }
 
-  onJudgement({ record, transition, incidentMs }: Judgement): void {
+  onJudgement(judgement: Judgement): void {
+    const { record, transition, incidentMs } = judgement;
     const lead = this.leadership;
     if (!lead) return;
     const log = this.opts.logger.child({ peer: record.id, peerAddress: record.address });
     switch (transition) {
       case 'died':
-      case 'recovered': {
-        const event = transition === 'died' ? 'peer_dead' : 'peer_recovered';
+      case 'recovered':
+      case 'path-broken':
+      case 'path-restored': {
+        const event = EVENT[transition] as PeerStatusEvent;
         const payload = peerStatusPayload({
           record,
           event,
@@ -70,25 +130,34 @@ export class Reporter {
           coordinator: this.opts.self,
           epoch: lead.epoch(),
           now: this.opts.clock.now(),
+          ...(judgement.restoredPath ? { witnesses: judgement.restoredPath.witnesses } : {}),
         });
+        const fields = { event: event.replace('_', '-'), dedupKey: payload.dedup_key };
         if (transition === 'died') {
+          log.warn({ ...fields, reason: record.lastFailure }, `peer ${record.id} is dead`);
+        } else if (transition === 'path-broken') {
           log.warn(
-            { event: 'peer-dead', reason: record.lastFailure, dedupKey: payload.dedup_key },
-            `peer ${record.id} is dead`,
+            { ...fields, reason: record.lastFailure, witnesses: payload.path?.witnesses },
+            `cannot reach ${record.id}, but ${payload.path?.witnesses.join(', ') ?? 'other peers'} can: the path from this node to it is broken, the peer is not dead`,
           );
         } else {
           log.info(
-            { event: 'peer-recovered', dedupKey: payload.dedup_key },
-            `peer ${record.id} recovered`,
+            fields,
+            `peer ${record.id} ${transition === 'recovered' ? 'recovered' : 'is reachable again'}`,
           );
         }
-        const share = this.opts.shareVerdicts ?? (() => Promise.resolve());
-        this.send(async () => {
-          await share();
-          this.opts.notifier.peerStatus(payload);
-        });
+        this.deliver(payload, true);
         return;
       }
+      case 'suspected':
+        log.info(
+          { event: 'peer-suspect', reason: record.lastFailure },
+          `peer ${record.id} did not answer: confirming (retries, indirect probes)`,
+        );
+        return;
+      case 'cleared':
+        log.info({ event: 'peer-cleared' }, `peer ${record.id} answered again: not dead`);
+        return;
       case 'first-alive': {
         log.info({ event: 'peer-alive' }, `peer ${record.id} is alive`);
         const twin =
@@ -112,8 +181,10 @@ export class Reporter {
         return;
       case 'withheld':
         log.warn(
-          { event: 'verdict-withheld', reason: record.lastFailure },
-          `cannot reach ${record.id}, but this coordinator cannot reach SANITY_CHECK_URL either: not declaring it dead`,
+          { event: 'verdict-withheld', reason: record.lastFailure, why: judgement.withheld },
+          judgement.withheld === 'self-suspect'
+            ? `cannot reach ${record.id}, but this coordinator cannot reach most of its peers either: suspecting itself, not declaring it dead`
+            : `cannot reach ${record.id}, but this coordinator cannot reach SANITY_CHECK_URL either: not declaring it dead`,
         );
         return;
       case null:
@@ -161,6 +232,7 @@ export class Reporter {
       epoch: lead.epoch(),
       reason,
       sanity: lead.sanity(),
+      selfSuspicion: lead.selfSuspicion(),
       now: this.opts.clock.now(),
     });
     const alive = payload.peer_map.filter((p) => p.alive).length;
@@ -176,6 +248,27 @@ export class Reporter {
     );
     this.send(() => {
       this.opts.notifier.clusterStatus(payload);
+    });
+  }
+
+  /**
+   * Queues a peer-status event, tracked as undelivered until its receiver takes it. `share`: first
+   * tell the followers (bounded), so a successor taking over in the next instant neither repeats
+   * the verdict nor loses the event.
+   */
+  private deliver(payload: PeerStatusPayload, share: boolean): void {
+    const key = payload.dedup_key;
+    this.pending.set(key, payload);
+    const shareFirst = share && this.opts.shareVerdicts ? this.opts.shareVerdicts : null;
+    this.send(async () => {
+      if (shareFirst) await shareFirst();
+      // Settled either way: delivered, or given up / dropped (the queue logs those loudly). The
+      // followers hear at once, so a successor does not deliver it again.
+      const queued = this.opts.notifier.peerStatus(payload, () => {
+        this.pending.delete(key);
+        if (this.leadership) void this.opts.shareVerdicts?.();
+      });
+      if (!queued) this.pending.delete(key);
     });
   }
 

@@ -8,6 +8,8 @@ export interface WebhookEvent {
   /** Logged with every outcome, e.g. the dedup key. */
   key: string;
   body: unknown;
+  /** Told how the event ended: delivered, or why not. */
+  onSettled?(outcome: DeliveryOutcome): void;
 }
 
 export interface WebhookQueueOptions {
@@ -58,8 +60,9 @@ export class WebhookQueue {
       // Entry 0 may be in flight; any later cluster status is an older snapshot than this one.
       for (let i = this.queue.length - 1; i >= (this.busy ? 1 : 0); i--) {
         if (this.queue[i]?.kind === 'cluster-status') {
-          this.queue.splice(i, 1);
+          const [superseded] = this.queue.splice(i, 1);
           this.counts.superseded++;
+          superseded?.onSettled?.('superseded');
         }
       }
     }
@@ -68,6 +71,7 @@ export class WebhookQueue {
     if (this.queue.length - firstWaiting >= this.opts.maxSize) {
       const [dropped] = this.queue.splice(firstWaiting, 1);
       this.counts.dropped++;
+      dropped?.onSettled?.('dropped');
       this.opts.logger.error(
         { url: this.opts.url, key: dropped?.key, kind: dropped?.kind, body: dropped?.body },
         'webhook queue full: dropped the oldest undelivered event',
@@ -134,7 +138,8 @@ export class WebhookQueue {
   }
 
   private finish(outcome: DeliveryOutcome): void {
-    this.queue.shift();
+    const done = this.queue.shift();
     this.counts[outcome]++;
+    done?.onSettled?.(outcome);
   }
 }

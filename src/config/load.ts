@@ -26,6 +26,8 @@ export interface Config {
   sendCooldownMs: number;
   roundIntervalMs: number;
   probeTimeoutMs: number;
+  unhealthyMs: number;
+  indirectProbes: number;
   heartbeatIntervalMs: number;
   coordinatorTimeoutMs: number;
   electionTimeoutMs: number;
@@ -197,6 +199,8 @@ export function loadConfig(
       sendCooldownMs: num('SEND_COOLDOWN_PERIOD'),
       roundIntervalMs: num('ELECTION_COOLDOWN_PERIOD'),
       probeTimeoutMs: num('PROBE_TIMEOUT'),
+      unhealthyMs: num('UNHEALTHY_DURATION'),
+      indirectProbes: num('INDIRECT_PROBES'),
       heartbeatIntervalMs: heartbeat,
       coordinatorTimeoutMs: coordTimeout,
       electionTimeoutMs: num('ELECTION_TIMEOUT'),

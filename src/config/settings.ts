@@ -153,6 +153,24 @@ export const SETTINGS = [
     origin: 'knh',
   },
   {
+    env: 'UNHEALTHY_DURATION',
+    type: duration(0, 600_000),
+    default: '1',
+    unit: 'seconds',
+    description:
+      'How long a peer must stay unreachable (no answer to probes, retries, relays or any other request since its first failed probe) before it is declared dead. A failed probe only makes it suspect.',
+    origin: 'knh',
+  },
+  {
+    env: 'INDIRECT_PROBES',
+    type: { kind: 'int', min: 0, max: 16 },
+    default: '3',
+    unit: 'peers',
+    description:
+      'How many other live peers the coordinator asks to probe a suspect peer (indirect probes). If any reaches it, the peer is alive and the path from the coordinator to it is reported broken instead; 0 turns them off.',
+    origin: 'knh',
+  },
+  {
     env: 'HEARTBEAT_INTERVAL',
     type: duration(10, 60_000),
     default: '0.5',

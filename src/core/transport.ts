@@ -2,6 +2,7 @@
 import type { AnnouncementReply, ElectionAnswer, ElectionRequest } from '../election/messages.js';
 import type { NodeRef } from './node-ref.js';
 import type { PeerView } from '../prober/verdict.js';
+import type { PeerStatusPayload } from '../alerts/payloads.js';
 
 /** Why a request failed. `connect` failures never reached the peer's process; `send` ones did. */
 export type FailureReason =
@@ -37,12 +38,38 @@ export interface Announcement {
   from: NodeRef;
   epoch: number;
   peers: PeerView[];
+  /** Peer-status events decided but not yet delivered: a successor sends them (same dedup key). */
+  undelivered?: PeerStatusPayload[];
+}
+
+/** POST /probe: the coordinator asks a peer to probe another one for it (an indirect probe). */
+export interface RelayProbeRequest {
+  from: NodeRef;
+  target: string;
+  /** How long the relay may try, retries included. */
+  timeout_ms: number;
+}
+
+export interface RelayProbeResult {
+  target: string;
+  reachable: boolean;
+  attempts: number;
+  latency_ms: number;
+  /** The target's id when it answered, else the last failure. */
+  id?: string;
+  detail?: string;
 }
 
 export interface PeerTransport {
   ping(address: string, signal?: AbortSignal): Promise<Outcome<PingResponse>>;
   sendElection(address: string, request: ElectionRequest): Promise<Outcome<ElectionAnswer>>;
   announce(address: string, announcement: Announcement): Promise<Outcome<AnnouncementReply>>;
+  /** Asks `relay` to probe `request.target`; bounded by the request's timeout plus a margin. */
+  probeVia(
+    relay: string,
+    request: RelayProbeRequest,
+    signal?: AbortSignal,
+  ): Promise<Outcome<RelayProbeResult>>;
 }
 
 /** Checks that the coordinator itself can reach the world (SANITY_CHECK_URL). */

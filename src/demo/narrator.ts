@@ -6,7 +6,7 @@ import { clusterStatusOf } from './received-webhooks.js';
 import { seconds, type Colour, type Printer } from './terminal-style.js';
 import { describeWebhook } from './webhook-lines.js';
 
-type Health = 'alive' | 'dead' | 'unknown';
+type Health = 'alive' | 'suspect' | 'dead' | 'unknown';
 
 const str = (v: unknown): string | null => (typeof v === 'string' ? v : null);
 const num = (v: unknown): number => (typeof v === 'number' ? v : 0);
@@ -149,6 +149,11 @@ export class Narrator {
         ? `all alive`
         : [
             `${alive.length} alive`,
+            by('suspect').length > 0
+              ? `suspect: ${by('suspect')
+                  .map((p) => p.name)
+                  .join(', ')}`
+              : '',
             by('dead').length > 0
               ? `dead: ${by('dead')
                   .map((p) => p.name)

@@ -29,12 +29,13 @@ function truncated(value: unknown, max = 300): string {
 export function describeWebhook(w: ReceivedWebhook): WebhookLine {
   const peer = peerStatusOf(w);
   if (peer) {
-    const dead = peer.event === 'peer_dead';
+    const dead = peer.event === 'peer_dead' || peer.event === 'path_broken';
     const why = dead && peer.reason ? `, reason: ${peer.reason}` : '';
+    const witnesses = peer.path ? `, reached by ${peer.path.witnesses.join(', ')}` : '';
     return {
       text:
         `${peer.event} ${peer.peer.id} (${peer.peer.address}) reported by ` +
-        `${nameOfId(peer.coordinator)}, epoch ${peer.epoch}${why}, dedup ${peer.dedup_key}`,
+        `${nameOfId(peer.coordinator)}, epoch ${peer.epoch}${why}${witnesses}, dedup ${peer.dedup_key}`,
       colour: dead ? 'red' : 'green',
       bad: false,
     };
@@ -49,6 +50,9 @@ export function describeWebhook(w: ReceivedWebhook): WebhookLine {
       dead.length > 0 ? `dead: ${names(dead)}` : '',
       unknown.length > 0 ? `not yet seen: ${names(unknown)}` : '',
       cluster.sanity_check === 'not-configured' ? '' : `sanity check ${cluster.sanity_check}`,
+      cluster.self_suspect
+        ? `coordinator suspects itself (${cluster.unreachable_peers} peers unreachable)`
+        : '',
     ].filter(Boolean);
     return {
       text:

@@ -4,6 +4,7 @@ import type { Logger } from '../core/logger.js';
 import type { NodeRef } from '../core/node-ref.js';
 import type { Announcement, PeerTransport } from '../core/transport.js';
 import type { PeerView } from '../prober/verdict.js';
+import type { PeerStatusPayload } from '../alerts/payloads.js';
 import {
   initialState,
   step,
@@ -29,6 +30,8 @@ export interface ElectionDriverOptions {
   logger: Logger;
   /** The coordinator's current verdicts, sent with every announcement. */
   view(): PeerView[];
+  /** Its peer-status events not yet delivered, sent with every announcement. */
+  undelivered(): PeerStatusPayload[];
   /** Called synchronously on every change of coordinator; must not block. */
   onCoordinatorChanged(change: CoordinatorChange): void;
   /**
@@ -43,6 +46,7 @@ export class ElectionDriver {
   private timer: TimerHandle | null = null;
   private lastLeader: NodeRef | null = null;
   private inheritedView: PeerView[] = [];
+  private inheritedEvents: PeerStatusPayload[] = [];
   private readonly tickMs: number;
   /** The announcement launched by the latest dispatch, for shareNow() to await. */
   private lastAnnouncement: Promise<void> | null = null;
@@ -87,6 +91,16 @@ export class ElectionDriver {
         alerted: false,
       },
     ];
+  }
+
+  /** This node as the last followed coordinator's view had it (dead, if it was reported dead). */
+  inheritedSelf(): PeerView | null {
+    return this.inheritedView.find((v) => v.address === this.opts.self.address) ?? null;
+  }
+
+  /** The undelivered events the last followed coordinator shared. */
+  inheritedUndelivered(): PeerStatusPayload[] {
+    return this.inheritedEvents;
   }
 
   start(): void {
@@ -138,7 +152,15 @@ export class ElectionDriver {
     });
     const reply = effects.find((e) => e.type === 'reply-announcement');
     if (reply?.type !== 'reply-announcement') return null;
-    if (reply.reply.accepted) this.inheritedView = announcement.peers;
+    if (reply.reply.accepted) {
+      this.inheritedView = announcement.peers;
+      this.inheritedEvents = announcement.undelivered ?? [];
+    }
+    if (reply.reply.reason === 'stale-epoch') {
+      // A higher-ranked node that restarted (epoch 0) is taking over: hand it what we know, so
+      // it neither repeats alerts already sent nor forgets incidents still open.
+      return { ...reply.reply, peers: this.opts.view(), undelivered: this.opts.undelivered() };
+    }
     return reply.reply;
   }
 
@@ -227,14 +249,38 @@ export class ElectionDriver {
     this.dispatch({ type: 'election-result', now: this.opts.clock.now(), round, answers });
   }
 
+  /**
+   * A node not yet leading that is told its epoch is stale (it restarted) takes the verdicts the
+   * newest-epoch rejection carries, and the coordinator those peers followed as last leader.
+   */
+  private adoptHandedOver(replies: readonly (AnnouncementReply | null)[]): void {
+    if (this.state.leading) return;
+    let best: AnnouncementReply | null = null;
+    for (const r of replies) {
+      if (r?.reason !== 'stale-epoch' || !r.peers) continue;
+      if (!best || r.epoch > best.epoch) best = r;
+    }
+    if (!best?.peers) return;
+    this.inheritedView = best.peers;
+    this.inheritedEvents = best.undelivered ?? [];
+    const leader = best.coordinator;
+    if (leader && leader.address !== this.opts.self.address) this.lastLeader = leader;
+  }
+
   private async announce(epoch: number, to: readonly string[]): Promise<void> {
-    const announcement: Announcement = { from: this.opts.self, epoch, peers: this.opts.view() };
+    const announcement: Announcement = {
+      from: this.opts.self,
+      epoch,
+      peers: this.opts.view(),
+      undelivered: this.opts.undelivered(),
+    };
     const replies = await Promise.all(
       to.map(async (address) => {
         const outcome = await this.opts.transport.announce(address, announcement);
         return { address, reply: outcome.ok ? outcome.value : null };
       }),
     );
+    this.adoptHandedOver(replies.map((r) => r.reply));
     this.dispatch({ type: 'announce-result', now: this.opts.clock.now(), epoch, replies });
   }
 }

@@ -1,5 +1,7 @@
 // The election's wire messages as the core sees them (their JSON Schemas live in schemas/).
 import type { NodeRef } from '../core/node-ref.js';
+import type { PeerStatusPayload } from '../alerts/payloads.js';
+import type { PeerView } from '../prober/verdict.js';
 
 /** POST /election: "I am holding an election; are you, a higher-ranked node, alive?" */
 export interface ElectionRequest {
@@ -25,4 +27,8 @@ export interface AnnouncementReply {
   reason?: RejectReason;
   /** The coordinator the receiver follows after handling the announcement. */
   coordinator: NodeRef | null;
+  /** stale-epoch: the receiver's verdicts, for a restarted node that is taking over. */
+  peers?: PeerView[];
+  /** stale-epoch: events decided but not yet delivered. */
+  undelivered?: PeerStatusPayload[];
 }

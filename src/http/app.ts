@@ -1,7 +1,8 @@
 // The node's HTTP API as an express app built from its dependencies; routes only translate.
 import express, { type NextFunction, type Request, type Response } from 'express';
 import type { Logger } from '../core/logger.js';
-import type { Announcement, PingResponse } from '../core/transport.js';
+import type { Announcement, PingResponse, RelayProbeRequest } from '../core/transport.js';
+import type { RelayAnswer } from '../prober/relay.js';
 import type { AnnouncementReply, ElectionAnswer, ElectionRequest } from '../election/messages.js';
 import type { SchemaName, SchemaRegistry } from '../wire/schemas.js';
 
@@ -10,6 +11,10 @@ export interface NodeApi {
   ping(): PingResponse;
   election(request: ElectionRequest): ElectionAnswer | null;
   announcement(announcement: Announcement): AnnouncementReply | null;
+  /** An indirect probe for the coordinator. */
+  probe(request: RelayProbeRequest): Promise<RelayAnswer>;
+  /** Prometheus text exposition. */
+  metrics(): Promise<{ contentType: string; body: string }>;
 }
 
 export interface AppOptions {
@@ -26,21 +31,22 @@ export function buildApp({ api, schemas, logger, bodyLimitBytes = 4 * 1024 * 102
   app.set('etag', false);
   app.use(express.json({ limit: bodyLimitBytes, strict: true, type: () => true }));
 
+  const rejectMalformed = (schema: SchemaName, req: Request, res: Response): boolean => {
+    const check = schemas.check(schema, req.body);
+    if (check.ok) return false;
+    logger.warn(
+      { path: req.path, from: req.ip, errors: check.errors },
+      'malformed request rejected',
+    );
+    res.status(400).json({ error: `request body does not match ${schema}`, details: check.errors });
+    return true;
+  };
+
   /** Validates the body against `schema`, then answers with `handle`'s result or 503. */
   const message =
     <T, R>(schema: SchemaName, handle: (body: T) => R | null) =>
     (req: Request, res: Response) => {
-      const check = schemas.check(schema, req.body);
-      if (!check.ok) {
-        logger.warn(
-          { path: req.path, from: req.ip, errors: check.errors },
-          'malformed request rejected',
-        );
-        res
-          .status(400)
-          .json({ error: `request body does not match ${schema}`, details: check.errors });
-        return;
-      }
+      if (rejectMalformed(schema, req, res)) return;
       const result = handle(req.body as T);
       if (result === null) {
         res.status(503).json({ error: 'this node is not taking part in elections yet' });
@@ -60,6 +66,20 @@ export function buildApp({ api, schemas, logger, bodyLimitBytes = 4 * 1024 * 102
     '/coordinator',
     message<Announcement, AnnouncementReply>('announcement', (b) => api.announcement(b)),
   );
+
+  app.get('/metrics', async (_req, res) => {
+    const { contentType, body } = await api.metrics();
+    res.type(contentType).send(body);
+  });
+  app.post('/probe', async (req, res) => {
+    if (rejectMalformed('probe-request', req, res)) return;
+    const answer = await api.probe(req.body as RelayProbeRequest);
+    if (answer.status === 200) res.json(answer.body);
+    else {
+      logger.warn({ path: req.path, from: req.ip, reason: answer.error }, 'indirect probe refused');
+      res.status(answer.status).json({ error: answer.error });
+    }
+  });
 
   app.use((req, res) => {
     res.status(404).json({ error: `no route for ${req.method} ${req.path}` });

@@ -3,7 +3,7 @@
 // node:http rather than axios here: a probe must tell a connection that was never made (refused,
 // unreachable, SYN unanswered) from one made to a process that then did not answer, because KNH's
 // CONNECT_* and SEND_* retry budgets count them apart; axios does not expose that moment.
-import { request } from 'node:http';
+import { Agent, request } from 'node:http';
 import type { Socket } from 'node:net';
 import type {
   Announcement,
@@ -11,6 +11,8 @@ import type {
   Outcome,
   PeerTransport,
   PingResponse,
+  RelayProbeRequest,
+  RelayProbeResult,
 } from '../core/transport.js';
 import type { AnnouncementReply, ElectionAnswer, ElectionRequest } from '../election/messages.js';
 import type { SchemaName, SchemaRegistry } from '../wire/schemas.js';
@@ -28,6 +30,21 @@ const CONNECT_ERRORS: Record<string, FailureReason> = {
 export interface PeerClientOptions {
   schemas: SchemaRegistry;
   timeoutMs: number;
+  /** Called with the peer's address whenever it answers a request validly. */
+  onAnswer?: (address: string) => void;
+  /** Called with the peer's address whenever a request to it fails (not when aborted). */
+  onFailure?: (address: string) => void;
+}
+
+/**
+ * Connections to peers are kept open between requests: a probe then costs one round trip, and a
+ * lost packet costs a retransmission (~200 ms) rather than a new handshake (a lost SYN costs 1 s).
+ * A request that fails or times out destroys its socket, so a dead peer's socket is never reused.
+ */
+function peerAgent(): Agent {
+  // Idle sockets close after 4 s, before the peer's server would (5 s): never a request on a socket
+  // the other side is closing.
+  return new Agent({ keepAlive: true, keepAliveMsecs: 1_000, maxFreeSockets: 4, timeout: 4_000 });
 }
 
 interface Call {
@@ -38,10 +55,12 @@ interface Call {
   schema?: SchemaName;
   timeoutMs: number;
   signal?: AbortSignal;
+  /** A keep-alive agent; none: a new connection per request. */
+  agent?: Agent;
 }
 
 export function call<T>(
-  { url, method, body, schema, timeoutMs, signal }: Call,
+  { url, method, body, schema, timeoutMs, signal, agent }: Call,
   schemas: SchemaRegistry,
 ): Promise<Outcome<T>> {
   const started = performance.now();
@@ -64,7 +83,7 @@ export function call<T>(
 
     const req = request(url, {
       method,
-      agent: false,
+      agent: agent ?? false,
       headers: {
         accept: 'application/json',
         ...(payload
@@ -152,28 +171,49 @@ function toPeer<T>(
   return call<T>({ url: new URL(`http://${address}${path}`), ...rest }, schemas);
 }
 
-export function peerClient({ schemas, timeoutMs }: PeerClientOptions): PeerTransport {
+export function peerClient({
+  schemas,
+  timeoutMs,
+  onAnswer,
+  onFailure,
+}: PeerClientOptions): PeerTransport {
+  const agent = peerAgent();
+  const send = async <T>(address: string, path: string, rest: Omit<Call, 'url' | 'agent'>) => {
+    const outcome = await toPeer<T>(address, path, { ...rest, agent }, schemas);
+    if (outcome.ok) onAnswer?.(address);
+    else if (outcome.reason !== 'aborted') onFailure?.(address);
+    return outcome;
+  };
   return {
     ping: (address, signal) =>
-      toPeer<PingResponse>(
-        address,
-        '/ping',
-        { method: 'GET', schema: 'ping-response', timeoutMs, signal },
-        schemas,
-      ),
+      send<PingResponse>(address, '/ping', {
+        method: 'GET',
+        schema: 'ping-response',
+        timeoutMs,
+        signal,
+      }),
     sendElection: (address, request: ElectionRequest) =>
-      toPeer<ElectionAnswer>(
-        address,
-        '/election',
-        { method: 'POST', body: request, schema: 'election-answer', timeoutMs },
-        schemas,
-      ),
+      send<ElectionAnswer>(address, '/election', {
+        method: 'POST',
+        body: request,
+        schema: 'election-answer',
+        timeoutMs,
+      }),
     announce: (address, announcement: Announcement) =>
-      toPeer<AnnouncementReply>(
-        address,
-        '/coordinator',
-        { method: 'POST', body: announcement, schema: 'announcement-reply', timeoutMs },
-        schemas,
-      ),
+      send<AnnouncementReply>(address, '/coordinator', {
+        method: 'POST',
+        body: announcement,
+        schema: 'announcement-reply',
+        timeoutMs,
+      }),
+    probeVia: (relay, request: RelayProbeRequest, signal) =>
+      send<RelayProbeResult>(relay, '/probe', {
+        method: 'POST',
+        body: request,
+        schema: 'probe-result',
+        // The relay's own probing, plus the two hops to it and back.
+        timeoutMs: request.timeout_ms + Math.min(timeoutMs, 500),
+        signal,
+      }),
   };
 }

@@ -1,24 +1,41 @@
-// The coordinator's probe rounds: every interval, probe each peer not already being probed.
+// The coordinator's probe rounds: every interval, probe each peer not already being probed; a
+// failed probe starts a confirmation (retries, indirect probes through relays, the unhealthy
+// duration) before anything is declared.
 import type { Clock } from '../core/clock.js';
 import type { Logger } from '../core/logger.js';
-import type { PeerTransport, SanityCheck } from '../core/transport.js';
+import type { NodeRef } from '../core/node-ref.js';
+import type { Outcome, PeerTransport, PingResponse, SanityCheck } from '../core/transport.js';
 import { probeWithRetries, type RetryPolicy } from './attempts.js';
 import {
+  answered,
+  attemptFailed,
+  confirm,
   fromView,
-  judge,
   newRecord,
+  selfSuspect,
   type Judgement,
   type PeerRecord,
   type PeerView,
-  type ProbeResult,
+  type Transition,
+  type Withhold,
 } from './verdict.js';
 
 export type SanityState = 'ok' | 'failed' | 'not-configured';
 
+export interface SelfSuspicion {
+  suspect: boolean;
+  /** Peers seen alive that this node cannot reach now, out of `considered`. */
+  unreachable: number;
+  considered: number;
+}
+
 export interface RoundReport {
   round: number;
   probed: number;
-  /** Peers whose health changed in this round. */
+  /**
+   * Verdicts changed since the previous report: by this round's probes, and by confirmations
+   * that ended meanwhile (suspicions that cleared do not count).
+   */
   changed: number;
   /** Peers added to or removed from the peer list since the previous round. */
   membership: number;
@@ -26,21 +43,51 @@ export interface RoundReport {
   sanity: SanityState;
 }
 
+export interface DetectionPolicy extends RetryPolicy {
+  /** Timeout of one probe attempt. */
+  probeTimeoutMs: number;
+  /** How long a peer must stay unreachable before it can be declared dead. */
+  unhealthyMs: number;
+  /** How many other peers are asked to probe a suspect peer (0: none). */
+  indirectProbes: number;
+}
+
 export interface ProbeRoundsOptions {
-  transport: Pick<PeerTransport, 'ping'>;
+  self: NodeRef;
+  transport: Pick<PeerTransport, 'ping' | 'probeVia'>;
   sanity: SanityCheck | null;
   clock: Clock;
   logger: Logger;
-  policy: RetryPolicy;
+  policy: DetectionPolicy;
   intervalMs: number;
-  /** Called as soon as a probe changes a peer's verdict; must not block (it runs in the round). */
+  /** When the peer last answered any request of this node (announcements too); null: never. */
+  lastHeard?(address: string): number | null;
+  /** Picks relays; injectable for tests. */
+  random?: () => number;
+  /** Called as soon as a peer's verdict changes; must not block (it runs in the round). */
   onJudgement(judgement: Judgement): void;
-  /** Called when all of a round's probes have settled; rounds overlap when a probe is slow. */
+  /**
+   * Called when a round's probes have answered or failed (a confirmation goes on after its
+   * round); rounds overlap when a probe is slow.
+   */
   onRound(report: RoundReport): void;
 }
 
+/** Transitions that change what the cluster status shows. */
+const VISIBLE: ReadonlySet<Transition> = new Set<Transition>([
+  'died',
+  'recovered',
+  'first-alive',
+  'never-alive',
+  'path-broken',
+  'path-restored',
+]);
+
+/** A relay is asked to finish this long before the confirmation ends. */
+const RELAY_MARGIN_MS = 150;
+
 /**
- * A peer still being probed (a slow or black-holed one, with retries) is skipped by later rounds
+ * A peer still being probed or confirmed (a slow or black-holed one) is skipped by later rounds
  * rather than holding them up, so one bad peer never delays the verdicts on the others.
  */
 export class ProbeRounds {
@@ -50,6 +97,8 @@ export class ProbeRounds {
   private controller: AbortController | null = null;
   private sanityState: SanityState;
   private membershipChanges = 0;
+  private verdictChanges = 0;
+  private wasSelfSuspect = false;
 
   constructor(private readonly opts: ProbeRoundsOptions) {
     this.sanityState = opts.sanity ? 'ok' : 'not-configured';
@@ -61,6 +110,25 @@ export class ProbeRounds {
 
   get sanity(): SanityState {
     return this.sanityState;
+  }
+
+  /** Whether this coordinator cannot reach most of its peers (and so alerts on none of them). */
+  get selfSuspicion(): SelfSuspicion {
+    return selfSuspect([...this.records.values()]);
+  }
+
+  /**
+   * Another request to this live peer just failed (a heartbeat, say): probe it now rather than at
+   * the next round, so a crash is noticed within a heartbeat. No-op while it is being probed.
+   */
+  probeSoon(address: string): void {
+    const signal = this.controller?.signal;
+    if (!signal || this.inFlight.has(address)) return;
+    if (this.records.get(address)?.health !== 'alive') return;
+    let sanity: Promise<boolean> | null = null;
+    void this.probe(address, signal, () => (sanity ??= this.checkSanity())).catch((err: unknown) =>
+      this.opts.logger.error({ err, peerAddress: address }, 'BUG: an early probe failed'),
+    );
   }
 
   /** The verdicts, in the order of the peer list. */
@@ -95,6 +163,8 @@ export class ProbeRounds {
       this.records.set(address, view ? fromView(view) : newRecord(address, now));
     }
     this.membershipChanges = 0;
+    this.verdictChanges = 0;
+    this.wasSelfSuspect = false;
     this.controller = new AbortController();
     void this.loop(this.controller.signal);
   }
@@ -127,14 +197,14 @@ export class ProbeRounds {
     let sanity: Promise<boolean> | null = null;
     // One sanity check per round, and only when some peer would otherwise be declared dead.
     const selfHealthy = () => (sanity ??= this.checkSanity());
-    const results = await Promise.all(
-      targets.map((address) => this.probe(address, signal, selfHealthy)),
-    );
+    await Promise.all(targets.map((address) => this.probe(address, signal, selfHealthy)));
     if (signal.aborted) return;
+    const changed = this.verdictChanges;
+    this.verdictChanges = 0;
     this.opts.onRound({
       round,
       probed: targets.length,
-      changed: results.filter(Boolean).length,
+      changed,
       membership,
       durationMs: this.opts.clock.now() - started,
       sanity: this.sanityState,
@@ -148,44 +218,181 @@ export class ProbeRounds {
     return outcome.ok;
   }
 
-  /** Returns whether the peer's health changed. */
+  /** Applies a pure transition to the peer's current record. */
+  private apply(address: string, judge: (r: PeerRecord) => Judgement): void {
+    const current = this.records.get(address);
+    if (!current) return;
+    const judgement = judge(current);
+    this.records.set(address, judgement.record);
+    if (judgement.transition) this.opts.onJudgement(judgement);
+    this.noteSelfSuspicion();
+    if (VISIBLE.has(judgement.transition)) this.verdictChanges++;
+  }
+
+  private noteSelfSuspicion(): void {
+    const now = this.selfSuspicion;
+    if (now.suspect === this.wasSelfSuspect) return;
+    this.wasSelfSuspect = now.suspect;
+    const fields = { event: now.suspect ? 'self-suspect' : 'self-trusted', ...now };
+    if (now.suspect) {
+      this.opts.logger.warn(
+        fields,
+        `cannot reach ${now.unreachable} of ${now.considered} peers: suspecting this node's own network, not theirs; no dead-peer alerts until it reaches most of them again`,
+      );
+    } else {
+      this.opts.logger.info(
+        fields,
+        `reaches most peers again (${now.considered - now.unreachable}/${now.considered})`,
+      );
+    }
+  }
+
+  /**
+   * One probe of one peer. Resolves once that probe has answered or failed; a failure starts the
+   * confirmation, which goes on in the background (the peer stays in flight until it ends).
+   */
   private async probe(
     address: string,
     signal: AbortSignal,
     selfHealthy: () => Promise<boolean>,
-  ): Promise<boolean> {
+  ): Promise<void> {
+    const { clock, transport } = this.opts;
     this.inFlight.add(address);
-    try {
-      const { outcome, attempts } = await probeWithRetries(
-        (s) => this.opts.transport.ping(address, s),
-        this.opts.policy,
-        this.opts.clock,
-        signal,
-      );
-      const record = this.records.get(address);
-      if (signal.aborted || !record) return false;
-      const result: ProbeResult = outcome.ok
-        ? {
-            ok: true,
-            latencyMs: outcome.latencyMs,
-            id: outcome.value.id,
-            nodeName: outcome.value.node_name,
-          }
-        : {
-            ok: false,
-            latencyMs: outcome.latencyMs,
-            failure: `${outcome.reason} (${outcome.detail}) after ${attempts} attempt${attempts > 1 ? 's' : ''}`,
-          };
-      const withholdDeath = !outcome.ok && record.health !== 'dead' && !(await selfHealthy());
-      // The peer may have been removed or leadership lost while the sanity check ran.
-      const current = this.records.get(address);
-      if (signal.aborted || !current) return false;
-      const judgement = judge(current, result, this.opts.clock.now(), { withholdDeath });
-      this.records.set(address, judgement.record);
-      if (judgement.transition) this.opts.onJudgement(judgement);
-      return judgement.record.health !== current.health;
-    } finally {
+    const done = () => {
       if (!signal.aborted) this.inFlight.delete(address);
+    };
+    try {
+      const started = clock.now();
+      const first = await transport.ping(address, signal);
+      if (signal.aborted) return done();
+      if (first.ok) {
+        this.apply(address, (r) => answered(r, answer(first), clock.now()));
+        return done();
+      }
+      const before = this.records.get(address)?.health;
+      this.apply(address, (r) => attemptFailed(r, failure(first, 1), started, clock.now()));
+      // A dead peer stays dead until it answers: no confirmation (relays, retries) every round.
+      if (before === 'dead') return done();
+      void this.confirmUnreachable(address, first, signal, selfHealthy)
+        .catch((err: unknown) =>
+          this.opts.logger.error({ err, peerAddress: address }, 'BUG: a confirmation failed'),
+        )
+        .finally(done);
+    } catch (err) {
+      done();
+      throw err;
     }
   }
+
+  /**
+   * Confirmation of a failed probe. Until the peer has been unreachable for the unhealthy duration
+   * (and for at least one probe timeout after the failure, so relays get a full probe): the
+   * remaining retries, indirect probes through up to `indirectProbes` live peers, and any answer
+   * the peer gives to other requests meanwhile. Then the verdict: alive, broken path, or dead.
+   */
+  private async confirmUnreachable(
+    address: string,
+    first: Outcome<PingResponse> & { ok: false },
+    signal: AbortSignal,
+    selfHealthy: () => Promise<boolean>,
+  ): Promise<void> {
+    const { clock, transport, policy } = this.opts;
+    const since = this.records.get(address)?.unreachableSinceMs;
+    if (since === null || since === undefined) return;
+    const deadline = Math.max(since + policy.unhealthyMs, clock.now() + policy.probeTimeoutMs);
+    const relays = this.pickRelays(address);
+    const indirect = Promise.all(
+      relays.map((relay) => this.askRelay(relay, address, deadline, signal)),
+    );
+    const connect = first.phase === 'connect';
+    const budget = connect ? policy.connectMaxRetries : policy.sendMaxRetries;
+    const cooldown = connect ? policy.connectCooldownMs : policy.sendCooldownMs;
+    const retried: Promise<{ outcome: Outcome<PingResponse>; attempts: number }> =
+      budget > 0 && clock.now() + cooldown < deadline
+        ? probeWithRetries((s) => transport.ping(address, s), policy, clock, signal, {
+            deadlineMs: deadline,
+            spent: { connect: connect ? 1 : 0, send: connect ? 0 : 1 },
+            firstDelayMs: cooldown,
+          })
+        : Promise.resolve({ outcome: first, attempts: 0 });
+    const [direct, reached] = await Promise.all([retried, indirect]);
+    const reachedBy = reached.flat();
+    if (signal.aborted) return;
+    const { outcome, attempts } = direct;
+    if (outcome.ok) return this.apply(address, (r) => answered(r, answer(outcome), clock.now()));
+    this.apply(address, (r) =>
+      attemptFailed(r, failure(outcome, attempts + 1), since, clock.now()),
+    );
+    const wait = since + policy.unhealthyMs - clock.now();
+    if (wait > 0) {
+      try {
+        await clock.sleep(wait, signal);
+      } catch {
+        return;
+      }
+    }
+    const heard = this.opts.lastHeard?.(address) ?? null;
+    if (heard !== null && heard >= since) {
+      // It answered an announcement or another request meanwhile: reachable after all.
+      return this.apply(address, (r) => answered(r, null, clock.now()));
+    }
+    let withhold: Withhold = null;
+    if (reachedBy.length === 0) {
+      if (this.selfSuspicion.suspect) withhold = 'self-suspect';
+      else if (!(await selfHealthy())) withhold = 'sanity-check';
+      if (signal.aborted) return;
+    }
+    return this.apply(address, (r) =>
+      confirm(r, { reachedBy, unhealthyMs: policy.unhealthyMs, withhold }, clock.now()),
+    );
+  }
+
+  /** Up to `indirectProbes` peers that this node reaches directly, chosen at random. */
+  private pickRelays(target: string): PeerRecord[] {
+    const candidates = [...this.records.values()].filter(
+      (r) => r.address !== target && r.health === 'alive' && !r.brokenPath,
+    );
+    const random = this.opts.random ?? Math.random;
+    for (let i = candidates.length - 1; i > 0; i--) {
+      const j = Math.floor(random() * (i + 1));
+      [candidates[i], candidates[j]] = [candidates[j] as PeerRecord, candidates[i] as PeerRecord];
+    }
+    return candidates.slice(0, this.opts.policy.indirectProbes);
+  }
+
+  /** Resolves to the relay's id if it reached the target, else nothing; never throws. */
+  private async askRelay(
+    relay: PeerRecord,
+    target: string,
+    deadline: number,
+    signal: AbortSignal,
+  ): Promise<string[]> {
+    const timeoutMs = Math.max(50, deadline - this.opts.clock.now() - RELAY_MARGIN_MS);
+    const outcome = await this.opts.transport.probeVia(
+      relay.address,
+      { from: this.opts.self, target, timeout_ms: Math.round(timeoutMs) },
+      signal,
+    );
+    const log = { peerAddress: target, relay: relay.id };
+    if (!outcome.ok) {
+      this.opts.logger.debug({ ...log, reason: outcome.detail }, 'relay did not answer');
+      return [];
+    }
+    this.opts.logger.debug(
+      { ...log, reachable: outcome.value.reachable, detail: outcome.value.detail },
+      'indirect probe',
+    );
+    return outcome.value.reachable ? [relay.id] : [];
+  }
+}
+
+function answer(outcome: Outcome<PingResponse> & { ok: true }) {
+  return { latencyMs: outcome.latencyMs, id: outcome.value.id, nodeName: outcome.value.node_name };
+}
+
+function failure(outcome: Outcome<PingResponse> & { ok: false }, attempts: number) {
+  return {
+    latencyMs: outcome.latencyMs,
+    detail: `${outcome.reason} (${outcome.detail}) after ${attempts} attempt${attempts > 1 ? 's' : ''}`,
+  };
 }

@@ -1,7 +1,21 @@
-// A peer's health verdict as a pure transition over probe results; alerts are derived from it.
+// A peer's health verdict as pure transitions over evidence; alerts are derived from them.
+//
+// A failed probe makes a peer suspect, never dead. Dead needs a confirmation (see confirm.ts): the
+// peer stayed unreachable for the unhealthy duration, neither the retries nor any relay (indirect
+// probe) reached it, and the coordinator can vouch for itself. If a relay reaches it, the peer is
+// alive and the path from the coordinator to it is broken: an event of its own.
 import { parseAddress } from '../core/node-ref.js';
 
-export type Health = 'unknown' | 'alive' | 'dead';
+export type Health = 'unknown' | 'alive' | 'suspect' | 'dead';
+
+export interface BrokenPath {
+  /** Start of the failure streak that showed the path broken: the incident's identity. */
+  sinceMs: number;
+  /** Ids of the relays that reached the peer. */
+  witnesses: string[];
+  /** A path_broken event went out, so a path_restored will resolve it. */
+  alerted: boolean;
+}
 
 export interface PeerRecord {
   address: string;
@@ -9,10 +23,14 @@ export interface PeerRecord {
   id: string;
   nodeName: string;
   health: Health;
-  /** When `health` last changed (epoch ms). */
+  /** When the peer last became alive, dead or unknown (epoch ms); suspicion keeps it. */
   sinceMs: number;
   /** Whether a dead-peer alert went out for the current `dead` spell (so recovery resolves it). */
   alerted: boolean;
+  /** Start of the first failed attempt since the peer last answered; null while it answers. */
+  unreachableSinceMs: number | null;
+  /** The coordinator cannot reach the peer but relays can. */
+  brokenPath: BrokenPath | null;
   lastProbeMs: number | null;
   lastLatencyMs: number | null;
   lastFailure: string | null;
@@ -28,25 +46,56 @@ export interface PeerView {
   alerted: boolean;
 }
 
-export type ProbeResult =
-  | { ok: true; latencyMs: number; id: string; nodeName: string }
-  | { ok: false; latencyMs: number; failure: string };
+export interface Answer {
+  latencyMs: number;
+  id: string;
+  nodeName: string;
+}
 
 /**
- * - `died`: alive → dead; a dead-peer alert.
+ * - `died`: alive (or suspect) → dead; a dead-peer alert.
  * - `recovered`: dead → alive after a `died` alert; a recovery alert resolving it.
  * - `first-alive` / `never-alive`: the first verdict on a peer never seen alive; no alert, since a
  *   peer that is still starting would otherwise page.
- * - `withheld`: the probe failed but this node could not vouch for its own network (sanity check).
+ * - `suspected`: a probe of a live peer failed; confirmation starts. `cleared`: it answered again.
+ * - `withheld`: confirmed unreachable, but this node cannot vouch for its own network (sanity check
+ *   failed, or it cannot reach most of its peers): not declared dead.
+ * - `path-broken` / `path-restored`: relays reach the peer but this node cannot, and back.
  */
-export type Transition = 'died' | 'recovered' | 'first-alive' | 'never-alive' | 'withheld' | null;
+export type Transition =
+  | 'died'
+  | 'recovered'
+  | 'first-alive'
+  | 'never-alive'
+  | 'suspected'
+  | 'cleared'
+  | 'withheld'
+  | 'path-broken'
+  | 'path-restored'
+  | null;
 
 export interface Judgement {
   record: PeerRecord;
   transition: Transition;
-  /** For died/recovered: when the dead spell started; the incident's identity. */
+  /** For died/recovered/path events: when the incident started; its identity. */
   incidentMs: number | null;
+  /** path-restored: the path that was broken (the record no longer has it). */
+  restoredPath?: BrokenPath;
+  /** withheld: why. */
+  withheld?: Exclude<Withhold, null>;
 }
+
+/** Why a confirmed-unreachable peer is not declared dead; null: nothing holds it back. */
+export type Withhold = 'sanity-check' | 'self-suspect' | null;
+
+export interface Confirmation {
+  /** Ids of the relays that reached the peer during the confirmation. */
+  reachedBy: string[];
+  unhealthyMs: number;
+  withhold: Withhold;
+}
+
+const same = (record: PeerRecord): Judgement => ({ record, transition: null, incidentMs: null });
 
 export function newRecord(address: string, now: number): PeerRecord {
   const ip = parseAddress(address)?.ip ?? address;
@@ -57,36 +106,145 @@ export function newRecord(address: string, now: number): PeerRecord {
     health: 'unknown',
     sinceMs: now,
     alerted: false,
+    unreachableSinceMs: null,
+    brokenPath: null,
     lastProbeMs: null,
     lastLatencyMs: null,
     lastFailure: null,
   };
 }
 
-export function judge(
-  record: PeerRecord,
-  result: ProbeResult,
-  now: number,
-  { withholdDeath }: { withholdDeath: boolean },
-): Judgement {
-  const probed = { ...record, lastProbeMs: now, lastLatencyMs: result.latencyMs };
-  if (result.ok) {
-    const learned = { ...probed, id: result.id, nodeName: result.nodeName, lastFailure: null };
-    if (record.health === 'alive') return { record: learned, transition: null, incidentMs: null };
-    const alive = { ...learned, health: 'alive' as const, sinceMs: now, alerted: false };
-    if (record.health === 'dead' && record.alerted) {
-      return { record: alive, transition: 'recovered', incidentMs: record.sinceMs };
-    }
-    return { record: alive, transition: 'first-alive', incidentMs: null };
-  }
-  const failed = { ...probed, lastFailure: result.failure };
-  if (record.health === 'dead') return { record: failed, transition: null, incidentMs: null };
-  if (withholdDeath) return { record: failed, transition: 'withheld', incidentMs: null };
-  const dead = { ...failed, health: 'dead' as const, sinceMs: now };
+/** The peer answered this node directly (a probe, or any other request it made). */
+export function answered(record: PeerRecord, answer: Answer | null, now: number): Judgement {
+  const learned: PeerRecord = {
+    ...record,
+    ...(answer
+      ? {
+          id: answer.id,
+          nodeName: answer.nodeName,
+          lastLatencyMs: answer.latencyMs,
+          lastProbeMs: now,
+        }
+      : {}),
+    unreachableSinceMs: null,
+    brokenPath: null,
+    lastFailure: null,
+  };
+  const path = record.brokenPath;
   if (record.health === 'alive') {
-    return { record: { ...dead, alerted: true }, transition: 'died', incidentMs: now };
+    if (path?.alerted) {
+      return {
+        record: learned,
+        transition: 'path-restored',
+        incidentMs: path.sinceMs,
+        restoredPath: path,
+      };
+    }
+    return same(learned);
   }
-  return { record: dead, transition: 'never-alive', incidentMs: null };
+  const alive: PeerRecord = { ...learned, health: 'alive', sinceMs: now, alerted: false };
+  if (record.health === 'suspect') {
+    // A suspect peer never stopped being alive as far as alerts go: it keeps its `since`.
+    return { record: { ...learned, health: 'alive' }, transition: 'cleared', incidentMs: null };
+  }
+  if (record.health === 'dead' && record.alerted) {
+    return { record: alive, transition: 'recovered', incidentMs: record.sinceMs };
+  }
+  return { record: alive, transition: 'first-alive', incidentMs: null };
+}
+
+/** An attempt that began at `attemptStartMs` failed: the peer becomes suspect (if it was alive). */
+export function attemptFailed(
+  record: PeerRecord,
+  failure: { latencyMs: number; detail: string },
+  attemptStartMs: number,
+  now: number,
+): Judgement {
+  const failed: PeerRecord = {
+    ...record,
+    unreachableSinceMs: record.unreachableSinceMs ?? attemptStartMs,
+    lastProbeMs: now,
+    lastLatencyMs: failure.latencyMs,
+    lastFailure: failure.detail,
+  };
+  if (record.health !== 'alive' || record.brokenPath) return same(failed);
+  return {
+    record: { ...failed, health: 'suspect' },
+    transition: 'suspected',
+    incidentMs: null,
+  };
+}
+
+/** Unreachable for how long at `now`, or 0 when it answers. */
+export function unreachableFor(record: PeerRecord, now: number): number {
+  return record.unreachableSinceMs === null ? 0 : now - record.unreachableSinceMs;
+}
+
+/** The end of a confirmation: the retries failed; what the relays saw decides. */
+export function confirm(record: PeerRecord, c: Confirmation, now: number): Judgement {
+  if (record.unreachableSinceMs === null) return same(record); // it answered meanwhile
+  if (unreachableFor(record, now) < c.unhealthyMs) return same(record);
+  if (c.reachedBy.length > 0) return pathBroken(record, c.reachedBy, now);
+  if (record.health === 'dead') return same(record);
+  if (c.withhold) {
+    return {
+      record: { ...record, brokenPath: null },
+      transition: 'withheld',
+      incidentMs: null,
+      withheld: c.withhold,
+    };
+  }
+  const dead: PeerRecord = { ...record, health: 'dead', sinceMs: now, brokenPath: null };
+  if (record.health === 'unknown') {
+    return { record: dead, transition: 'never-alive', incidentMs: null };
+  }
+  return { record: { ...dead, alerted: true }, transition: 'died', incidentMs: now };
+}
+
+function pathBroken(record: PeerRecord, witnesses: string[], now: number): Judgement {
+  const sinceMs = record.brokenPath?.sinceMs ?? record.unreachableSinceMs ?? now;
+  if (record.health === 'dead') {
+    // Others reach it again: the dead alert is resolved; the broken path is alerted next time.
+    const alive: PeerRecord = {
+      ...record,
+      health: 'alive',
+      sinceMs: now,
+      alerted: false,
+      brokenPath: { sinceMs, witnesses, alerted: false },
+    };
+    return record.alerted
+      ? { record: alive, transition: 'recovered', incidentMs: record.sinceMs }
+      : { record: alive, transition: 'first-alive', incidentMs: null };
+  }
+  const alive: PeerRecord = {
+    ...record,
+    health: 'alive',
+    sinceMs: record.health === 'unknown' ? now : record.sinceMs,
+    brokenPath: { sinceMs, witnesses, alerted: true },
+  };
+  if (record.brokenPath?.alerted) return same(alive);
+  return { record: alive, transition: 'path-broken', incidentMs: sinceMs };
+}
+
+/**
+ * Whether this node should suspect itself rather than its peers: it cannot reach most of the
+ * peers that were alive (suspect or broken path, out of those not already dead or never seen).
+ * Peers dead before are left out, so earlier deaths do not silence the next one. Never with
+ * fewer than two such peers (with one, nobody can tell which side is at fault).
+ */
+export function selfSuspect(records: readonly PeerRecord[]): {
+  suspect: boolean;
+  unreachable: number;
+  considered: number;
+} {
+  let considered = 0;
+  let unreachable = 0;
+  for (const r of records) {
+    if (r.health === 'unknown' || r.health === 'dead') continue;
+    considered++;
+    if (r.health !== 'alive' || r.brokenPath) unreachable++;
+  }
+  return { suspect: considered >= 2 && unreachable * 2 > considered, unreachable, considered };
 }
 
 export function toView(r: PeerRecord): PeerView {
@@ -100,14 +258,17 @@ export function toView(r: PeerRecord): PeerView {
   };
 }
 
+/** A successor starts from the view; a suspicion is not inherited (it needs its own evidence). */
 export function fromView(v: PeerView): PeerRecord {
   return {
     address: v.address,
     id: v.id,
     nodeName: v.node_name,
-    health: v.health,
+    health: v.health === 'suspect' ? 'alive' : v.health,
     sinceMs: v.since,
     alerted: v.alerted,
+    unreachableSinceMs: null,
+    brokenPath: null,
     lastProbeMs: null,
     lastLatencyMs: null,
     lastFailure: null,

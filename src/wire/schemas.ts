@@ -18,7 +18,9 @@ export type SchemaName =
   | 'error-response'
   | 'peer'
   | 'peer-status'
-  | 'cluster-status';
+  | 'cluster-status'
+  | 'probe-request'
+  | 'probe-result';
 
 /** schemas/ beside dist/ (the build) — the same layout in the repo and in the image. */
 export const SCHEMA_DIR = new URL('../../../schemas/', import.meta.url);

@@ -94,6 +94,40 @@ describe('peer failures (5 real nodes)', function () {
     expect(lead.coordinator.address).to.equal(coordinator.address);
   });
 
+  it('a restarted coordinator takes over from the verdicts and resolves its own incident', async () => {
+    const fx = await startMesh();
+    const first = await fx.settled();
+    const [top, successor] = byRank(fx.nodes);
+    const victim = lowestRanked(fx.nodes);
+    if (!top || !successor) throw new Error('a mesh of at least 2 nodes');
+    await fx.mesh.kill(victim.index);
+    const victimDead = await fx.waitForPeerStatus(
+      `peer_dead for ${victim.address}`,
+      (b) => b.event === 'peer_dead' && b.peer.address === victim.address,
+    );
+    await fx.mesh.kill(top.index);
+    const topDead = await fx.waitForPeerStatus(
+      `peer_dead for the coordinator ${top.address} from ${successor.address}`,
+      (b) => b.event === 'peer_dead' && b.peer.address === top.address,
+    );
+    await sleep(1_000); // the successor's announcements carry the verdicts
+    await fx.restart(top.index);
+    const back = await fx.waitForLeader({ epochAbove: first.epoch + 1 });
+    expect(back.coordinator.address).to.equal(top.address);
+    const recovered = await fx.waitForPeerStatus(
+      `peer_recovered for ${top.address}, resolving its own incident`,
+      (b) => b.event === 'peer_recovered' && b.peer.address === top.address,
+    );
+    expect(recovered.body.dedup_key).to.equal(
+      topDead.body.dedup_key.replace(/:dead$/, ':recovered'),
+    );
+    await sleep(A_FEW_ROUNDS_MS);
+    expect(
+      new Set(fx.deadReports(victim.address).map((w) => w.body.dedup_key)),
+      'the restarted coordinator inherited the dead verdict on the victim',
+    ).to.deep.equal(new Set([victimDead.body.dedup_key]));
+  });
+
   it('does not report a dead peer again when the coordinator fails right after alerting', async () => {
     // What a user sees when the coordinator and a peer fail together (a zone outage): the verdict
     // must survive the coordinator even if it dies the moment its alert is out.
@@ -145,10 +179,19 @@ async function deadPeerThenFailover(
 
   await sleep(A_FEW_ROUNDS_MS);
   const reports = fx.deadReports(victim.address).map((w) => w.body);
+  // The successor never decides the death again. Delivery is at least once: when the coordinator
+  // dies in the instant after a delivery, before its followers heard of it, the successor delivers
+  // that very payload again (same dedup key, same deciding coordinator and epoch).
   expect(
-    reports.map((b) => `${b.dedup_key} from ${b.coordinator_address}`),
+    new Set(reports.map((b) => `${b.dedup_key} from ${b.coordinator_address}`)),
     `peer_dead webhooks for ${victim.address}`,
-  ).to.deep.equal([`${dead.body.dedup_key} from ${old.address}`]);
+  ).to.deep.equal(new Set([`${dead.body.dedup_key} from ${old.address}`]));
+  for (const b of reports) expect(b, 'a repeat is the same payload').to.deep.equal(dead.body);
+  if (announcedForMs > 0) {
+    expect(reports, 'once the followers heard of the delivery, it is not repeated').to.have.length(
+      1,
+    );
+  }
   const inherited = status.body.peer_map.find((p) => p.address === victim.address);
   expect(inherited?.alive, `${victim.address} in the successor's status`).to.equal(false);
   expect(inherited?.since, 'the dead spell carried over').to.equal(dead.body.peer.since);

@@ -1,7 +1,7 @@
 // A receiver that is down when a peer dies still gets the alert once it is back (retries with backoff).
 import { expect } from 'chai';
 import type { Receiver } from '../../src/receiver/receiver.js';
-import { lowestRanked } from '../support/expected-rank.js';
+import { byRank, lowestRanked } from '../support/expected-rank.js';
 import { useMeshFixture, type MeshFixture } from '../support/mesh-fixture.js';
 import { pollUntil, sleep } from '../support/poll.js';
 
@@ -51,7 +51,7 @@ async function peerDiesDuringOutage(fx: MeshFixture, outage: Outage): Promise<vo
 
   const status = await fx.waitForClusterStatus(
     `cluster status showing ${victim.address} dead after the outage`,
-    (b) => b.peer_map.some((p) => p.address === victim.address && !p.alive),
+    (b) => b.peer_map.some((p) => p.address === victim.address && p.health === 'dead'),
     20_000,
   );
   expect(status.errors).to.deep.equal([]);
@@ -77,6 +77,61 @@ describe('webhook receiver outage (5 real nodes)', function () {
       begin: (r) => r.outage(503),
       end: (r) => r.outage(null),
     });
+  });
+
+  it('delivers a peer_dead that its coordinator could not deliver before it died: the successor does', async () => {
+    const fx = await startMesh();
+    const first = await fx.settled();
+    const [old, successor] = byRank(fx.nodes);
+    const victim = lowestRanked(fx.nodes);
+    if (!old || !successor) throw new Error('a mesh of at least 2 nodes');
+    fx.receiver.outage(503);
+    await fx.mesh.kill(victim.index);
+    const tried = () =>
+      old.logs.some(
+        (l) =>
+          l.msg === 'webhook failed; will retry' &&
+          typeof l.key === 'string' &&
+          l.key.startsWith(`knh:${victim.address}:`),
+      );
+    await pollUntil(`${old.address} trying the peer_dead webhook`, () => tried() || undefined, {
+      timeoutMs: 15_000,
+    });
+    // Followers learn of the undelivered event from the announcements (every 0.5 s).
+    await sleep(1_000);
+    await fx.mesh.kill(old.index);
+    await fx.waitForLeader({ epochAbove: first.epoch });
+    fx.receiver.outage(null);
+
+    const dead = await fx.waitForPeerStatus(
+      `the old coordinator's peer_dead for ${victim.address}, delivered by ${successor.address}`,
+      (b) => b.event === 'peer_dead' && b.peer.address === victim.address,
+      20_000,
+    );
+    expect(dead.errors).to.deep.equal([]);
+    expect(dead.body.coordinator_address, 'decided by the old coordinator').to.equal(old.address);
+    expect(dead.body.epoch).to.equal(first.epoch);
+    await pollUntil(
+      `${successor.address} logging that it delivered ${dead.body.dedup_key}`,
+      () =>
+        successor.logs.some(
+          (l) => l.msg === 'webhook delivered' && l.key === dead.body.dedup_key,
+        ) || undefined,
+      { timeoutMs: 5_000 },
+    );
+    await fx.waitForPeerStatus(
+      `peer_dead for the old coordinator from ${successor.address}`,
+      (b) =>
+        b.event === 'peer_dead' &&
+        b.peer.address === old.address &&
+        b.coordinator_address === successor.address,
+    );
+    await sleep(2_000);
+    const victimReports = fx.deadReports(victim.address);
+    expect(
+      new Set(victimReports.map((w) => w.body.dedup_key)),
+      'one incident, never decided again',
+    ).to.deep.equal(new Set([dead.body.dedup_key]));
   });
 
   it('delivers a peer_dead whose connections were refused once the receiver is back', async () => {

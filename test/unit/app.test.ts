@@ -1,6 +1,7 @@
 // The node's HTTP API over a real socket: what peers and operators get back for every kind of request.
 import { expect } from 'chai';
-import type { Announcement, PingResponse } from '../../src/core/transport.js';
+import type { Announcement, PingResponse, RelayProbeRequest } from '../../src/core/transport.js';
+import type { RelayAnswer } from '../../src/prober/relay.js';
 import type {
   AnnouncementReply,
   ElectionAnswer,
@@ -28,6 +29,17 @@ const pingBody: PingResponse = {
 class FakeApi implements NodeApi {
   elections: ElectionRequest[] = [];
   announcements: Announcement[] = [];
+  probes: RelayProbeRequest[] = [];
+  probeAnswer: RelayAnswer = {
+    status: 200,
+    body: {
+      target: '10.0.0.2:8080',
+      reachable: true,
+      attempts: 1,
+      latency_ms: 3,
+      id: 'w2@10.0.0.2',
+    },
+  };
   notTakingPart = false;
   broken = false;
 
@@ -46,6 +58,18 @@ class FakeApi implements NodeApi {
     this.announcements.push(announcement);
     if (this.notTakingPart) return null;
     return { accepted: false, reason: 'outranked', epoch: 4, coordinator: self };
+  }
+
+  probe(request: RelayProbeRequest): Promise<RelayAnswer> {
+    this.probes.push(request);
+    return Promise.resolve(this.probeAnswer);
+  }
+
+  metrics(): Promise<{ contentType: string; body: string }> {
+    return Promise.resolve({
+      contentType: 'text/plain; version=0.0.4; charset=utf-8',
+      body: '# HELP knh_self_suspect x\n# TYPE knh_self_suspect gauge\nknh_self_suspect 0\n',
+    });
   }
 }
 
@@ -79,6 +103,8 @@ describe('HTTP app', () => {
   beforeEach(() => {
     api.elections = [];
     api.announcements = [];
+    api.probes = [];
+    api.probeAnswer = new FakeApi().probeAnswer;
     api.notTakingPart = false;
     api.broken = false;
   });
@@ -113,6 +139,86 @@ describe('HTTP app', () => {
     expect(body).to.deep.include({ accepted: false, reason: 'outranked' });
     expect(api.announcements).to.deep.equal([announcement]);
   });
+
+  it('POST /coordinator accepts an announcement carrying undelivered events', async () => {
+    const undelivered = {
+      peer: {
+        id: 'worker-2@10.0.0.2',
+        address: '10.0.0.2:8080',
+        alive: false,
+        node_name: 'worker-2',
+        health: 'dead',
+        path_broken: false,
+        since: '2025-05-01T12:00:00.000Z',
+      },
+      coordinator: lower.id,
+      coordinator_address: lower.address,
+      event: 'peer_dead',
+      epoch: 1,
+      timestamp: '2025-05-01T12:00:00.000Z',
+      dedup_key: 'knh:10.0.0.2:8080:1746100800000:dead',
+    };
+    const announcement = { from: lower, epoch: 1, peers: [], undelivered: [undelivered] };
+    await expectJson(
+      await post('/coordinator', JSON.stringify(announcement)),
+      200,
+      'announcement-reply',
+    );
+    expect(api.announcements).to.deep.equal([announcement]);
+  });
+
+  const probeRequest: RelayProbeRequest = { from: lower, target: '10.0.0.2:8080', timeout_ms: 850 };
+
+  it('GET /metrics answers the Prometheus text format', async () => {
+    const res = await fetch(url('/metrics'));
+    expect(res.status).to.equal(200);
+    expect(res.headers.get('content-type')).to.match(/^text\/plain; version=0\.0\.4/);
+    expect(await res.text()).to.include('knh_self_suspect 0');
+  });
+
+  it('POST /probe answers 200 with the indirect probe result', async () => {
+    const body = await expectJson(
+      await post('/probe', JSON.stringify(probeRequest)),
+      200,
+      'probe-result',
+    );
+    expect(body).to.deep.equal(api.probeAnswer.status === 200 ? api.probeAnswer.body : null);
+    expect(api.probes).to.deep.equal([probeRequest]);
+  });
+
+  for (const status of [403, 429] as const) {
+    it(`POST /probe answers ${status} with the error when the relay refuses`, async () => {
+      api.probeAnswer = { status, error: `refused with ${status}` };
+      const body = await expectJson(
+        await post('/probe', JSON.stringify(probeRequest)),
+        status,
+        'error-response',
+      );
+      expect(body).to.deep.equal({ error: `refused with ${status}` });
+    });
+  }
+
+  const malformedProbes: [string, unknown][] = [
+    ['no timeout_ms', { from: lower, target: '10.0.0.2:8080' }],
+    ['timeout_ms 0', { ...probeRequest, timeout_ms: 0 }],
+    ['a fractional timeout_ms', { ...probeRequest, timeout_ms: 1.5 }],
+    ['timeout_ms over a minute', { ...probeRequest, timeout_ms: 600_000 }],
+    ['a host name as target', { ...probeRequest, target: 'worker-2:8080' }],
+    ['a target without a port', { ...probeRequest, target: '10.0.0.2' }],
+    ['no from', { target: '10.0.0.2:8080', timeout_ms: 850 }],
+    ['an extra property', { ...probeRequest, url: 'http://example.com/' }],
+  ];
+  for (const [what, value] of malformedProbes) {
+    it(`POST /probe answers 400 to ${what}, without probing`, async () => {
+      const body = (await expectJson(
+        await post('/probe', JSON.stringify(value)),
+        400,
+        'error-response',
+      )) as { details?: string[] };
+      expect(body.details).to.be.an('array').that.is.not.empty;
+      expect(api.probes).to.deep.equal([]);
+    });
+  }
 
   it('answers 400 with a JSON error to a body that is not JSON', async () => {
     for (const text of ['{"from": ', 'epoch=1', '{"from":{"id":"a",}}']) {

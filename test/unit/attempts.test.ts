@@ -1,7 +1,7 @@
 // One probe with KNH's retry budgets: connect and send failures counted apart, cooldowns on a clock.
 import { expect } from 'chai';
 import type { FailureReason, Outcome, PingResponse } from '../../src/core/transport.js';
-import { probeWithRetries, type RetryPolicy } from '../../src/prober/attempts.js';
+import { probeWithRetries, type RetryBounds, type RetryPolicy } from '../../src/prober/attempts.js';
 import { FakeClock } from '../support/fake-clock.js';
 
 const pong: PingResponse = {
@@ -46,11 +46,21 @@ const policy: RetryPolicy = {
 };
 
 /** Runs a probe to its end, letting fake time pass as fast as it is needed. */
-async function run(clock: FakeClock, script: Step[], { latencyMs = 0, p = policy } = {}) {
+async function run(
+  clock: FakeClock,
+  script: Step[],
+  {
+    latencyMs = 0,
+    p = policy,
+    bounds = {},
+  }: { latencyMs?: number; p?: RetryPolicy; bounds?: RetryBounds } = {},
+) {
   const { ping, calls } = scriptedPing(clock, script, latencyMs);
   const started = clock.now();
   let settled = false;
-  const probing = probeWithRetries(ping, p, clock).finally(() => (settled = true));
+  const probing = probeWithRetries(ping, p, clock, undefined, bounds).finally(
+    () => (settled = true),
+  );
   for (let i = 0; !settled; i++) {
     if (i > 1_000) throw new Error('probe never finished');
     await clock.advanceAsync(50);
@@ -145,13 +155,6 @@ describe('probeWithRetries', () => {
     expect(calls).to.have.length(1);
   });
 
-  it('stops at once when the attempt itself reports it was aborted', async () => {
-    const clock = new FakeClock();
-    const { result } = await run(clock, ['aborted', 'ok']);
-    expect(result.attempts).to.equal(1);
-    expect(result.outcome).to.deep.include({ ok: false, reason: 'aborted' });
-  });
-
   it('stops after an attempt that fails because the signal was aborted during it', async () => {
     const clock = new FakeClock();
     const controller = new AbortController();
@@ -170,5 +173,86 @@ describe('probeWithRetries', () => {
     const result = await probeWithRetries(ping, policy, clock, controller.signal);
     expect(calls).to.equal(1);
     expect(result.attempts).to.equal(1);
+  });
+});
+
+/** A black hole: never answers; reports 'aborted' once its signal aborts, as the peer client does. */
+function hangingPing(clock: FakeClock) {
+  const calls: number[] = [];
+  const ping = (signal?: AbortSignal): Promise<Outcome<PingResponse>> => {
+    calls.push(clock.now());
+    return clock.sleep(3_600_000, signal).then(
+      () => ({ ok: true, value: pong, latencyMs: 3_600_000 }),
+      () => ({ ok: false, reason: 'aborted', phase: 'send', detail: 'aborted', latencyMs: 0 }),
+    );
+  };
+  return { ping, calls };
+}
+
+describe('probeWithRetries with bounds', () => {
+  it('counts failures already seen against the budgets', async () => {
+    const clock = new FakeClock();
+    const { result, offsets } = await run(clock, ['refused'], {
+      bounds: { spent: { connect: 1, send: 0 } },
+    });
+    expect(result.attempts).to.equal(policy.connectMaxRetries);
+    expect(offsets).to.deep.equal([0, 200]);
+    const none = await run(clock, ['timeout'], { bounds: { spent: { connect: 0, send: 3 } } });
+    expect(none.result.attempts, 'send budget already spent').to.equal(1);
+  });
+
+  it('cuts an attempt short at the deadline and reports it as a timeout, not an abort', async () => {
+    const clock = new FakeClock();
+    const { ping, calls } = hangingPing(clock);
+    const started = clock.now();
+    let settled = false;
+    const probing = probeWithRetries(ping, policy, clock, undefined, {
+      deadlineMs: started + 1_000,
+    }).finally(() => (settled = true));
+    await clock.advanceAsync(999);
+    expect(settled).to.be.false;
+    await clock.advanceAsync(1);
+    expect(settled).to.be.true;
+    const result = await probing;
+    expect(result.outcome).to.deep.include({ ok: false, reason: 'timeout' });
+    expect(result.elapsedMs).to.equal(1_000);
+    expect(calls).to.deep.equal([started]);
+    expect(clock.pendingTimers, 'no timer left behind').to.equal(0);
+  });
+
+  it('starts no retry whose cooldown would end at or after the deadline', async () => {
+    const clock = new FakeClock();
+    const { result, offsets } = await run(clock, ['refused'], {
+      bounds: { deadlineMs: clock.now() + 300 },
+    });
+    expect(offsets).to.deep.equal([0, 200]);
+    expect(result.attempts).to.equal(2);
+    expect(result.elapsedMs).to.equal(200);
+  });
+
+  it('still succeeds within the deadline', async () => {
+    const clock = new FakeClock();
+    const { result, offsets } = await run(clock, ['refused', 'ok'], {
+      latencyMs: 100,
+      bounds: { deadlineMs: clock.now() + 1_000 },
+    });
+    expect(result.outcome.ok).to.be.true;
+    expect(offsets).to.deep.equal([0, 300]);
+  });
+
+  it("reports the caller's abort as an abort, at once, even with a deadline", async () => {
+    const clock = new FakeClock();
+    const { ping, calls } = hangingPing(clock);
+    const controller = new AbortController();
+    const probing = probeWithRetries(ping, policy, clock, controller.signal, {
+      deadlineMs: clock.now() + 10_000,
+    });
+    await clock.advanceAsync(100);
+    controller.abort(new Error('stopped leading'));
+    const result = await probing;
+    expect(result.outcome).to.deep.include({ ok: false, reason: 'aborted' });
+    expect(result.attempts).to.equal(1);
+    await clock.advanceAsync(20_000);
+    expect(calls).to.have.length(1);
   });
 });

@@ -52,6 +52,8 @@ describe('loadConfig', () => {
       sendCooldownMs: 200,
       roundIntervalMs: 1_000,
       probeTimeoutMs: 1_000,
+      unhealthyMs: 1_000,
+      indirectProbes: 3,
       heartbeatIntervalMs: 500,
       coordinatorTimeoutMs: 1_500,
       electionTimeoutMs: 1_000,
@@ -109,6 +111,28 @@ describe('loadConfig', () => {
     ];
     for (const [text, ms] of cases) {
       expect(config({ ...STATIC, PROBE_TIMEOUT: text }).probeTimeoutMs, text).to.equal(ms);
+    }
+  });
+
+  it('reads UNHEALTHY_DURATION as a duration and INDIRECT_PROBES as a count', () => {
+    expect(config({ ...STATIC, UNHEALTHY_DURATION: '2' }).unhealthyMs).to.equal(2_000);
+    expect(config({ ...STATIC, UNHEALTHY_DURATION: '500ms' }).unhealthyMs).to.equal(500);
+    expect(config({ ...STATIC, UNHEALTHY_DURATION: '0' }).unhealthyMs).to.equal(0);
+    expect(config({ ...STATIC, UNHEALTHY_DURATION: '10m' }).unhealthyMs).to.equal(600_000);
+    for (const n of [0, 1, 16]) {
+      expect(config({ ...STATIC, INDIRECT_PROBES: String(n) }).indirectProbes).to.equal(n);
+    }
+  });
+
+  it('rejects a bad UNHEALTHY_DURATION or INDIRECT_PROBES, naming the value', () => {
+    for (const text of ['11m', '-1', 'soon']) {
+      const e = errorFor(errors({ ...STATIC, UNHEALTHY_DURATION: text }), 'UNHEALTHY_DURATION');
+      expect(e, text).to.include(JSON.stringify(text));
+    }
+    for (const text of ['17', '-1', '1.5', 'three']) {
+      const e = errorFor(errors({ ...STATIC, INDIRECT_PROBES: text }), 'INDIRECT_PROBES');
+      expect(e, text).to.include(JSON.stringify(text));
+      expect(e, text).to.match(/whole number from 0 to 16/);
     }
   });
 

@@ -8,11 +8,19 @@ import {
   type PeerStatusPayload,
 } from '../../src/alerts/payloads.js';
 import { WebhookQueue } from '../../src/alerts/webhook-queue.js';
-import { judge, newRecord } from '../../src/prober/verdict.js';
+import { answered, attemptFailed, confirm, newRecord } from '../../src/prober/verdict.js';
 import { loadSchemas } from '../../src/wire/schemas.js';
 import { CapturingLogger } from '../support/capturing-logger.js';
 import { FakeClock } from '../support/fake-clock.js';
-import { FakePoster, OK, type Answer, type PostCall } from '../support/fake-poster.js';
+import {
+  BAD_REQUEST,
+  FakePoster,
+  OK,
+  UNAVAILABLE,
+  type Answer,
+  type PostCall,
+} from '../support/fake-poster.js';
+import type { DeliveryOutcome } from '../../src/alerts/webhook-queue.js';
 
 const PEER_URL = 'http://alerts.example/peer';
 const CLUSTER_URL = 'http://alerts.example/cluster';
@@ -21,22 +29,21 @@ const coordinator = { id: 'worker-9@10.0.0.9', address: '10.0.0.9:8080' };
 const schemas = loadSchemas();
 
 function deadAlert(): PeerStatusPayload {
-  const alive = judge(
+  const alive = answered(
     newRecord('10.0.0.5:8080', T0),
-    { ok: true, latencyMs: 1, id: 'worker-5@10.0.0.5', nodeName: 'worker-5' },
+    { latencyMs: 1, id: 'worker-5@10.0.0.5', nodeName: 'worker-5' },
     T0,
-    { withholdDeath: false },
   ).record;
-  const died = judge(alive, { ok: false, latencyMs: 1, failure: 'refused' }, T0 + 1, {
-    withholdDeath: false,
-  });
+  const suspect = attemptFailed(alive, { latencyMs: 1, detail: 'refused' }, T0 + 1, T0 + 1).record;
+  const died = confirm(suspect, { reachedBy: [], unhealthyMs: 1_000, withhold: null }, T0 + 1_001);
+  expect(died.transition).to.equal('died');
   return peerStatusPayload({
     record: died.record,
     event: 'peer_dead',
     incidentMs: died.incidentMs ?? 0,
     coordinator,
     epoch: 2,
-    now: T0 + 1,
+    now: T0 + 1_001,
   });
 }
 
@@ -47,6 +54,7 @@ function clusterStatus(): ClusterStatusPayload {
     epoch: 2,
     reason: 'election',
     sanity: 'not-configured',
+    selfSuspicion: { suspect: false, unreachable: 0 },
     now: T0,
   });
 }
@@ -54,6 +62,7 @@ function clusterStatus(): ClusterStatusPayload {
 function setup(
   urls: { peer: string | null; cluster: string | null },
   answer: (call: PostCall, index: number) => Answer = () => OK,
+  retryForMs = 60_000,
 ) {
   const clock = new FakeClock(T0);
   const logger = new CapturingLogger();
@@ -72,7 +81,7 @@ function setup(
         clock,
         logger,
         timeoutMs: 1_000,
-        retryForMs: 60_000,
+        retryForMs,
         maxSize: 100,
       });
     },
@@ -155,5 +164,46 @@ describe('Notifier', () => {
     await clock.advanceAsync(2_000);
     await drained;
     expect(logger.at('error').map((r) => r.fields.pending)).to.deep.equal([2]);
+  });
+
+  it('tells the caller how a peer status ended: delivered, only once the receiver took it', async () => {
+    const { clock, poster, notifier } = setup({ peer: PEER_URL, cluster: CLUSTER_URL }, (_, i) =>
+      i < 2 ? UNAVAILABLE : OK,
+    );
+    const outcomes: DeliveryOutcome[] = [];
+    expect(notifier.peerStatus(deadAlert(), (o) => outcomes.push(o))).to.be.true;
+    await clock.advanceAsync(0);
+    expect(poster.calls).to.have.length(1);
+    expect(outcomes, 'not settled while the receiver fails').to.deep.equal([]);
+    await clock.advanceAsync(10_000);
+    expect(poster.calls).to.have.length(3);
+    expect(outcomes).to.deep.equal(['delivered']);
+  });
+
+  it('tells the caller when a peer status was rejected or given up', async () => {
+    const rejected = setup({ peer: PEER_URL, cluster: null }, () => BAD_REQUEST);
+    const outcomes: DeliveryOutcome[] = [];
+    rejected.notifier.peerStatus(deadAlert(), (o) => outcomes.push(o));
+    await rejected.clock.advanceAsync(0);
+    expect(outcomes).to.deep.equal(['rejected']);
+
+    const failing = setup({ peer: PEER_URL, cluster: null }, () => UNAVAILABLE, 5_000);
+    failing.notifier.peerStatus(deadAlert(), (o) => outcomes.push(o));
+    await failing.clock.advanceAsync(3_000);
+    expect(outcomes).to.deep.equal(['rejected']);
+    await failing.clock.advanceAsync(10_000);
+    expect(outcomes).to.deep.equal(['rejected', 'given-up']);
+  });
+
+  it('never settles an event it did not queue (no URL, or an invalid payload)', async () => {
+    const { clock, notifier } = setup({ peer: null, cluster: null });
+    const outcomes: DeliveryOutcome[] = [];
+    expect(notifier.peerStatus(deadAlert(), (o) => outcomes.push(o))).to.be.false;
+    const invalid = setup({ peer: PEER_URL, cluster: null });
+    expect(invalid.notifier.peerStatus({ ...deadAlert(), epoch: 0 }, (o) => outcomes.push(o))).to.be
+      .false;
+    await clock.advanceAsync(60_000);
+    await invalid.clock.advanceAsync(60_000);
+    expect(outcomes).to.deep.equal([]);
   });
 });

@@ -10,7 +10,14 @@ import {
   type PeerStatusPayload,
 } from '../../src/alerts/payloads.js';
 import type { NodeRef } from '../../src/core/node-ref.js';
-import { judge, newRecord, type PeerRecord, type ProbeResult } from '../../src/prober/verdict.js';
+import {
+  answered,
+  attemptFailed,
+  confirm,
+  newRecord,
+  type Judgement,
+  type PeerRecord,
+} from '../../src/prober/verdict.js';
 import { loadSchemas } from '../../src/wire/schemas.js';
 
 const FIXTURES = new URL('../../../test/fixtures/knh-reference/', import.meta.url);
@@ -55,37 +62,67 @@ function expectValidClusterStatus(p: ClusterStatusPayload, what: string) {
 
 const T0 = Date.UTC(2025, 4, 1, 12, 0, 0);
 const coordinator: NodeRef = { id: 'worker-9@10.0.0.9', address: '10.0.0.9:8080' };
-const up = (address: string, nodeName: string): ProbeResult => ({
-  ok: true,
+const UNHEALTHY = 1_000;
+const answer = (address: string, nodeName: string) => ({
   latencyMs: 2,
   id: `${nodeName}@${address.replace(/:\d+$/, '').replace(/^\[|\]$/g, '')}`,
   nodeName,
 });
-const down: ProbeResult = { ok: false, latencyMs: 1_000, failure: 'refused (ECONNREFUSED)' };
-const judged = (r: PeerRecord, result: ProbeResult, now: number) =>
-  judge(r, result, now, { withholdDeath: false });
+const refused = { latencyMs: 1, detail: 'refused (ECONNREFUSED) after 3 attempts' };
+
+/** A peer seen alive at T0, whose probes fail from `failAt`, confirmed at `failAt` + 1 s. */
+function confirmed(record: PeerRecord, failAt: number, reachedBy: string[] = []): Judgement {
+  const suspect = attemptFailed(record, refused, failAt, failAt + 1).record;
+  return confirm(
+    suspect,
+    { reachedBy, unhealthyMs: UNHEALTHY, withhold: null },
+    failAt + UNHEALTHY,
+  );
+}
+
+function payload(j: Judgement, event: PeerStatusPayload['event'], now: number) {
+  return peerStatusPayload({
+    record: j.record,
+    event,
+    incidentMs: j.incidentMs ?? -1,
+    coordinator,
+    epoch: 3,
+    now,
+    ...(j.restoredPath ? { witnesses: j.restoredPath.witnesses } : {}),
+  });
+}
 
 /** A peer seen alive at T0, dead at T0+10s (alerted), alive again at T0+70s. */
 function incident(address = '10.0.0.5:8080', nodeName = 'worker-5') {
-  const alive = judged(newRecord(address, T0), up(address, nodeName), T0);
-  const died = judged(alive.record, down, T0 + 10_000);
-  const recovered = judged(died.record, up(address, nodeName), T0 + 70_000);
-  expect([died.transition, recovered.transition]).to.deep.equal(['died', 'recovered']);
-  const payload = (j: typeof died, event: PeerStatusPayload['event'], now: number) =>
-    peerStatusPayload({
-      record: j.record,
-      event,
-      incidentMs: j.incidentMs ?? -1,
-      coordinator,
-      epoch: 3,
-      now,
-    });
+  const alive = answered(newRecord(address, T0), answer(address, nodeName), T0);
+  const died = confirmed(alive.record, T0 + 9_000);
+  const recovered = answered(died.record, answer(address, nodeName), T0 + 70_000);
+  expect([alive.transition, died.transition, recovered.transition]).to.deep.equal([
+    'first-alive',
+    'died',
+    'recovered',
+  ]);
   return {
     dead: payload(died, 'peer_dead', T0 + 10_000),
     deadAgain: payload(died, 'peer_dead', T0 + 12_345),
     recovered: payload(recovered, 'peer_recovered', T0 + 70_000),
   };
 }
+
+/** The coordinator cannot reach a peer from T0+9s, relays can; it is reachable again at T0+70s. */
+function brokenPath(address = '10.0.0.5:8080', nodeName = 'worker-5') {
+  const alive = answered(newRecord(address, T0), answer(address, nodeName), T0);
+  const broken = confirmed(alive.record, T0 + 9_000, ['worker-1@10.0.0.1', 'worker-2@10.0.0.2']);
+  const restored = answered(broken.record, answer(address, nodeName), T0 + 70_000);
+  expect([broken.transition, restored.transition]).to.deep.equal(['path-broken', 'path-restored']);
+  return {
+    record: broken.record,
+    broken: payload(broken, 'path_broken', T0 + 10_000),
+    restored: payload(restored, 'path_restored', T0 + 70_000),
+  };
+}
+
+const noSuspicion = { suspect: false, unreachable: 0 };
 
 describe('webhook payloads', () => {
   it("KNH's example payloads are valid against KNH's schemas (fixture sanity)", () => {
@@ -111,7 +148,7 @@ describe('webhook payloads', () => {
       event: 'peer_dead',
       epoch: 3,
       timestamp: new Date(T0 + 10_000).toISOString(),
-      reason: 'refused (ECONNREFUSED)',
+      reason: refused.detail,
     });
     expect(dead.peer).to.deep.equal({
       id: 'worker-5@10.0.0.5',
@@ -119,10 +156,13 @@ describe('webhook payloads', () => {
       alive: false,
       node_name: 'worker-5',
       health: 'dead',
+      path_broken: false,
       since: new Date(T0 + 10_000).toISOString(),
     });
+    expect(dead).to.not.have.property('path');
     expect(recovered.peer.alive).to.be.true;
     expect(recovered).to.not.have.property('reason');
+    expect(recovered).to.not.have.property('path');
   });
 
   it('an IPv6 peer is valid against both schemas', () => {
@@ -130,30 +170,85 @@ describe('webhook payloads', () => {
     expectValidPeerStatus(dead, 'IPv6 peer_dead');
     expectValidPeerStatus(recovered, 'IPv6 peer_recovered');
     expect(dead.peer.id).to.equal('worker-5@fd00::5');
+    const { broken, restored } = brokenPath('[fd00::5]:8080', 'worker-5');
+    expectValidPeerStatus(broken, 'IPv6 path_broken');
+    expectValidPeerStatus(restored, 'IPv6 path_restored');
   });
 
-  it('cluster status is valid against both schemas, for every health and reason', () => {
-    const alive = judged(newRecord('10.0.0.1:8080', T0), up('10.0.0.1:8080', 'worker-1'), T0);
-    const dead = judged(alive.record, down, T0 + 1).record;
+  it('path_broken and path_restored are valid against both schemas and name the path', () => {
+    const { broken, restored } = brokenPath();
+    expectValidPeerStatus(broken, 'path_broken');
+    expectValidPeerStatus(restored, 'path_restored');
+    const path = {
+      from: coordinator.id,
+      to: 'worker-5@10.0.0.5',
+      witnesses: ['worker-1@10.0.0.1', 'worker-2@10.0.0.2'],
+    };
+    expect(broken).to.deep.include({ event: 'path_broken', reason: refused.detail, path });
+    expect(broken.peer).to.deep.include({ alive: true, health: 'alive', path_broken: true });
+    // The peer was never dead: since is when it became alive.
+    expect(broken.peer.since).to.equal(new Date(T0).toISOString());
+    expect(restored).to.deep.include({ event: 'path_restored', path });
+    expect(restored).to.not.have.property('reason');
+    expect(restored.peer).to.deep.include({ alive: true, path_broken: false });
+  });
+
+  it('cluster status is valid against both schemas, for every health, reason and suspicion', () => {
+    const alive = answered(newRecord('10.0.0.1:8080', T0), answer('10.0.0.1:8080', 'worker-1'), T0);
+    const dead = confirmed(alive.record, T0 + 1).record;
     const unknown = newRecord('[fd00::2]:8080', T0);
+    const suspect = attemptFailed(alive.record, refused, T0 + 2, T0 + 3).record;
+    const { record: broken } = brokenPath('10.0.0.4:8080', 'worker-4');
+    const records = [alive.record, dead, unknown, suspect, broken];
     for (const reason of ['election', 'change', 'periodic'] as const) {
       for (const sanity of ['ok', 'failed', 'not-configured'] as const) {
-        const payload = clusterStatusPayload({
-          records: [alive.record, dead, unknown],
-          coordinator,
-          epoch: 2,
-          reason,
-          sanity,
-          now: T0 + 5,
-        });
-        expectValidClusterStatus(payload, `${reason}/${sanity}`);
-        expect(payload.peer_map.map((p) => [p.alive, p.health])).to.deep.equal([
-          [true, 'alive'],
-          [false, 'dead'],
-          [false, 'unknown'],
-        ]);
+        for (const selfSuspicion of [noSuspicion, { suspect: true, unreachable: 3 }]) {
+          const what = `${reason}/${sanity}/${String(selfSuspicion.suspect)}`;
+          const payload = clusterStatusPayload({
+            records,
+            coordinator,
+            epoch: 2,
+            reason,
+            sanity,
+            selfSuspicion,
+            now: T0 + 5,
+          });
+          expectValidClusterStatus(payload, what);
+          expect(payload, what).to.deep.include({
+            sanity_check: sanity,
+            self_suspect: selfSuspicion.suspect,
+            unreachable_peers: selfSuspicion.unreachable,
+          });
+          expect(payload.peer_map.map((p) => [p.health, p.path_broken])).to.deep.equal([
+            ['alive', false],
+            ['dead', false],
+            ['unknown', false],
+            ['suspect', false],
+            ['alive', true],
+          ]);
+        }
       }
     }
+  });
+
+  it('shows a peer that is only suspect as alive: it has not been declared dead', () => {
+    const alive = answered(newRecord('10.0.0.1:8080', T0), answer('10.0.0.1:8080', 'worker-1'), T0);
+    const suspect = attemptFailed(alive.record, refused, T0 + 2, T0 + 3).record;
+    const payload = clusterStatusPayload({
+      records: [alive.record, suspect],
+      coordinator,
+      epoch: 2,
+      reason: 'change',
+      sanity: 'ok',
+      selfSuspicion: noSuspicion,
+      now: T0 + 5,
+    });
+    // schemas/peer.schema.json: "a suspect peer (a probe failed, confirmation running) is still
+    // alive=true"; a KNH receiver that reads alive=false takes it for dead.
+    expect(payload.peer_map.map((p) => [p.health, p.alive])).to.deep.equal([
+      ['alive', true],
+      ['suspect', true],
+    ]);
   });
 
   it('an empty cluster is valid against both schemas', () => {
@@ -163,15 +258,19 @@ describe('webhook payloads', () => {
       epoch: 1,
       reason: 'election',
       sanity: 'not-configured',
+      selfSuspicion: noSuspicion,
       now: T0,
     });
     expectValidClusterStatus(payload, 'empty');
   });
 
-  it("knh's schemas reject a dead alert that says the peer is alive", () => {
+  it("knh's schemas reject a dead alert that says the peer is alive, and a path event saying it is dead", () => {
     const { dead } = incident();
     const wrong = { ...dead, peer: { ...dead.peer, alive: true } };
     expect(schemas.check('peer-status', wrong).ok).to.be.false;
+    const { broken } = brokenPath();
+    expect(schemas.check('peer-status', { ...broken, peer: { ...broken.peer, alive: false } }).ok)
+      .to.be.false;
   });
 
   describe('dedup_key', () => {
@@ -194,8 +293,22 @@ describe('webhook payloads', () => {
         dedupKey('peer_dead', '10.0.0.5:8080', T0 + 1),
         dedupKey('peer_dead', '10.0.0.6:8080', T0),
         dedupKey('peer_recovered', '10.0.0.5:8080', T0),
+        dedupKey('path_broken', '10.0.0.5:8080', T0, '10.0.0.9:8080'),
+        dedupKey('path_broken', '10.0.0.5:8080', T0, '10.0.0.8:8080'),
+        dedupKey('path_restored', '10.0.0.5:8080', T0, '10.0.0.9:8080'),
       ]);
-      expect(keys.size).to.equal(4);
+      expect(keys.size).to.equal(7);
+    });
+
+    it('names the path from->to for path events, shared by the break and its restoration', () => {
+      const { broken, restored } = brokenPath();
+      expect(broken.dedup_key).to.include(`${coordinator.address}->10.0.0.5:8080`);
+      expect(broken.dedup_key).to.include(String(T0 + 9_000));
+      const stem = (key: string) => key.slice(0, key.lastIndexOf(':'));
+      expect(stem(restored.dedup_key)).to.equal(stem(broken.dedup_key));
+      expect(restored.dedup_key).to.not.equal(broken.dedup_key);
+      const { dead } = incident();
+      expect(broken.dedup_key).to.not.equal(dead.dedup_key);
     });
   });
 });

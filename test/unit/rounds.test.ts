@@ -1,35 +1,75 @@
-// The coordinator's rounds: verdicts per peer, the sanity check, slow peers, inherited verdicts.
+// The coordinator's rounds: suspicion, confirmation (retries, relays, the unhealthy duration),
+// self-suspicion, the sanity check, slow peers, inherited verdicts.
 import { expect } from 'chai';
-import type { Outcome, PingResponse, SanityCheck } from '../../src/core/transport.js';
-import { ProbeRounds, type RoundReport } from '../../src/prober/rounds.js';
-import type { Judgement, PeerView } from '../../src/prober/verdict.js';
+import type { NodeRef } from '../../src/core/node-ref.js';
+import type {
+  Outcome,
+  PingResponse,
+  RelayProbeRequest,
+  RelayProbeResult,
+  SanityCheck,
+} from '../../src/core/transport.js';
+import { ProbeRounds, type DetectionPolicy, type RoundReport } from '../../src/prober/rounds.js';
+import type { Judgement, PeerView, Transition } from '../../src/prober/verdict.js';
 import { CapturingLogger } from '../support/capturing-logger.js';
 import { FakeClock } from '../support/fake-clock.js';
 
-const A = '10.0.0.1:8080';
-const B = '10.0.0.2:8080';
-const C = '10.0.0.3:8080';
+const SELF: NodeRef = { id: 'lead@10.0.0.100', address: '10.0.0.100:8080' };
+const addr = (n: number) => `10.0.0.${n}:8080`;
+const idOf = (n: number) => `n${n}@10.0.0.${n}`;
+const [A, B, C, D, E, F] = [1, 2, 3, 4, 5, 6].map(addr) as [
+  string,
+  string,
+  string,
+  string,
+  string,
+  string,
+];
 
-type Behaviour = 'up' | 'refused' | 'hang';
+const POLICY: DetectionPolicy = {
+  connectMaxRetries: 2,
+  connectCooldownMs: 200,
+  sendMaxRetries: 2,
+  sendCooldownMs: 200,
+  probeTimeoutMs: 1_000,
+  unhealthyMs: 1_000,
+  indirectProbes: 3,
+};
+const INTERVAL = 1_000;
 
-/** A network where each address is up, refuses connections, or never answers (until aborted). */
-function network(clock: FakeClock, behaviour: Map<string, Behaviour>) {
-  const calls: string[] = [];
+/**
+ * up: answers. refused: connection refused at once. hang: a black hole, failing only when the
+ * client's 1 s timeout runs out (or the probe is aborted). fail-once: refuses one ping, then is up.
+ */
+type Behaviour = 'up' | 'refused' | 'hang' | 'fail-once';
+
+interface RelayCall {
+  relay: string;
+  request: RelayProbeRequest;
+  atMs: number;
+}
+
+/** A network as seen from the coordinator, and from the relays (which reach `relaysReach` too). */
+function network(clock: FakeClock, behaviour: Map<string, Behaviour>, relaysReach: Set<string>) {
+  const pings: { address: string; atMs: number }[] = [];
+  const relayCalls: RelayCall[] = [];
   const ping = (address: string, signal?: AbortSignal): Promise<Outcome<PingResponse>> => {
-    calls.push(address);
+    pings.push({ address, atMs: clock.now() });
     const b = behaviour.get(address) ?? 'up';
+    if (b === 'fail-once') behaviour.set(address, 'up');
     if (b === 'up') {
+      const n = Number(address.split('.')[3]?.split(':')[0]);
       const value: PingResponse = {
-        id: `n${address.split('.')[3]?.split(':')[0]}@${address.split(':')[0]}`,
+        id: idOf(n),
         address,
-        node_name: 'n',
+        node_name: `n${n}`,
         role: 'follower',
         epoch: 1,
         coordinator: null,
       };
       return Promise.resolve({ ok: true, value, latencyMs: 1 });
     }
-    if (b === 'refused') {
+    if (b === 'refused' || b === 'fail-once') {
       return Promise.resolve({
         ok: false,
         reason: 'refused',
@@ -38,7 +78,6 @@ function network(clock: FakeClock, behaviour: Map<string, Behaviour>) {
         latencyMs: 1,
       });
     }
-    // A black hole: answers only when the 1 s timeout the real client has runs out.
     return clock.sleep(1000, signal).then(
       () =>
         ({
@@ -52,45 +91,102 @@ function network(clock: FakeClock, behaviour: Map<string, Behaviour>) {
         ({ ok: false, reason: 'aborted', phase: 'send', detail: 'aborted', latencyMs: 0 }) as const,
     );
   };
-  return { ping, calls };
+  const probeVia = (
+    relay: string,
+    request: RelayProbeRequest,
+  ): Promise<Outcome<RelayProbeResult>> => {
+    relayCalls.push({ relay, request, atMs: clock.now() });
+    const reachable =
+      relaysReach.has(request.target) || (behaviour.get(request.target) ?? 'up') === 'up';
+    return Promise.resolve({
+      ok: true,
+      value: { target: request.target, reachable, attempts: 1, latency_ms: 1 },
+      latencyMs: 2,
+    });
+  };
+  return { ping, probeVia, pings, relayCalls };
 }
 
-function setup(opts: { behaviour?: Map<string, Behaviour>; sanity?: SanityCheck | null } = {}) {
+interface Judged {
+  atMs: number;
+  judgement: Judgement;
+}
+
+function setup(
+  opts: {
+    peers?: string[];
+    behaviour?: Map<string, Behaviour>;
+    sanity?: SanityCheck | null;
+    policy?: Partial<DetectionPolicy>;
+    lastHeard?: (address: string) => number | null;
+  } = {},
+) {
   const clock = new FakeClock();
   const behaviour = opts.behaviour ?? new Map<string, Behaviour>();
-  const net = network(clock, behaviour);
-  const judgements: Judgement[] = [];
+  const relaysReach = new Set<string>();
+  const net = network(clock, behaviour, relaysReach);
+  const judged: Judged[] = [];
   const reports: RoundReport[] = [];
   const rounds = new ProbeRounds({
-    transport: { ping: net.ping },
+    self: SELF,
+    transport: { ping: net.ping, probeVia: net.probeVia },
     sanity: opts.sanity ?? null,
     clock,
     logger: new CapturingLogger(),
-    policy: {
-      connectMaxRetries: 2,
-      connectCooldownMs: 200,
-      sendMaxRetries: 2,
-      sendCooldownMs: 200,
-    },
-    intervalMs: 1000,
-    onJudgement: (j) => judgements.push(j),
+    policy: { ...POLICY, ...opts.policy },
+    intervalMs: INTERVAL,
+    ...(opts.lastHeard ? { lastHeard: opts.lastHeard } : {}),
+    random: () => 0.5,
+    onJudgement: (judgement) => judged.push({ atMs: clock.now(), judgement }),
     onRound: (r) => reports.push(r),
   });
-  rounds.setPeers([A, B, C]);
-  return { clock, behaviour, net, judgements, reports, rounds };
+  rounds.setPeers(opts.peers ?? [A, B, C]);
+  const transitions = (address: string): Transition[] =>
+    judged.filter((j) => j.judgement.record.address === address).map((j) => j.judgement.transition);
+  /** When `address` first got `transition`, relative to the fake clock's start. */
+  const when = (address: string, transition: Transition): number | undefined =>
+    judged.find(
+      (j) => j.judgement.record.address === address && j.judgement.transition === transition,
+    )?.atMs;
+  const health = (address: string) => rounds.snapshot().find((r) => r.address === address)?.health;
+  /** Starts leading with every peer alive; returns at t0 + 10 ms, round 2 starting at t0 + 1 s. */
+  const startAlive = async (inherited: PeerView[] = []) => {
+    rounds.start(inherited);
+    await clock.advanceAsync(10);
+    return clock.now() - 10;
+  };
+  return {
+    clock,
+    behaviour,
+    relaysReach,
+    net,
+    judged,
+    reports,
+    rounds,
+    transitions,
+    when,
+    health,
+    startAlive,
+  };
 }
 
-const transitions = (js: Judgement[], address: string) =>
-  js.filter((j) => j.record.address === address).map((j) => j.transition);
+const refusing = (): SanityCheck['check'] => () =>
+  Promise.resolve({
+    ok: false,
+    reason: 'unreachable',
+    phase: 'connect',
+    detail: 'ENETUNREACH',
+    latencyMs: 1,
+  });
 
 describe('ProbeRounds', () => {
   it('probes every peer at once on start and reports the first round', async () => {
-    const { clock, rounds, reports, judgements } = setup();
+    const { clock, rounds, reports, judged } = setup();
     rounds.start([]);
     await clock.advanceAsync(10);
     expect(reports).to.have.length(1);
     expect(reports[0]).to.include({ round: 1, probed: 3, changed: 3 });
-    expect(judgements.map((j) => j.transition)).to.deep.equal([
+    expect(judged.map((j) => j.judgement.transition)).to.deep.equal([
       'first-alive',
       'first-alive',
       'first-alive',
@@ -99,95 +195,307 @@ describe('ProbeRounds', () => {
     rounds.stop();
   });
 
-  it('declares a peer that stops answering dead after its retries, once, and alive again after', async () => {
-    const { clock, rounds, behaviour, judgements } = setup();
-    rounds.start([]);
-    await clock.advanceAsync(10);
+  it('makes a refused peer suspect at once and dead unhealthyMs after its first failed probe, not before', async () => {
+    const { clock, rounds, behaviour, transitions, when, health, startAlive } = setup();
+    const t0 = await startAlive();
     behaviour.set(B, 'refused');
-    await clock.advanceAsync(1000 + 400 + 10); // next round + 2 retries 200 ms apart
-    expect(transitions(judgements, B)).to.deep.equal(['first-alive', 'died']);
-    await clock.advanceAsync(5000);
-    expect(transitions(judgements, B), 'a dead peer is reported once').to.deep.equal([
+    await clock.advanceAsync(t0 + 1_000 - clock.now()); // round 2: B's probe fails
+    expect(transitions(B)).to.deep.equal(['first-alive', 'suspected']);
+    expect(when(B, 'suspected')).to.equal(t0 + 1_000);
+    expect(health(B)).to.equal('suspect');
+    await clock.advanceAsync(999);
+    expect(transitions(B), 'not dead before unhealthyMs').to.deep.equal([
       'first-alive',
+      'suspected',
+    ]);
+    await clock.advanceAsync(1);
+    expect(transitions(B)).to.deep.equal(['first-alive', 'suspected', 'died']);
+    expect(when(B, 'died')).to.equal(t0 + 2_000);
+    expect(health(B)).to.equal('dead');
+    await clock.advanceAsync(5_000);
+    expect(transitions(B), 'a dead peer is reported once').to.deep.equal([
+      'first-alive',
+      'suspected',
       'died',
     ]);
     behaviour.set(B, 'up');
-    await clock.advanceAsync(1000);
-    expect(transitions(judgements, B)).to.deep.equal(['first-alive', 'died', 'recovered']);
-    expect(transitions(judgements, A)).to.deep.equal(['first-alive']);
+    await clock.advanceAsync(2_000);
+    expect(transitions(B)).to.deep.equal(['first-alive', 'suspected', 'died', 'recovered']);
+    expect(transitions(A)).to.deep.equal(['first-alive']);
+    rounds.stop();
+  });
+
+  it('retries a refused probe CONNECT_MAX_RETRIES times, CONNECT_COOLDOWN_PERIOD apart', async () => {
+    const { clock, rounds, behaviour, net, startAlive } = setup();
+    const t0 = await startAlive();
+    behaviour.set(B, 'refused');
+    await clock.advanceAsync(t0 + 1_900 - clock.now()); // within round 2's confirmation
+    const times = net.pings.filter((p) => p.address === B).map((p) => p.atMs - t0);
+    // Round 1's successful probe, then round 2's failed one and its two retries.
+    expect(times).to.deep.equal([0, 1_000, 1_200, 1_400]);
+    rounds.stop();
+  });
+
+  it('declares a black-holed peer dead about 2 s after its failed probe started', async () => {
+    const { clock, rounds, behaviour, transitions, when, startAlive } = setup();
+    const t0 = await startAlive();
+    behaviour.set(B, 'hang');
+    await clock.advanceAsync(t0 + 1_000 - clock.now()); // round 2 starts B's probe
+    expect(transitions(B)).to.deep.equal(['first-alive']);
+    await clock.advanceAsync(1_000); // its 1 s timeout runs out
+    expect(transitions(B)).to.deep.equal(['first-alive', 'suspected']);
+    expect(when(B, 'suspected')).to.equal(t0 + 2_000);
+    await clock.advanceAsync(999);
+    expect(transitions(B)).to.deep.equal(['first-alive', 'suspected']);
+    await clock.advanceAsync(1);
+    expect(transitions(B)).to.deep.equal(['first-alive', 'suspected', 'died']);
+    expect(when(B, 'died')).to.equal(t0 + 3_000);
+    const died = transitions(B).length;
+    await clock.advanceAsync(5_000);
+    expect(transitions(B)).to.have.length(died);
+    rounds.stop();
+  });
+
+  it('never declares dead a peer that fails once and then answers', async () => {
+    const { clock, rounds, behaviour, transitions, health, startAlive } = setup();
+    await startAlive();
+    behaviour.set(B, 'fail-once');
+    await clock.advanceAsync(10_000);
+    expect(transitions(B)).to.deep.equal(['first-alive', 'suspected', 'cleared']);
+    expect(health(B)).to.equal('alive');
+    rounds.stop();
+  });
+
+  it('clears a suspect peer that answered another request meanwhile (lastHeard)', async () => {
+    const heard = new Map<string, number>();
+    const { clock, rounds, behaviour, transitions, health, startAlive } = setup({
+      lastHeard: (address) => heard.get(address) ?? null,
+    });
+    const t0 = await startAlive();
+    heard.set(B, t0); // answered an announcement before: no evidence for this incident
+    behaviour.set(B, 'refused');
+    await clock.advanceAsync(t0 + 1_500 - clock.now());
+    heard.set(B, clock.now()); // answers an announcement during the confirmation
+    await clock.advanceAsync(500);
+    expect(transitions(B)).to.deep.equal(['first-alive', 'suspected', 'cleared']);
+    expect(health(B)).to.equal('alive');
+
+    // Not heard from since the next failure started: dead after all.
+    await clock.advanceAsync(t0 + 3_000 - clock.now());
+    await clock.advanceAsync(1_000);
+    expect(transitions(B)).to.deep.equal([
+      'first-alive',
+      'suspected',
+      'cleared',
+      'suspected',
+      'died',
+    ]);
+    rounds.stop();
+  });
+
+  it('reports a peer that relays reach as a broken path, not dead, and its restoration', async () => {
+    const { clock, rounds, behaviour, relaysReach, judged, transitions, when, health, startAlive } =
+      setup();
+    const t0 = await startAlive();
+    behaviour.set(B, 'refused');
+    relaysReach.add(B);
+    await clock.advanceAsync(t0 + 2_000 - clock.now());
+    expect(transitions(B)).to.deep.equal(['first-alive', 'suspected', 'path-broken']);
+    expect(when(B, 'path-broken')).to.equal(t0 + 2_000);
+    const broken = judged.find((j) => j.judgement.transition === 'path-broken')?.judgement;
+    expect(broken?.record.brokenPath?.witnesses).to.have.members([idOf(1), idOf(3)]);
+    expect(broken?.incidentMs).to.equal(t0 + 1_000);
+    expect(health(B)).to.equal('alive');
+    await clock.advanceAsync(5_000);
+    expect(transitions(B), 'reported once, never dead').to.deep.equal([
+      'first-alive',
+      'suspected',
+      'path-broken',
+    ]);
+    behaviour.set(B, 'up');
+    relaysReach.delete(B);
+    await clock.advanceAsync(2_000);
+    expect(transitions(B)).to.deep.equal([
+      'first-alive',
+      'suspected',
+      'path-broken',
+      'path-restored',
+    ]);
+    rounds.stop();
+  });
+
+  it('asks up to INDIRECT_PROBES live peers other than the target, within the confirmation', async () => {
+    const peers = [A, B, C, D, E, F];
+    const { clock, rounds, behaviour, net, startAlive } = setup({ peers });
+    const t0 = await startAlive();
+    behaviour.set(B, 'refused');
+    await clock.advanceAsync(t0 + 2_000 - clock.now());
+    const calls = net.relayCalls;
+    expect(calls).to.have.length(3);
+    const relays = calls.map((c) => c.relay);
+    expect(new Set(relays).size, 'distinct relays').to.equal(3);
+    expect(relays).to.not.include(B);
+    for (const c of calls) {
+      expect(peers).to.include(c.relay);
+      expect(c.request).to.deep.include({ from: SELF, target: B });
+      expect(c.atMs).to.equal(t0 + 1_000);
+      // The relay must be done before the verdict, due at t0 + 2 s.
+      expect(c.request.timeout_ms).to.be.within(1, 1_000);
+    }
+    rounds.stop();
+  });
+
+  it('asks no relay with INDIRECT_PROBES=0, and never a peer it cannot reach itself', async () => {
+    const off = setup({ peers: [A, B, C, D], policy: { indirectProbes: 0 } });
+    const t0 = await off.startAlive();
+    off.behaviour.set(B, 'refused');
+    await off.clock.advanceAsync(t0 + 2_000 - off.clock.now());
+    expect(off.net.relayCalls).to.deep.equal([]);
+    expect(off.transitions(B)).to.deep.equal(['first-alive', 'suspected', 'died']);
+    off.rounds.stop();
+
+    const on = setup({ peers: [A, B, C, D, E], policy: { indirectProbes: 16 } });
+    const t1 = await on.startAlive();
+    on.behaviour.set(D, 'refused');
+    await on.clock.advanceAsync(t1 + 2_100 - on.clock.now()); // D dead
+    on.net.relayCalls.length = 0;
+    on.behaviour.set(B, 'refused');
+    await on.clock.advanceAsync(t1 + 4_000 - on.clock.now());
+    expect(on.transitions(B)).to.deep.equal(['first-alive', 'suspected', 'died']);
+    const forB = on.net.relayCalls.filter((c) => c.request.target === B).map((c) => c.relay);
+    expect(forB).to.have.members([A, C, E]);
+    on.rounds.stop();
+  });
+
+  it('suspects itself, not its peers, when most of them fail at once: withheld, no death', async () => {
+    const peers = [A, B, C, D];
+    const { clock, rounds, behaviour, judged, transitions, startAlive } = setup({ peers });
+    const t0 = await startAlive();
+    for (const p of [A, B, C]) behaviour.set(p, 'refused');
+    await clock.advanceAsync(t0 + 2_000 - clock.now());
+    expect(rounds.selfSuspicion).to.deep.include({ suspect: true, unreachable: 3, considered: 4 });
+    for (const p of [A, B, C]) {
+      expect(transitions(p), p).to.deep.equal(['first-alive', 'suspected', 'withheld']);
+    }
+    const withheld = judged.filter((j) => j.judgement.transition === 'withheld');
+    expect(withheld.map((j) => j.judgement.withheld)).to.deep.equal([
+      'self-suspect',
+      'self-suspect',
+      'self-suspect',
+    ]);
+    await clock.advanceAsync(5_000);
+    expect(judged.map((j) => j.judgement.transition)).to.not.include('died');
+    expect(rounds.snapshot().map((r) => r.health)).to.not.include('dead');
+    // Its network comes back: the peers were alive all along.
+    for (const p of [A, B, C]) behaviour.set(p, 'up');
+    await clock.advanceAsync(2_000);
+    for (const p of [A, B, C]) expect(transitions(p).at(-1), p).to.equal('cleared');
+    expect(rounds.selfSuspicion.suspect).to.equal(false);
+    rounds.stop();
+  });
+
+  it('still declares one failing peer of four dead', async () => {
+    const { clock, rounds, behaviour, transitions, startAlive } = setup({ peers: [A, B, C, D] });
+    const t0 = await startAlive();
+    behaviour.set(C, 'refused');
+    await clock.advanceAsync(t0 + 2_000 - clock.now());
+    expect(transitions(C)).to.deep.equal(['first-alive', 'suspected', 'died']);
+    expect(rounds.selfSuspicion, 'a dead peer is left out').to.deep.include({
+      suspect: false,
+      unreachable: 0,
+      considered: 3,
+    });
     rounds.stop();
   });
 
   it('does not let a black-holed peer hold up the verdicts on the others', async () => {
-    const behaviour = new Map<string, Behaviour>([[A, 'hang']]);
-    const { clock, rounds, judgements } = setup({ behaviour });
-    rounds.start([
-      { id: 'a@10.0.0.1', address: A, node_name: 'a', health: 'alive', since: 0, alerted: false },
-      { id: 'c@10.0.0.3', address: C, node_name: 'c', health: 'alive', since: 0, alerted: false },
-    ]);
-    await clock.advanceAsync(10);
+    const { clock, rounds, behaviour, reports, when, transitions, startAlive } = setup({
+      peers: [A, B, C, D, E],
+    });
+    const t0 = await startAlive();
+    behaviour.set(A, 'hang');
     behaviour.set(C, 'refused');
-    // C dies in round 2 (t=1000) and is judged by t≈1400, while A's probe (3 × 1 s + 0.4 s) is still running.
-    await clock.advanceAsync(1500);
-    expect(transitions(judgements, C)).to.deep.equal(['died']);
-    expect(transitions(judgements, A)).to.deep.equal([]);
-    await clock.advanceAsync(2500);
-    expect(transitions(judgements, A)).to.deep.equal(['died']);
+    await clock.advanceAsync(t0 + 2_000 - clock.now());
+    // C is judged on time while A's probe still runs. Round 3 (at t0 + 2 s) skips both A and C,
+    // still in their confirmations, rather than waiting for them: it probes B, D and E.
+    expect(transitions(C)).to.deep.equal(['first-alive', 'suspected', 'died']);
+    expect(when(C, 'died')).to.equal(t0 + 2_000);
+    expect(transitions(A)).to.deep.equal(['first-alive', 'suspected']);
+    const round3 = reports.find((r) => r.round === 3);
+    expect(round3?.probed).to.equal(3);
+    await clock.advanceAsync(1_000);
+    expect(transitions(A)).to.deep.equal(['first-alive', 'suspected', 'died']);
+    expect(when(A, 'died')).to.equal(t0 + 3_000);
     rounds.stop();
   });
 
-  it('withholds death when the coordinator cannot reach SANITY_CHECK_URL, and checks it once a round', async () => {
+  it('withholds death when the coordinator cannot reach SANITY_CHECK_URL, checking it once a round', async () => {
     let sanityOk = false;
     let checks = 0;
     const sanity: SanityCheck = {
       check: () => {
         checks++;
-        return Promise.resolve(
-          sanityOk
-            ? { ok: true, value: undefined, latencyMs: 1 }
-            : {
-                ok: false,
-                reason: 'unreachable',
-                phase: 'connect',
-                detail: 'ENETUNREACH',
-                latencyMs: 1,
-              },
-        );
+        return sanityOk
+          ? Promise.resolve({ ok: true, value: undefined, latencyMs: 1 })
+          : refusing()();
       },
     };
-    const { clock, rounds, behaviour, judgements, reports } = setup({ sanity });
-    rounds.start([]);
-    await clock.advanceAsync(10);
+    const peers = [A, B, C, D, E];
+    const { clock, rounds, behaviour, judged, transitions, health, startAlive } = setup({
+      peers,
+      sanity,
+    });
+    const t0 = await startAlive();
     expect(checks, 'no check while every peer answers').to.equal(0);
     behaviour.set(A, 'refused');
     behaviour.set(B, 'refused');
-    await clock.advanceAsync(1500);
+    await clock.advanceAsync(t0 + 2_000 - clock.now());
     expect(checks, 'one check for the round, not one per failing peer').to.equal(1);
-    expect(transitions(judgements, A)).to.deep.equal(['first-alive', 'withheld']);
-    expect(rounds.snapshot().find((r) => r.address === A)?.health).to.equal('alive');
-    expect(reports.at(-1)?.sanity).to.equal('failed');
+    expect(transitions(A)).to.deep.equal(['first-alive', 'suspected', 'withheld']);
+    expect(transitions(B)).to.deep.equal(['first-alive', 'suspected', 'withheld']);
+    expect(judged.filter((j) => j.judgement.withheld === 'sanity-check')).to.have.length(2);
+    expect(health(A)).to.not.equal('dead');
+    expect(rounds.sanity, 'what the cluster status shows').to.equal('failed');
     sanityOk = true;
-    await clock.advanceAsync(1000);
-    expect(transitions(judgements, A)).to.deep.equal(['first-alive', 'withheld', 'died']);
-    expect(reports.at(-1)?.sanity).to.equal('ok');
+    await clock.advanceAsync(2_000);
+    expect(transitions(A)).to.deep.equal(['first-alive', 'suspected', 'withheld', 'died']);
+    expect(transitions(B)).to.deep.equal(['first-alive', 'suspected', 'withheld', 'died']);
+    expect(checks, 'one more check, for the next round with failing peers').to.equal(2);
+    expect(rounds.sanity).to.equal('ok');
     rounds.stop();
   });
 
   it('starts from inherited verdicts: a peer already dead is not reported again', async () => {
-    const inherited: PeerView[] = [
-      { id: 'a@10.0.0.1', address: A, node_name: 'a', health: 'dead', since: 5, alerted: true },
-      { id: 'b@10.0.0.2', address: B, node_name: 'b', health: 'alive', since: 5, alerted: false },
+    const view = (address: string, health: PeerView['health'], alerted = false): PeerView => ({
+      id: `x@${address.split(':')[0] ?? ''}`,
+      address,
+      node_name: 'x',
+      health,
+      since: 5,
+      alerted,
+    });
+    const inherited = [
+      view(A, 'dead', true),
+      view(B, 'alive'),
+      view(C, 'suspect'),
+      view(D, 'alive'),
     ];
     const behaviour = new Map<string, Behaviour>([
       [A, 'refused'],
       [B, 'refused'],
     ]);
-    const { clock, rounds, judgements } = setup({ behaviour });
+    const { clock, rounds, transitions, health } = setup({
+      peers: [A, B, C, D, E],
+      behaviour,
+    });
     rounds.start(inherited);
-    await clock.advanceAsync(1000);
-    expect(transitions(judgements, A)).to.deep.equal([]);
-    expect(transitions(judgements, B)).to.deep.equal(['died']);
-    expect(transitions(judgements, C)).to.deep.equal(['first-alive']);
+    expect(health(C), 'a suspicion is not inherited').to.equal('alive');
+    await clock.advanceAsync(1_000);
+    expect(transitions(A)).to.deep.equal([]);
+    expect(health(A)).to.equal('dead');
+    expect(transitions(B)).to.deep.equal(['suspected', 'died']);
+    expect(transitions(C)).to.deep.equal([]);
+    expect(transitions(E)).to.deep.equal(['first-alive']);
     rounds.stop();
   });
 
@@ -197,17 +505,17 @@ describe('ProbeRounds', () => {
     await clock.advanceAsync(10);
     rounds.setPeers([A, C]);
     expect(rounds.snapshot().map((r) => r.address)).to.deep.equal([A, C]);
-    net.calls.length = 0;
+    net.pings.length = 0;
     await clock.advanceAsync(1000);
-    expect(net.calls).to.not.include(B);
+    expect(net.pings.map((p) => p.address)).to.not.include(B);
     expect(
       reports.map((r) => r.membership),
       'the removal counts in the next round',
     ).to.deep.equal([0, 1]);
     rounds.stop();
-    net.calls.length = 0;
+    net.pings.length = 0;
     await clock.advanceAsync(5000);
-    expect(net.calls).to.deep.equal([]);
+    expect(net.pings).to.deep.equal([]);
     expect(rounds.snapshot()).to.deep.equal([]);
   });
 });

@@ -2,6 +2,7 @@
 import { expect } from 'chai';
 import {
   WebhookQueue,
+  type DeliveryOutcome,
   type WebhookEvent,
   type WebhookQueueOptions,
 } from '../../src/alerts/webhook-queue.js';
@@ -188,5 +189,68 @@ describe('WebhookQueue', () => {
     await drained;
     expect(queue.pending).to.equal(0);
     expect(clock.pendingTimers).to.be.at.most(1); // at most the unused drain deadline
+  });
+
+  describe('onSettled', () => {
+    /** Events that record their outcome, with the clock time it came at. */
+    function tracked() {
+      const settled: { key: string; outcome: DeliveryOutcome }[] = [];
+      const track = (event: WebhookEvent): WebhookEvent => ({
+        ...event,
+        onSettled: (outcome) => settled.push({ key: event.key, outcome }),
+      });
+      return { settled, track };
+    }
+
+    it('hears delivered once the receiver took the event, not while it fails', async () => {
+      const { clock, queue } = setup((_, i) => (i < 3 ? UNAVAILABLE : OK));
+      const { settled, track } = tracked();
+      queue.enqueue(track(peer('a')));
+      await clock.advanceAsync(1_000);
+      expect(settled, 'still retrying').to.deep.equal([]);
+      await clock.advanceAsync(10_000);
+      expect(settled).to.deep.equal([{ key: 'a', outcome: 'delivered' }]);
+    });
+
+    it('hears rejected, given-up, dropped and superseded, once each', async () => {
+      const { clock, poster, queue } = setup(
+        (call, i) => {
+          if (i === 0) return 'hang';
+          if (keyOf(call) === 'bad') return BAD_REQUEST;
+          if (keyOf(call) === 'doomed') return UNAVAILABLE;
+          return OK;
+        },
+        { maxSize: 3, retryForMs: 5_000 },
+      );
+      const { settled, track } = tracked();
+      queue.enqueue(track(peer('first'))); // in flight, hanging
+      queue.enqueue(track(cluster('c1')));
+      queue.enqueue(track(peer('bad')));
+      queue.enqueue(track(cluster('c2'))); // supersedes c1
+      queue.enqueue(track(peer('doomed')));
+      queue.enqueue(track(peer('last'))); // past maxSize: drops the oldest waiting, 'bad'
+      expect(settled).to.deep.equal([
+        { key: 'c1', outcome: 'superseded' },
+        { key: 'bad', outcome: 'dropped' },
+      ]);
+      poster.release(OK);
+      await clock.advanceAsync(60_000);
+      expect(settled).to.deep.equal([
+        { key: 'c1', outcome: 'superseded' },
+        { key: 'bad', outcome: 'dropped' },
+        { key: 'first', outcome: 'delivered' },
+        { key: 'c2', outcome: 'delivered' },
+        { key: 'doomed', outcome: 'given-up' },
+        { key: 'last', outcome: 'delivered' },
+      ]);
+    });
+
+    it('hears rejected for an event the receiver refuses', async () => {
+      const { clock, queue } = setup(() => BAD_REQUEST);
+      const { settled, track } = tracked();
+      queue.enqueue(track(peer('bad')));
+      await clock.advanceAsync(0);
+      expect(settled).to.deep.equal([{ key: 'bad', outcome: 'rejected' }]);
+    });
   });
 });

@@ -1,0 +1,63 @@
+// Prometheus metrics of failure detection: verdict transitions, peers by health, self-suspicion.
+import { Counter, Gauge, Registry } from 'prom-client';
+import type { SelfSuspicion } from '../prober/rounds.js';
+import type { Health, PeerRecord, Transition } from '../prober/verdict.js';
+
+export interface DetectionSource {
+  /** The coordinator's verdicts; empty on a follower. */
+  records(): readonly PeerRecord[];
+  /** Null on a follower. */
+  selfSuspicion(): SelfSuspicion | null;
+}
+
+const HEALTHS: readonly Health[] = ['unknown', 'alive', 'suspect', 'dead'];
+
+export class DetectionMetrics {
+  readonly registry = new Registry();
+  private readonly transitions: Counter<'transition'>;
+
+  constructor(source: DetectionSource) {
+    this.transitions = new Counter({
+      name: 'knh_peer_transitions_total',
+      help: 'Verdict changes decided by this node as coordinator (died, recovered, suspected, cleared, withheld, path-broken, ...).',
+      labelNames: ['transition'],
+      registers: [this.registry],
+    });
+    new Gauge({
+      name: 'knh_peers',
+      help: "Peers by health in this node's verdicts (only while it leads).",
+      labelNames: ['health'],
+      registers: [this.registry],
+      collect() {
+        const counts = new Map<Health, number>(HEALTHS.map((h) => [h, 0]));
+        for (const r of source.records()) counts.set(r.health, (counts.get(r.health) ?? 0) + 1);
+        for (const [health, n] of counts) this.set({ health }, n);
+      },
+    });
+    new Gauge({
+      name: 'knh_self_suspect',
+      help: '1 while this coordinator cannot reach most of its live peers and so declares none of them dead.',
+      registers: [this.registry],
+      collect() {
+        this.set(source.selfSuspicion()?.suspect ? 1 : 0);
+      },
+    });
+    new Gauge({
+      name: 'knh_unreachable_peers',
+      help: 'Live peers (not dead) this coordinator cannot reach now: suspect, or a broken path.',
+      registers: [this.registry],
+      collect() {
+        this.set(source.selfSuspicion()?.unreachable ?? 0);
+      },
+    });
+  }
+
+  transition(transition: Transition): void {
+    if (transition) this.transitions.inc({ transition });
+  }
+
+  /** The text exposition format, and its content type. */
+  async render(): Promise<{ contentType: string; body: string }> {
+    return { contentType: this.registry.contentType, body: await this.registry.metrics() };
+  }
+}

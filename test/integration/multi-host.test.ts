@@ -1,0 +1,246 @@
+// Five hosts, each its own network namespace on a bridge: crashes, black holes, partitions, loss,
+// one-way links and a throttled process, and what the receiver is told about them (needs root).
+import { expect } from 'chai';
+import type { HostNode } from '../support/netns-hosts.js';
+import { HostNetwork } from '../support/netns-hosts.js';
+import {
+  byRank,
+  MultiHostFixture,
+  secs,
+  useHostNetwork,
+  type HostLeadership,
+} from '../support/multi-host-fixture.js';
+import { sleep } from '../support/poll.js';
+
+/** Bound on every detection this file waits for (the targets are far lower; see the printed times). */
+const DETECT_MS = 15_000;
+/**
+ * How long after a fault the receiver is watched for alerts that must not come. An isolated node
+ * first misses COORDINATOR_TIMEOUT (1.5 s) of heartbeats, elects itself (~1.5 s), then needs a full
+ * probe with every retry timing out (~6 s) before it could condemn anyone: 15 s covers that twice.
+ */
+const WATCH_MS = 15_000;
+/**
+ * Faults hit a mesh in steady state, as in production: a few heartbeats after it settled, so the
+ * followers hold the coordinator's verdicts (a fault within the first second finds a successor
+ * that has never seen some peers alive, and so never alerts for them).
+ */
+const STEADY_MS = 2_000;
+
+const log = (text: string) => console.log(`      ${text}`);
+
+/** Sleeps until `fromMs + ms`. */
+const until = (fromMs: number, ms: number) => sleep(Math.max(0, fromMs + ms - Date.now()));
+
+function expectValidWebhooks(fx: MultiHostFixture): void {
+  const invalid = fx.net.receiver.received.filter((w) => w.errors.length > 0);
+  expect(invalid.map((w) => `${JSON.stringify(w.body)}: ${w.errors.join('; ')}`)).to.deep.equal([]);
+}
+
+/** "address by coordinator_address" for every peer_dead since `sinceMs`, for readable failures. */
+function deadSummary(fx: MultiHostFixture, sinceMs: number): string[] {
+  return fx
+    .deadReports(sinceMs)
+    .map((w) => `${w.body.peer.address} by ${w.body.coordinator_address}`);
+}
+
+describe('multi-host faults (5 network namespaces, root only)', function () {
+  this.timeout(60_000);
+  const startHosts = useHostNetwork();
+  let fx: MultiHostFixture;
+  let lead: HostLeadership;
+  /** Hosts from the highest bully rank down: [0] leads, [1] succeeds it. */
+  let ranked: HostNode[];
+
+  before(async function () {
+    const available = await HostNetwork.available();
+    if (!available.ok) {
+      console.log(`      skipping the multi-host tests: ${available.reason}`);
+      this.skip();
+    }
+  });
+
+  beforeEach(async function () {
+    const startedMs = Date.now();
+    fx = await startHosts({ hosts: 5 });
+    lead = await fx.settled();
+    ranked = byRank(fx.hosts);
+    expect(lead.coordinator.address).to.equal(ranked[0]?.address);
+    log(
+      `settled on ${lead.coordinator.address} epoch ${lead.epoch} after ${secs(startedMs, Date.now())}`,
+    );
+    await sleep(STEADY_MS);
+  });
+
+  it('reports a crashed peer dead, and nothing else', async () => {
+    const victim = ranked.at(-1) as HostNode;
+    const at = await fx.net.kill(victim.index);
+    const dead = await fx.waitForPeerStatus(
+      `peer_dead for ${victim.address}`,
+      (b) => b.event === 'peer_dead' && b.peer.address === victim.address,
+      { sinceMs: at, timeoutMs: DETECT_MS },
+    );
+    log(`crashed ${victim.name} → peer_dead in ${secs(at, dead.receivedMs)}`);
+    expect(dead.body.coordinator_address).to.equal(lead.coordinator.address);
+    await until(at, 5_000);
+    expect(deadSummary(fx, 0)).to.deep.equal([`${victim.address} by ${lead.coordinator.address}`]);
+    expectValidWebhooks(fx);
+  });
+
+  it('reports a black-holed peer dead, and nothing else', async () => {
+    const victim = ranked.at(-1) as HostNode;
+    const at = await fx.net.blackhole(victim.index);
+    const dead = await fx.waitForPeerStatus(
+      `peer_dead for ${victim.address}`,
+      (b) => b.event === 'peer_dead' && b.peer.address === victim.address,
+      { sinceMs: at, timeoutMs: DETECT_MS },
+    );
+    log(`black-holed ${victim.name} → peer_dead in ${secs(at, dead.receivedMs)}`);
+    await until(at, WATCH_MS);
+    expect(deadSummary(fx, 0), 'the only peer_dead').to.deep.equal([
+      `${victim.address} by ${lead.coordinator.address}`,
+    ]);
+    expectValidWebhooks(fx);
+  });
+
+  it('fails over from a crashed coordinator, whose successor reports it dead', async () => {
+    const [old, next] = ranked as [HostNode, HostNode];
+    const at = await fx.net.kill(old.index);
+    const status = await fx.waitForClusterStatus(
+      `cluster_status from ${next.address} above epoch ${lead.epoch}`,
+      (b) => b.coordinator_address === next.address && b.epoch > lead.epoch,
+      { sinceMs: at, timeoutMs: DETECT_MS },
+    );
+    log(
+      `crashed coordinator ${old.name} → ${next.name}'s cluster_status in ${secs(at, status.receivedMs)} (epoch ${status.body.epoch})`,
+    );
+    const dead = await fx.waitForPeerStatus(
+      `peer_dead for the old coordinator ${old.address}`,
+      (b) => b.event === 'peer_dead' && b.peer.address === old.address,
+      { sinceMs: at, timeoutMs: DETECT_MS },
+    );
+    log(
+      `… and its peer_dead in ${secs(at, dead.receivedMs)} (by ${dead.body.coordinator_address})`,
+    );
+    expect(dead.body.coordinator_address).to.equal(next.address);
+    await until(at, 8_000);
+    expect(deadSummary(fx, 0)).to.deep.equal([`${old.address} by ${next.address}`]);
+    expectValidWebhooks(fx);
+  });
+
+  it('fails over from a black-holed coordinator, which itself reports nobody dead', async () => {
+    const [old, next] = ranked as [HostNode, HostNode];
+    const at = await fx.net.blackhole(old.index);
+    const status = await fx.waitForClusterStatus(
+      `cluster_status from ${next.address} above epoch ${lead.epoch}`,
+      (b) => b.coordinator_address === next.address && b.epoch > lead.epoch,
+      { sinceMs: at, timeoutMs: DETECT_MS },
+    );
+    log(
+      `black-holed coordinator ${old.name} → ${next.name}'s cluster_status in ${secs(at, status.receivedMs)}`,
+    );
+    const dead = await fx.waitForPeerStatus(
+      `peer_dead for ${old.address} from ${next.address}`,
+      (b) => b.event === 'peer_dead' && b.peer.address === old.address,
+      { sinceMs: at, timeoutMs: DETECT_MS },
+    );
+    log(
+      `… and its peer_dead in ${secs(at, dead.receivedMs)} (by ${dead.body.coordinator_address})`,
+    );
+    await until(at, WATCH_MS);
+    const fromIsolated = deadSummary(fx, 0).filter((s) => s.endsWith(`by ${old.address}`));
+    expect(fromIsolated, `peer_dead sent by the isolated ${old.address}`).to.deep.equal([]);
+    expect(deadSummary(fx, 0)).to.deep.equal([`${old.address} by ${next.address}`]);
+    expectValidWebhooks(fx);
+  });
+
+  it('partition 3 | 2: the 3-side reports the 2, the 2-side reports nobody; heals to one coordinator', async () => {
+    const two = ranked.slice(0, 2);
+    const three = ranked.slice(2);
+    const third = three[0] as HostNode;
+    const at = await fx.net.partition(
+      three.map((h) => h.index),
+      two.map((h) => h.index),
+    );
+    const status = await fx.waitForClusterStatus(
+      `cluster_status from ${third.address} (leader of the 3-side)`,
+      (b) => b.coordinator_address === third.address && b.epoch > lead.epoch,
+      { sinceMs: at, timeoutMs: DETECT_MS },
+    );
+    log(
+      `partition → 3-side coordinator ${third.name}'s cluster_status in ${secs(at, status.receivedMs)}`,
+    );
+    for (const gone of two) {
+      const dead = await fx.waitForPeerStatus(
+        `peer_dead for ${gone.address} from ${third.address}`,
+        (b) =>
+          b.event === 'peer_dead' &&
+          b.peer.address === gone.address &&
+          b.coordinator_address === third.address,
+        { sinceMs: at, timeoutMs: DETECT_MS },
+      );
+      log(`… peer_dead for ${gone.name} in ${secs(at, dead.receivedMs)}`);
+    }
+    await until(at, WATCH_MS);
+    const during = deadSummary(fx, 0);
+    log(`peer_dead during the partition: ${during.join('; ') || 'none'}`);
+
+    // Heal before judging the partition, so that a wrong 2-side still shows whether it converges.
+    const healedMs = await fx.net.heal();
+    const again = await fx.waitForLeader({ timeoutMs: 20_000 });
+    log(
+      `healed → all 5 follow ${again.coordinator.name} (epoch ${again.epoch}) after ${secs(healedMs, Date.now())}`,
+    );
+    const twoAddresses = two.map((h) => h.address);
+    const fromTwoSide = during.filter((s) => twoAddresses.some((a) => s.endsWith(`by ${a}`)));
+    expect(fromTwoSide, 'peer_dead sent by the 2-side').to.deep.equal([]);
+    expect([...during].sort()).to.deep.equal(
+      twoAddresses.map((a) => `${a} by ${third.address}`).sort(),
+    );
+    expect(again.coordinator.address).to.equal(lead.coordinator.address);
+    expectValidWebhooks(fx);
+  });
+
+  it('20% packet loss on every host for 60 s: no peer_dead', async function () {
+    this.timeout(120_000);
+    const at = await fx.net.loss(0.2);
+    await sleep(60_000);
+    const healedMs = await fx.net.heal();
+    await sleep(3_000);
+    const statuses = fx.clusterStatuses(at);
+    const terms = new Set(statuses.map((w) => `${w.body.coordinator_address}#${w.body.epoch}`));
+    log(
+      `60 s at 20% loss: ${fx.deadReports(at).length} peer_dead; ${fx.logCount('election-started', at)} elections held, ${fx.logCount('coordinator-changed', at)} coordinator-changed log lines; ${terms.size} coordinator terms in ${statuses.length} cluster_status: ${[...terms].join(' ')}`,
+    );
+    log(`(healed at +${secs(at, healedMs)})`);
+    expect(deadSummary(fx, at)).to.deep.equal([]);
+    expectValidWebhooks(fx);
+  });
+
+  it('reports a host that can send but not receive dead, and nothing else', async () => {
+    const victim = ranked.at(-1) as HostNode;
+    const at = await fx.net.oneWay(victim.index);
+    const dead = await fx.waitForPeerStatus(
+      `peer_dead for ${victim.address}`,
+      (b) => b.event === 'peer_dead' && b.peer.address === victim.address,
+      { sinceMs: at, timeoutMs: DETECT_MS },
+    );
+    log(`one-way ${victim.name} → peer_dead in ${secs(at, dead.receivedMs)}`);
+    await until(at, WATCH_MS);
+    expect(deadSummary(fx, 0)).to.deep.equal([`${victim.address} by ${lead.coordinator.address}`]);
+    expectValidWebhooks(fx);
+  });
+
+  it('a slow but alive peer (stopped 400 ms of every 1000 ms for 20 s): no peer_dead', async () => {
+    const victim = ranked.at(-1) as HostNode;
+    const at = fx.net.slow(victim.index, 400, 1_000);
+    await sleep(20_000);
+    await fx.net.heal();
+    await sleep(2_000);
+    log(
+      `slow ${victim.name} for 20 s: ${fx.deadReports(at).length} peer_dead, ${fx.logCount('election-started', at)} elections held`,
+    );
+    expect(deadSummary(fx, 0)).to.deep.equal([]);
+    expectValidWebhooks(fx);
+  });
+});

@@ -1,0 +1,216 @@
+// One multi-host test's world: a HostNetwork, what its receiver got, the coordinator the hosts agree
+// on; torn down after every test, with the hosts' logs and webhooks saved when a test fails.
+import { mkdirSync, writeFileSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
+import type { Context } from 'mocha';
+import type { ClusterStatusPayload, PeerStatusPayload } from '../../src/alerts/payloads.js';
+import type { PingResponse } from '../../src/core/transport.js';
+import { waitForWebhook } from '../../src/demo/received-webhooks.js';
+import type { ReceivedWebhook } from '../../src/receiver/receiver.js';
+import type { ClusterStatusWebhook, PeerStatusWebhook } from './mesh-fixture.js';
+import { HostNetwork, type HostNetworkOptions, type HostNode } from './netns-hosts.js';
+import { pollUntil } from './poll.js';
+
+const OUTPUT_DIR = fileURLToPath(new URL('../../../test-output/multi-host/', import.meta.url));
+
+export interface HostLeadership {
+  coordinator: HostNode;
+  epoch: number;
+}
+
+/** The bully order, computed here from the IPs (every host listens on the same port). */
+export function byRank(hosts: readonly HostNode[]): HostNode[] {
+  const value = (h: HostNode) => h.ip.split('.').reduce((v, octet) => v * 256 + Number(octet), 0);
+  return [...hosts].sort((a, b) => value(b) - value(a));
+}
+
+export function highestRanked(hosts: readonly HostNode[]): HostNode {
+  const best = byRank(hosts)[0];
+  if (!best) throw new Error('no hosts to rank');
+  return best;
+}
+
+/** The time from `fromMs` to `toMs` in seconds, for printing. */
+export function secs(fromMs: number, toMs: number): string {
+  return `${((toMs - fromMs) / 1000).toFixed(2)} s`;
+}
+
+const isPeerStatus = (w: ReceivedWebhook): w is PeerStatusWebhook =>
+  w.kind === 'peer-status' && w.path === '/peer';
+const isClusterStatus = (w: ReceivedWebhook): w is ClusterStatusWebhook =>
+  w.kind === 'cluster-status' && w.path === '/cluster';
+
+export class MultiHostFixture {
+  readonly startedMs = Date.now();
+
+  constructor(readonly net: HostNetwork) {}
+
+  get hosts(): HostNode[] {
+    return this.net.hosts;
+  }
+
+  running(): HostNode[] {
+    return this.hosts.filter((h) => h.process !== null);
+  }
+
+  peerStatuses(sinceMs = 0): PeerStatusWebhook[] {
+    return this.net.receiver.received.filter(
+      (w): w is PeerStatusWebhook => isPeerStatus(w) && w.receivedMs >= sinceMs,
+    );
+  }
+
+  clusterStatuses(sinceMs = 0): ClusterStatusWebhook[] {
+    return this.net.receiver.received.filter(
+      (w): w is ClusterStatusWebhook => isClusterStatus(w) && w.receivedMs >= sinceMs,
+    );
+  }
+
+  /** Every peer_dead since `sinceMs`. */
+  deadReports(sinceMs = 0): PeerStatusWebhook[] {
+    return this.peerStatuses(sinceMs).filter((w) => w.body.event === 'peer_dead');
+  }
+
+  /** Polls /ping of `among` (default: running hosts) until they all follow its highest-ranked host. */
+  async waitForLeader({
+    among = this.running(),
+    timeoutMs = 15_000,
+    epochAbove = 0,
+  }: {
+    among?: HostNode[];
+    timeoutMs?: number;
+    epochAbove?: number;
+  } = {}): Promise<HostLeadership> {
+    const expected = highestRanked(among);
+    let last: (PingResponse | null)[] = [];
+    return pollUntil(
+      `hosts ${among.map((h) => h.index).join(',')} agreeing on coordinator ${expected.address}`,
+      async () => {
+        last = await Promise.all(among.map((h) => this.net.ping(h.index)));
+        const answers = last.filter((p): p is PingResponse => p !== null);
+        if (answers.length !== among.length) return undefined;
+        const epochs = new Set(answers.map((p) => p.epoch));
+        const leaders = answers.filter((p) => p.role === 'coordinator');
+        const agreed =
+          answers.every((p) => p.coordinator?.address === expected.address) &&
+          epochs.size === 1 &&
+          leaders.length === 1 &&
+          leaders[0]?.address === expected.address;
+        const epoch = answers[0]?.epoch ?? 0;
+        return agreed && epoch > epochAbove ? { coordinator: expected, epoch } : undefined;
+      },
+      { timeoutMs, describe: () => JSON.stringify(last) },
+    );
+  }
+
+  /** All hosts follow the top host, whose cluster status lists every other host alive. */
+  async settled(timeoutMs = 20_000): Promise<HostLeadership> {
+    const lead = await this.waitForLeader({ timeoutMs });
+    await this.waitForClusterStatus(
+      `the first cluster status of ${lead.coordinator.address} listing every peer alive`,
+      (b) =>
+        b.coordinator_address === lead.coordinator.address &&
+        b.epoch === lead.epoch &&
+        b.peer_map.length === this.hosts.length - 1 &&
+        b.peer_map.every((p) => p.alive),
+      { timeoutMs },
+    );
+    return lead;
+  }
+
+  /** The first peer-status webhook received since `sinceMs` (default: any) whose body matches. */
+  async waitForPeerStatus(
+    what: string,
+    match: (b: PeerStatusPayload) => boolean,
+    { timeoutMs = 15_000, sinceMs = 0 } = {},
+  ): Promise<PeerStatusWebhook> {
+    const pick = (w: ReceivedWebhook) => (isPeerStatus(w) && match(w.body) ? w : null);
+    const opts = { timeoutMs, sinceMs, what };
+    return (await this.explained(waitForWebhook(this.net.receiver, pick, opts))).value;
+  }
+
+  async waitForClusterStatus(
+    what: string,
+    match: (b: ClusterStatusPayload) => boolean,
+    { timeoutMs = 15_000, sinceMs = 0 } = {},
+  ): Promise<ClusterStatusWebhook> {
+    const pick = (w: ReceivedWebhook) => (isClusterStatus(w) && match(w.body) ? w : null);
+    const opts = { timeoutMs, sinceMs, what };
+    return (await this.explained(waitForWebhook(this.net.receiver, pick, opts))).value;
+  }
+
+  /** Log lines with this `event` (e.g. coordinator-changed) logged by any host since `sinceMs`. */
+  logCount(event: string, sinceMs: number): number {
+    return this.hosts
+      .flatMap((h) => h.logs)
+      .filter((l) => l.event === event && Date.parse(l.time) >= sinceMs).length;
+  }
+
+  private async explained<T>(p: Promise<T>): Promise<T> {
+    try {
+      return await p;
+    } catch (err) {
+      const got = this.net.receiver.received
+        .map(
+          (w) =>
+            `+${((w.receivedMs - this.startedMs) / 1000).toFixed(2)}s ${JSON.stringify(w.body)}`,
+        )
+        .join('\n  ');
+      throw new Error(`${(err as Error).message}; received:\n  ${got}`, { cause: err });
+    }
+  }
+
+  /** Writes the webhooks, faults, firewalls and every host's logs to test-output/multi-host/<title>/. */
+  async saveEvidence(title: string): Promise<string> {
+    const dir = `${OUTPUT_DIR}${title.replace(/[^a-z0-9]+/gi, '-').slice(0, 80)}/`;
+    mkdirSync(dir, { recursive: true });
+    const t = (ms: number) => `+${((ms - this.startedMs) / 1000).toFixed(3)}s`;
+    const webhooks = this.net.receiver.received.map(
+      (w) =>
+        `${t(w.receivedMs)} ${w.path} ${JSON.stringify(w.body)}${w.errors.length ? ` ERRORS ${w.errors.join('; ')}` : ''}`,
+    );
+    writeFileSync(`${dir}webhooks.log`, `${webhooks.join('\n')}\n`);
+    const faultLines = this.net.faultLog.map((f) => `${t(f.atMs)} ${f.what}`);
+    writeFileSync(`${dir}faults.log`, `${faultLines.join('\n')}\n`);
+    writeFileSync(`${dir}iptables.log`, await this.net.firewallDump());
+    for (const h of this.hosts) {
+      writeFileSync(`${dir}${h.name}.log`, `${h.logs.map((l) => JSON.stringify(l)).join('\n')}\n`);
+      writeFileSync(`${dir}${h.name}.stderr`, h.stderr.join(''));
+    }
+    return dir;
+  }
+}
+
+/**
+ * Registers an afterEach that tears down every network the test started (saving the evidence of a
+ * failed test first) and returns the function that starts one.
+ */
+export function useHostNetwork(): (
+  options?: Partial<HostNetworkOptions>,
+) => Promise<MultiHostFixture> {
+  let started: HostNetwork[] = [];
+  let fixtures: MultiHostFixture[] = [];
+  const teardownAll = async () => {
+    const nets = started;
+    started = [];
+    fixtures = [];
+    await Promise.all(nets.map((n) => n.teardown()));
+  };
+  afterEach(async function (this: Context) {
+    if (this.currentTest?.state === 'failed') {
+      for (const fx of fixtures) {
+        const dir = await fx.saveEvidence(this.currentTest.fullTitle()).catch((e: unknown) => e);
+        console.log(`    evidence: ${String(dir)}`);
+      }
+    }
+    await teardownAll();
+  });
+  after(teardownAll);
+  return async ({ hosts = 5, env = {}, maxLogLines } = {}) => {
+    const net = await HostNetwork.start({ hosts, env, ...(maxLogLines ? { maxLogLines } : {}) });
+    started.push(net);
+    const fx = new MultiHostFixture(net);
+    fixtures.push(fx);
+    if (net.cleaned.length) console.log(`    removed leftovers: ${net.cleaned.join(', ')}`);
+    return fx;
+  };
+}

@@ -1,0 +1,317 @@
+// The election driver's handover: what a coordinator's announcements carry, what a follower keeps
+// of them, and what a restarted higher-ranked node adopts from the peers that reject its epoch.
+import { expect } from 'chai';
+import { peerStatusPayload, type PeerStatusPayload } from '../../src/alerts/payloads.js';
+import type { NodeRef } from '../../src/core/node-ref.js';
+import type { Announcement, Outcome, PeerTransport } from '../../src/core/transport.js';
+import { ElectionDriver } from '../../src/election/driver.js';
+import type {
+  AnnouncementReply,
+  ElectionAnswer,
+  ElectionRequest,
+} from '../../src/election/messages.js';
+import { newRecord, type PeerView } from '../../src/prober/verdict.js';
+import { loadSchemas } from '../../src/wire/schemas.js';
+import { CapturingLogger } from '../support/capturing-logger.js';
+import { FakeClock } from '../support/fake-clock.js';
+
+const LOW: NodeRef = { id: 'low@10.0.0.1', address: '10.0.0.1:8080' };
+const MID: NodeRef = { id: 'mid@10.0.0.2', address: '10.0.0.2:8080' };
+const HIGH: NodeRef = { id: 'high@10.0.0.9', address: '10.0.0.9:8080' };
+const TIMING = {
+  heartbeatIntervalMs: 500,
+  coordinatorTimeoutMs: 1_500,
+  electionTimeoutMs: 1_000,
+  answerTimeoutMs: 1_500,
+};
+const schemas = loadSchemas();
+
+const view = (ref: NodeRef, health: PeerView['health'], since = 1_000, alerted = false) => ({
+  id: ref.id,
+  address: ref.address,
+  node_name: ref.id.split('@')[0] ?? '',
+  health,
+  since,
+  alerted,
+});
+
+function deadAlert(ref: NodeRef, coordinator: NodeRef, incidentMs: number): PeerStatusPayload {
+  return peerStatusPayload({
+    record: {
+      ...newRecord(ref.address, incidentMs),
+      id: ref.id,
+      nodeName: ref.id.split('@')[0] ?? '',
+      health: 'dead',
+      alerted: true,
+      lastFailure: 'refused',
+    },
+    event: 'peer_dead',
+    incidentMs,
+    coordinator,
+    epoch: 4,
+    now: incidentMs,
+  });
+}
+
+const failed = <T>(): Outcome<T> => ({
+  ok: false,
+  reason: 'refused',
+  phase: 'connect',
+  detail: 'ECONNREFUSED',
+  latencyMs: 1,
+});
+
+/** A driver whose transport answers from the test's functions, recording what it sends. */
+function node(
+  self: NodeRef,
+  peers: NodeRef[],
+  transport: {
+    election?: (to: string, request: ElectionRequest) => Outcome<ElectionAnswer>;
+    announce?: (to: string, announcement: Announcement) => Outcome<AnnouncementReply>;
+  },
+) {
+  const clock = new FakeClock();
+  const sent: { to: string; announcement: Announcement }[] = [];
+  let ownView: PeerView[] = [];
+  let ownUndelivered: PeerStatusPayload[] = [];
+  const leading: number[] = [];
+  let atLeading: {
+    inherited: PeerView[];
+    self: PeerView | null;
+    undelivered: PeerStatusPayload[];
+  } | null = null;
+  const fake: Pick<PeerTransport, 'sendElection' | 'announce'> = {
+    sendElection: (to, request) =>
+      Promise.resolve(transport.election?.(to, request) ?? failed<ElectionAnswer>()),
+    announce: (to, announcement) => {
+      sent.push({ to, announcement: structuredClone(announcement) });
+      return Promise.resolve(transport.announce?.(to, announcement) ?? failed<AnnouncementReply>());
+    },
+  };
+  const driver: ElectionDriver = new ElectionDriver({
+    self,
+    timing: TIMING,
+    transport: fake,
+    clock,
+    logger: new CapturingLogger(),
+    view: () => ownView,
+    undelivered: () => ownUndelivered,
+    onCoordinatorChanged: () => undefined,
+    onLeading: (epoch) => {
+      leading.push(epoch);
+      atLeading = {
+        inherited: driver.inherited(clock.now()),
+        self: driver.inheritedSelf(),
+        undelivered: driver.inheritedUndelivered(),
+      };
+    },
+  });
+  driver.setPeers(peers.map((p) => p.address));
+  return {
+    clock,
+    driver,
+    sent,
+    leading,
+    atLeading: () => atLeading,
+    setView: (v: PeerView[]) => (ownView = v),
+    setUndelivered: (u: PeerStatusPayload[]) => (ownUndelivered = u),
+  };
+}
+
+describe('ElectionDriver handover', () => {
+  it('sends its view and its undelivered events with every announcement', async () => {
+    const n = node(HIGH, [LOW, MID], {
+      announce: (_to, a) => ({
+        ok: true,
+        value: { accepted: true, epoch: a.epoch, coordinator: HIGH },
+        latencyMs: 1,
+      }),
+    });
+    const views = [view(LOW, 'alive'), view(MID, 'dead', 2_000, true)];
+    const pending = [deadAlert(MID, HIGH, 2_000)];
+    n.setView(views);
+    n.setUndelivered(pending);
+    n.driver.start();
+    await n.clock.advanceAsync(0);
+    expect(n.leading).to.deep.equal([1]);
+    expect(n.sent.map((s) => s.to)).to.have.members([LOW.address, MID.address]);
+    for (const { announcement } of n.sent) {
+      expect(announcement).to.deep.equal({
+        from: HIGH,
+        epoch: 1,
+        peers: views,
+        undelivered: pending,
+      });
+      expect(schemas.check('announcement', announcement)).to.deep.equal({ ok: true });
+    }
+    // Heartbeats carry the current list: once delivered, an event is no longer handed over.
+    n.setUndelivered([]);
+    n.sent.length = 0;
+    await n.clock.advanceAsync(TIMING.heartbeatIntervalMs);
+    expect(n.sent).to.not.be.empty;
+    expect(n.sent.every((s) => s.announcement.undelivered?.length === 0)).to.be.true;
+    n.driver.stop();
+  });
+
+  it('a follower keeps the views and undelivered events of the announcement it accepts', async () => {
+    const n = node(LOW, [MID, HIGH], {
+      // Higher-ranked peers answer the election: LOW waits for an announcement.
+      election: (to) => ({
+        ok: true,
+        value: {
+          type: 'answer',
+          from: to === HIGH.address ? HIGH : MID,
+          epoch: 0,
+          coordinator: null,
+        },
+        latencyMs: 1,
+      }),
+    });
+    n.driver.start();
+    await n.clock.advanceAsync(0);
+    expect(n.driver.inheritedUndelivered()).to.deep.equal([]);
+    const pending = [deadAlert(MID, HIGH, 3_000)];
+    const peers = [view(LOW, 'dead', 1_500, true), view(MID, 'dead', 3_000, true)];
+    const reply = n.driver.handleAnnouncement({
+      from: HIGH,
+      epoch: 4,
+      peers,
+      undelivered: pending,
+    });
+    expect(reply).to.deep.include({ accepted: true, epoch: 4 });
+    expect(n.driver.coordinator).to.deep.equal(HIGH);
+    expect(n.driver.inheritedUndelivered()).to.deep.equal(pending);
+    expect(n.driver.inheritedSelf(), 'itself as the coordinator saw it').to.deep.equal(peers[0]);
+    const now = n.clock.now();
+    const inherited = n.driver.inherited(now);
+    // Not itself; the coordinator it followed, as alive.
+    expect(inherited.map((v) => v.address)).to.have.members([MID.address, HIGH.address]);
+    expect(inherited.find((v) => v.address === HIGH.address)).to.deep.include({
+      id: HIGH.id,
+      health: 'alive',
+      alerted: false,
+      since: now,
+    });
+
+    // A later announcement without undelivered events: nothing is pending any more.
+    n.driver.handleAnnouncement({ from: HIGH, epoch: 4, peers });
+    expect(n.driver.inheritedUndelivered()).to.deep.equal([]);
+    n.driver.stop();
+  });
+
+  it("answers a restarted higher-ranked node's stale epoch with its view and undelivered events", async () => {
+    const n = node(LOW, [MID, HIGH], {
+      election: () => ({
+        ok: true,
+        value: { type: 'answer', from: HIGH, epoch: 0, coordinator: null },
+        latencyMs: 1,
+      }),
+    });
+    n.driver.start();
+    await n.clock.advanceAsync(0);
+    n.driver.handleAnnouncement({ from: HIGH, epoch: 5, peers: [] });
+    const mine = [view(MID, 'dead', 3_000, true), view(HIGH, 'alive')];
+    const pending = [deadAlert(MID, HIGH, 3_000)];
+    n.setView(mine);
+    n.setUndelivered(pending);
+    // HIGH restarted: its epoch is back at 1.
+    const reply = n.driver.handleAnnouncement({ from: HIGH, epoch: 1, peers: [] });
+    expect(reply).to.deep.include({
+      accepted: false,
+      reason: 'stale-epoch',
+      epoch: 5,
+      peers: mine,
+      undelivered: pending,
+    });
+    expect(schemas.check('announcement-reply', reply)).to.deep.equal({ ok: true });
+    // Other rejections carry no view: MID announcing at the same epoch while HIGH leads.
+    const conflict = n.driver.handleAnnouncement({ from: MID, epoch: 5, peers: [] });
+    expect(conflict).to.deep.include({ accepted: false, reason: 'conflict' });
+    expect(conflict).to.not.have.property('peers');
+    expect(conflict).to.not.have.property('undelivered');
+    n.driver.stop();
+  });
+
+  it('a restarted node adopts the view of the highest-epoch stale-epoch rejection before leading', async () => {
+    const fromLow = {
+      peers: [view(MID, 'alive'), view(HIGH, 'alive')],
+      undelivered: [deadAlert(LOW, MID, 1_000)],
+    };
+    const fromMid = {
+      peers: [view(LOW, 'dead', 4_000, true), view(HIGH, 'dead', 2_000, true)],
+      undelivered: [deadAlert(LOW, MID, 4_000)],
+    };
+    const n = node(HIGH, [LOW, MID], {
+      announce: (to, a) => {
+        // The mesh is at epoch 7 (LOW lagging at 4); both follow MID until HIGH's epoch is newer.
+        if (a.epoch <= 7) {
+          const [epoch, handed] = to === LOW.address ? [4, fromLow] : [7, fromMid];
+          return {
+            ok: true,
+            value: { accepted: false, reason: 'stale-epoch', epoch, coordinator: MID, ...handed },
+            latencyMs: 1,
+          };
+        }
+        return {
+          ok: true,
+          value: { accepted: true, epoch: a.epoch, coordinator: HIGH },
+          latencyMs: 1,
+        };
+      },
+    });
+    n.driver.start();
+    await n.clock.advanceAsync(0);
+    expect(n.leading, 'leads at an epoch past the mesh epoch').to.deep.equal([8]);
+    const at = n.atLeading();
+    expect(at?.undelivered).to.deep.equal(fromMid.undelivered);
+    expect(at?.self, 'itself as the mesh saw it: reported dead').to.deep.equal(fromMid.peers[1]);
+    expect(at?.inherited.map((v) => v.address)).to.have.members([LOW.address, MID.address]);
+    expect(at?.inherited.find((v) => v.address === LOW.address)).to.deep.equal(fromMid.peers[0]);
+    // The coordinator they followed, not in its own view, is taken as alive.
+    expect(at?.inherited.find((v) => v.address === MID.address)).to.deep.include({
+      health: 'alive',
+      alerted: false,
+    });
+    n.driver.stop();
+  });
+
+  it('a leading node does not adopt the views of later rejections', async () => {
+    let mesh: {
+      epoch: number;
+      handed: { peers: PeerView[]; undelivered: PeerStatusPayload[] };
+    } | null = null;
+    const n = node(HIGH, [LOW, MID], {
+      announce: (_to, a) =>
+        mesh && a.epoch <= mesh.epoch
+          ? {
+              ok: true,
+              value: {
+                accepted: false,
+                reason: 'stale-epoch',
+                epoch: mesh.epoch,
+                coordinator: null,
+                ...mesh.handed,
+              },
+              latencyMs: 1,
+            }
+          : {
+              ok: true,
+              value: { accepted: true, epoch: a.epoch, coordinator: HIGH },
+              latencyMs: 1,
+            },
+    });
+    n.driver.start();
+    await n.clock.advanceAsync(0);
+    expect(n.leading).to.deep.equal([1]);
+    const before = n.driver.inherited(n.clock.now());
+    mesh = {
+      epoch: 3,
+      handed: { peers: [view(LOW, 'dead', 9, true)], undelivered: [deadAlert(LOW, MID, 9)] },
+    };
+    await n.clock.advanceAsync(TIMING.heartbeatIntervalMs);
+    expect(n.driver.epoch, 'it moved past the newer epoch').to.be.greaterThan(3);
+    expect(n.driver.inherited(n.clock.now())).to.deep.equal(before);
+    expect(n.driver.inheritedUndelivered()).to.deep.equal([]);
+    n.driver.stop();
+  });
+});
