@@ -233,6 +233,7 @@ export class ProbeRounds {
     const now = this.selfSuspicion;
     if (now.suspect === this.wasSelfSuspect) return;
     this.wasSelfSuspect = now.suspect;
+    this.verdictChanges++; // the cluster status says so
     const fields = { event: now.suspect ? 'self-suspect' : 'self-trusted', ...now };
     if (now.suspect) {
       this.opts.logger.warn(

@@ -181,6 +181,13 @@ describe('multi-host faults (5 network namespaces, root only)', function () {
       );
       log(`… peer_dead for ${gone.name} in ${secs(at, dead.receivedMs)}`);
     }
+    const top = two[0] as HostNode;
+    const isolated = await fx.waitForClusterStatus(
+      `a cluster_status from ${top.address} (2-side) saying it suspects itself`,
+      (b) => b.coordinator_address === top.address && b.self_suspect && b.unreachable_peers === 3,
+      { sinceMs: at, timeoutMs: DETECT_MS },
+    );
+    log(`… 2-side coordinator ${top.name} says self_suspect in ${secs(at, isolated.receivedMs)}`);
     await until(at, WATCH_MS);
     const during = deadSummary(fx, 0);
     log(`peer_dead during the partition: ${during.join('; ') || 'none'}`);
@@ -198,6 +205,36 @@ describe('multi-host faults (5 network namespaces, root only)', function () {
       twoAddresses.map((a) => `${a} by ${third.address}`).sort(),
     );
     expect(again.coordinator.address).to.equal(lead.coordinator.address);
+    expectValidWebhooks(fx);
+  });
+
+  it('reports a broken path between the coordinator and one peer as path_broken, not peer_dead', async () => {
+    const coordinator = ranked[0] as HostNode;
+    const victim = ranked.at(-1) as HostNode;
+    const at = await fx.net.partition([coordinator.index], [victim.index]);
+    const broken = await fx.waitForPeerStatus(
+      `path_broken ${coordinator.address} -> ${victim.address}`,
+      (b) => b.event === 'path_broken' && b.peer.address === victim.address,
+      { sinceMs: at, timeoutMs: DETECT_MS },
+    );
+    log(
+      `path ${coordinator.name} -> ${victim.name} cut → path_broken in ${secs(at, broken.receivedMs)}`,
+    );
+    expect(broken.body.coordinator_address).to.equal(coordinator.address);
+    expect(broken.body.peer.alive).to.equal(true);
+    expect(broken.body.path?.witnesses.length, 'relays that reached it').to.be.greaterThan(0);
+    await until(at, WATCH_MS);
+    expect(deadSummary(fx, at), 'a broken path is not a dead peer').to.deep.equal([]);
+    const healedMs = await fx.net.heal();
+    const restored = await fx.waitForPeerStatus(
+      `path_restored ${coordinator.address} -> ${victim.address}`,
+      (b) => b.event === 'path_restored' && b.peer.address === victim.address,
+      { sinceMs: healedMs, timeoutMs: DETECT_MS },
+    );
+    expect(restored.body.dedup_key).to.equal(
+      broken.body.dedup_key.replace(/:path-broken$/, ':path-restored'),
+    );
+    expect(fx.peerStatuses(at).filter((w) => w.body.event === 'path_broken')).to.have.length(1);
     expectValidWebhooks(fx);
   });
 
