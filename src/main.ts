@@ -134,8 +134,15 @@ export async function startNode(config: Config, deps: NodeDeps): Promise<Running
     },
     onCoordinatorChanged: (change) => {
       if (change.isSelf) return; // duties start once leadership is confirmed (onLeading)
+      if (rounds.running) election.keepOwnView(rounds.snapshot().map(toView));
       reporter.stopLeading();
       rounds.stop();
+    },
+    onHandover: (views, undelivered) => {
+      rounds.adopt(views);
+      reporter.resend(undelivered);
+      const own = views.find((v) => v.address === self.address);
+      if (own?.health === 'dead' && own.alerted) reporter.selfRecovered(own);
     },
     onLeading: () => {
       rounds.start(election.inherited(clock.now()));
@@ -225,6 +232,7 @@ export async function startNode(config: Config, deps: NodeDeps): Promise<Running
       );
       rounds.setPeers(next);
       election.setPeers(next);
+      for (const gone of removed) heard.delete(gone);
     }
     const listed = !mustSeeSelf || addresses.includes(self.address);
     if (listed && !election.started) {

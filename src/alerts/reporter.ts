@@ -34,6 +34,11 @@ export interface Leadership {
   selfSuspicion(): SelfSuspicion;
 }
 
+/** How many delivered event keys a node remembers to avoid repeating them on a handover. */
+const MAX_REMEMBERED = 1_000;
+/** How many undelivered events ride on each announcement (newest first kept). */
+export const MAX_SHARED_UNDELIVERED = 500;
+
 const EVENT: Partial<Record<NonNullable<Judgement['transition']>, PeerStatusEvent>> = {
   died: 'peer_dead',
   recovered: 'peer_recovered',
@@ -53,6 +58,10 @@ export class Reporter {
    * with the followers in every announcement: if this node dies, its successor delivers them.
    */
   private readonly pending = new Map<string, PeerStatusPayload>();
+  /** Keys of the events this node delivered lately (bounded), so a handover never repeats them. */
+  private readonly delivered = new Set<string>();
+  /** Peers whose death is being withheld: warned about once per spell. */
+  private readonly withheld = new Set<string>();
 
   constructor(private readonly opts: ReporterOptions) {}
 
@@ -65,7 +74,13 @@ export class Reporter {
     this.leadership = leadership;
     this.reportedElection = false;
     this.schedulePeriodic();
-    const fresh = inherited.filter((p) => !this.pending.has(p.dedup_key));
+    this.resend(inherited);
+  }
+
+  /** Delivers events another coordinator decided and did not deliver, unless already pending. */
+  resend(inherited: readonly PeerStatusPayload[]): void {
+    if (!this.leadership) return;
+    const fresh = inherited.filter((p) => !this.known(p.dedup_key));
     if (fresh.length > 0) {
       this.opts.logger.info(
         { event: 'resending', keys: fresh.map((p) => p.dedup_key) },
@@ -89,6 +104,7 @@ export class Reporter {
       epoch: lead.epoch(),
       now,
     });
+    if (this.known(payload.dedup_key)) return;
     this.opts.logger.info(
       { event: 'peer-recovered', dedupKey: payload.dedup_key },
       `this node was reported dead and is back: resolving that incident`,
@@ -96,9 +112,12 @@ export class Reporter {
     this.deliver(payload, true);
   }
 
-  /** What to share with followers: decided, not yet delivered. */
+  /**
+   * What to share with followers: decided, not yet delivered; the newest MAX_SHARED_UNDELIVERED,
+   * so a long receiver outage during a mass failure cannot bloat every heartbeat.
+   */
   undelivered(): PeerStatusPayload[] {
-    return [...this.pending.values()];
+    return [...this.pending.values()].slice(-MAX_SHARED_UNDELIVERED);
   }
 
   stopLeading(): void {
@@ -114,6 +133,7 @@ export class Reporter {
 
   onJudgement(judgement: Judgement): void {
     const { record, transition, incidentMs } = judgement;
+    if (transition !== 'withheld') this.withheld.delete(record.address);
     const lead = this.leadership;
     if (!lead) return;
     const log = this.opts.logger.child({ peer: record.id, peerAddress: record.address });
@@ -130,8 +150,26 @@ export class Reporter {
           coordinator: this.opts.self,
           epoch: lead.epoch(),
           now: this.opts.clock.now(),
-          ...(judgement.restoredPath ? { witnesses: judgement.restoredPath.witnesses } : {}),
+          ...(transition === 'path-restored' && judgement.restoredPath
+            ? { witnesses: judgement.restoredPath.witnesses }
+            : {}),
         });
+        const closed = judgement.restoredPath;
+        if (transition === 'died' && closed) {
+          // The path incident ends here: the peer itself is down, as its peer_dead says next.
+          this.deliver(
+            peerStatusPayload({
+              record,
+              event: 'path_restored',
+              incidentMs: closed.sinceMs,
+              coordinator: this.opts.self,
+              epoch: lead.epoch(),
+              now: this.opts.clock.now(),
+              witnesses: closed.witnesses,
+            }),
+            false,
+          );
+        }
         const fields = { event: event.replace('_', '-'), dedupKey: payload.dedup_key };
         if (transition === 'died') {
           log.warn({ ...fields, reason: record.lastFailure }, `peer ${record.id} is dead`);
@@ -180,6 +218,11 @@ export class Reporter {
         );
         return;
       case 'withheld':
+        if (this.withheld.has(record.address)) {
+          log.debug({ event: 'verdict-withheld', why: judgement.withheld }, 'still withheld');
+          return;
+        }
+        this.withheld.add(record.address);
         log.warn(
           { event: 'verdict-withheld', reason: record.lastFailure, why: judgement.withheld },
           judgement.withheld === 'self-suspect'
@@ -264,12 +307,25 @@ export class Reporter {
       if (shareFirst) await shareFirst();
       // Settled either way: delivered, or given up / dropped (the queue logs those loudly). The
       // followers hear at once, so a successor does not deliver it again.
-      const queued = this.opts.notifier.peerStatus(payload, () => {
+      const queued = this.opts.notifier.peerStatus(payload, (outcome) => {
         this.pending.delete(key);
+        if (outcome === 'delivered') this.remember(key);
         if (this.leadership) void this.opts.shareVerdicts?.();
       });
       if (!queued) this.pending.delete(key);
     });
+  }
+
+  private known(key: string): boolean {
+    return this.pending.has(key) || this.delivered.has(key);
+  }
+
+  private remember(key: string): void {
+    this.delivered.add(key);
+    if (this.delivered.size > MAX_REMEMBERED) {
+      const oldest = this.delivered.values().next().value;
+      if (oldest !== undefined) this.delivered.delete(oldest);
+    }
   }
 
   private send(work: () => Promise<void> | void): void {

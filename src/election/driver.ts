@@ -39,7 +39,16 @@ export interface ElectionDriverOptions {
    * showed no newer epoch): the moment to start probing and reporting. Must not block.
    */
   onLeading(epoch: number): void;
+  /**
+   * A leading node learned of a newer term it is superseding (a healed partition: the other side
+   * elected its own coordinator): what that side's verdicts and undelivered events were, so its
+   * incidents get resolved rather than left open. Must not block.
+   */
+  onHandover?(views: PeerView[], undelivered: PeerStatusPayload[]): void;
 }
+
+/** How long a new coordinator waits for its first announcement round's answers at most. */
+const CONFIRM_WAIT_MS = 300;
 
 export class ElectionDriver {
   private state: ElectionState;
@@ -101,6 +110,16 @@ export class ElectionDriver {
   /** The undelivered events the last followed coordinator shared. */
   inheritedUndelivered(): PeerStatusPayload[] {
     return this.inheritedEvents;
+  }
+
+  /**
+   * A coordinator stepping down keeps its own latest verdicts as what it would start from, should
+   * it lead again before any other coordinator has told it newer ones; events it handed on are
+   * not handed on again.
+   */
+  keepOwnView(view: PeerView[]): void {
+    this.inheritedView = view;
+    this.inheritedEvents = [];
   }
 
   start(): void {
@@ -254,13 +273,16 @@ export class ElectionDriver {
    * newest-epoch rejection carries, and the coordinator those peers followed as last leader.
    */
   private adoptHandedOver(replies: readonly (AnnouncementReply | null)[]): void {
-    if (this.state.leading) return;
     let best: AnnouncementReply | null = null;
     for (const r of replies) {
       if (r?.reason !== 'stale-epoch' || !r.peers) continue;
       if (!best || r.epoch > best.epoch) best = r;
     }
     if (!best?.peers) return;
+    if (this.state.leading) {
+      this.opts.onHandover?.(best.peers, best.undelivered ?? []);
+      return;
+    }
     this.inheritedView = best.peers;
     this.inheritedEvents = best.undelivered ?? [];
     const leader = best.coordinator;
@@ -274,13 +296,31 @@ export class ElectionDriver {
       peers: this.opts.view(),
       undelivered: this.opts.undelivered(),
     };
-    const replies = await Promise.all(
+    const replies = new Map<string, AnnouncementReply | null>();
+    const all = Promise.all(
       to.map(async (address) => {
         const outcome = await this.opts.transport.announce(address, announcement);
-        return { address, reply: outcome.ok ? outcome.value : null };
+        replies.set(address, outcome.ok ? outcome.value : null);
       }),
     );
-    this.adoptHandedOver(replies.map((r) => r.reply));
-    this.dispatch({ type: 'announce-result', now: this.opts.clock.now(), epoch, replies });
+    const settle = (from: readonly string[]) => {
+      const got = from.map((address) => ({ address, reply: replies.get(address) ?? null }));
+      this.adoptHandedOver(got.map((r) => r.reply));
+      this.dispatch({ type: 'announce-result', now: this.opts.clock.now(), epoch, replies: got });
+    };
+    if (this.state.leading) {
+      await all;
+      settle(to);
+      return;
+    }
+    // Confirming a new term: a peer that cannot answer (black-holed, gone) must not hold the
+    // confirmation up for a whole request timeout. Those that answered within the bound decide;
+    // a late answer (a stale-epoch rejection, say) is still acted on when it comes.
+    await waitAtMost(this.opts.clock, all, CONFIRM_WAIT_MS);
+    const early = to.filter((address) => replies.has(address));
+    settle(early);
+    if (early.length === to.length) return;
+    await all;
+    settle(to.filter((address) => !early.includes(address)));
   }
 }

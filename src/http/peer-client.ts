@@ -17,6 +17,7 @@ import type {
 import type { AnnouncementReply, ElectionAnswer, ElectionRequest } from '../election/messages.js';
 import type { SchemaName, SchemaRegistry } from '../wire/schemas.js';
 import { parseAddress } from '../core/node-ref.js';
+import { RELAY_HOP_MS } from '../prober/indirect.js';
 
 const MAX_RESPONSE_BYTES = 1024 * 1024;
 const CONNECT_ERRORS: Record<string, FailureReason> = {
@@ -212,7 +213,7 @@ export function peerClient({
         body: request,
         schema: 'probe-result',
         // The relay's own probing, plus the two hops to it and back.
-        timeoutMs: request.timeout_ms + Math.min(timeoutMs, 500),
+        timeoutMs: request.timeout_ms + RELAY_HOP_MS,
         signal,
       }),
   };

@@ -4,12 +4,18 @@
 import type { Clock } from '../core/clock.js';
 import type { Logger } from '../core/logger.js';
 import type { NodeRef } from '../core/node-ref.js';
-import type { Outcome, PeerTransport, PingResponse, SanityCheck } from '../core/transport.js';
-import { probeWithRetries, type RetryPolicy } from './attempts.js';
+import { setMaxListeners } from 'node:events';
+import type { PeerTransport, SanityCheck } from '../core/transport.js';
+import type { RetryPolicy } from './attempts.js';
+import {
+  answerOf,
+  confirmUnreachable,
+  failureOf,
+  type ConfirmationContext,
+} from './confirmation.js';
 import {
   answered,
   attemptFailed,
-  confirm,
   fromView,
   newRecord,
   selfSuspect,
@@ -17,7 +23,6 @@ import {
   type PeerRecord,
   type PeerView,
   type Transition,
-  type Withhold,
 } from './verdict.js';
 
 export type SanityState = 'ok' | 'failed' | 'not-configured';
@@ -73,6 +78,9 @@ export interface ProbeRoundsOptions {
   onRound(report: RoundReport): void;
 }
 
+/** A dead peer's failed probes get a new confirmation (relays) once per this many rounds. */
+const DEAD_RECHECK_ROUNDS = 10;
+
 /** Transitions that change what the cluster status shows. */
 const VISIBLE: ReadonlySet<Transition> = new Set<Transition>([
   'died',
@@ -82,9 +90,6 @@ const VISIBLE: ReadonlySet<Transition> = new Set<Transition>([
   'path-broken',
   'path-restored',
 ]);
-
-/** A relay is asked to finish this long before the confirmation ends. */
-const RELAY_MARGIN_MS = 150;
 
 /**
  * A peer still being probed or confirmed (a slow or black-holed one) is skipped by later rounds
@@ -99,9 +104,22 @@ export class ProbeRounds {
   private membershipChanges = 0;
   private verdictChanges = 0;
   private wasSelfSuspect = false;
+  /** Dead peers: when their last confirmation ran. */
+  private readonly rechecked = new Map<string, number>();
+
+  private readonly confirmation: ConfirmationContext;
 
   constructor(private readonly opts: ProbeRoundsOptions) {
     this.sanityState = opts.sanity ? 'ok' : 'not-configured';
+    this.confirmation = {
+      ...opts,
+      random: opts.random ?? Math.random,
+      lastHeard: (address) => opts.lastHeard?.(address) ?? null,
+      records: () => this.records.values(),
+      record: (address) => this.records.get(address),
+      selfSuspect: () => this.selfSuspicion.suspect,
+      apply: (address, judge) => this.apply(address, judge),
+    };
   }
 
   get running(): boolean {
@@ -166,6 +184,8 @@ export class ProbeRounds {
     this.verdictChanges = 0;
     this.wasSelfSuspect = false;
     this.controller = new AbortController();
+    // Every probe, retry and sleep of the term listens on this one signal: many at once is normal.
+    setMaxListeners(0, this.controller.signal);
     void this.loop(this.controller.signal);
   }
 
@@ -174,6 +194,7 @@ export class ProbeRounds {
     this.controller = null;
     this.inFlight.clear();
     this.records.clear();
+    this.rechecked.clear();
   }
 
   private async loop(signal: AbortSignal): Promise<void> {
@@ -218,12 +239,48 @@ export class ProbeRounds {
     return outcome.ok;
   }
 
+  private recheckDue(address: string): boolean {
+    const now = this.opts.clock.now();
+    const last = this.rechecked.get(address) ?? 0;
+    if (now - last < DEAD_RECHECK_ROUNDS * this.opts.intervalMs) return false;
+    this.rechecked.set(address, now);
+    return true;
+  }
+
+  /**
+   * Takes on the verdicts of a term this node supersedes (after a partition healed): peers that
+   * term reported dead are dead here too, so their recovery resolves those incidents.
+   */
+  adopt(views: readonly PeerView[]): void {
+    for (const view of views) {
+      const current = this.records.get(view.address);
+      if (!current || view.health !== 'dead' || !view.alerted) continue;
+      if (current.health === 'dead' && current.alerted) continue;
+      this.records.set(view.address, {
+        ...current,
+        health: 'dead',
+        alerted: true,
+        sinceMs: view.since,
+        brokenPath: null,
+      });
+      this.verdictChanges++;
+      this.opts.logger.info(
+        { event: 'adopted-dead', peer: view.id, peerAddress: view.address },
+        `${view.id} was reported dead by the coordinator this node supersedes: its recovery will resolve that`,
+      );
+    }
+  }
+
   /** Applies a pure transition to the peer's current record. */
   private apply(address: string, judge: (r: PeerRecord) => Judgement): void {
     const current = this.records.get(address);
     if (!current) return;
     const judgement = judge(current);
     this.records.set(address, judgement.record);
+    // Just confirmed dead: the next confirmation is due DEAD_RECHECK_ROUNDS from now.
+    if (judgement.record.health === 'dead' && current.health !== 'dead') {
+      this.rechecked.set(address, this.opts.clock.now());
+    }
     if (judgement.transition) this.opts.onJudgement(judgement);
     this.noteSelfSuspicion();
     if (VISIBLE.has(judgement.transition)) this.verdictChanges++;
@@ -267,14 +324,15 @@ export class ProbeRounds {
       const first = await transport.ping(address, signal);
       if (signal.aborted) return done();
       if (first.ok) {
-        this.apply(address, (r) => answered(r, answer(first), clock.now()));
+        this.apply(address, (r) => answered(r, answerOf(first), clock.now()));
         return done();
       }
       const before = this.records.get(address)?.health;
-      this.apply(address, (r) => attemptFailed(r, failure(first, 1), started, clock.now()));
-      // A dead peer stays dead until it answers: no confirmation (relays, retries) every round.
-      if (before === 'dead') return done();
-      void this.confirmUnreachable(address, first, signal, selfHealthy)
+      this.apply(address, (r) => attemptFailed(r, failureOf(first, 1), started, clock.now()));
+      // A dead peer stays dead until it answers: no new confirmation every round, only now and
+      // then, in case others reach it (then it is alive, and the path from here broken).
+      if (before === 'dead' && !this.recheckDue(address)) return done();
+      void confirmUnreachable(this.confirmation, address, first, signal, selfHealthy)
         .catch((err: unknown) =>
           this.opts.logger.error({ err, peerAddress: address }, 'BUG: a confirmation failed'),
         )
@@ -284,116 +342,4 @@ export class ProbeRounds {
       throw err;
     }
   }
-
-  /**
-   * Confirmation of a failed probe. Until the peer has been unreachable for the unhealthy duration
-   * (and for at least one probe timeout after the failure, so relays get a full probe): the
-   * remaining retries, indirect probes through up to `indirectProbes` live peers, and any answer
-   * the peer gives to other requests meanwhile. Then the verdict: alive, broken path, or dead.
-   */
-  private async confirmUnreachable(
-    address: string,
-    first: Outcome<PingResponse> & { ok: false },
-    signal: AbortSignal,
-    selfHealthy: () => Promise<boolean>,
-  ): Promise<void> {
-    const { clock, transport, policy } = this.opts;
-    const since = this.records.get(address)?.unreachableSinceMs;
-    if (since === null || since === undefined) return;
-    const deadline = Math.max(since + policy.unhealthyMs, clock.now() + policy.probeTimeoutMs);
-    const relays = this.pickRelays(address);
-    const indirect = Promise.all(
-      relays.map((relay) => this.askRelay(relay, address, deadline, signal)),
-    );
-    const connect = first.phase === 'connect';
-    const budget = connect ? policy.connectMaxRetries : policy.sendMaxRetries;
-    const cooldown = connect ? policy.connectCooldownMs : policy.sendCooldownMs;
-    const retried: Promise<{ outcome: Outcome<PingResponse>; attempts: number }> =
-      budget > 0 && clock.now() + cooldown < deadline
-        ? probeWithRetries((s) => transport.ping(address, s), policy, clock, signal, {
-            deadlineMs: deadline,
-            spent: { connect: connect ? 1 : 0, send: connect ? 0 : 1 },
-            firstDelayMs: cooldown,
-          })
-        : Promise.resolve({ outcome: first, attempts: 0 });
-    const [direct, reached] = await Promise.all([retried, indirect]);
-    const reachedBy = reached.flat();
-    if (signal.aborted) return;
-    const { outcome, attempts } = direct;
-    if (outcome.ok) return this.apply(address, (r) => answered(r, answer(outcome), clock.now()));
-    this.apply(address, (r) =>
-      attemptFailed(r, failure(outcome, attempts + 1), since, clock.now()),
-    );
-    const wait = since + policy.unhealthyMs - clock.now();
-    if (wait > 0) {
-      try {
-        await clock.sleep(wait, signal);
-      } catch {
-        return;
-      }
-    }
-    const heard = this.opts.lastHeard?.(address) ?? null;
-    if (heard !== null && heard >= since) {
-      // It answered an announcement or another request meanwhile: reachable after all.
-      return this.apply(address, (r) => answered(r, null, clock.now()));
-    }
-    let withhold: Withhold = null;
-    if (reachedBy.length === 0) {
-      if (this.selfSuspicion.suspect) withhold = 'self-suspect';
-      else if (!(await selfHealthy())) withhold = 'sanity-check';
-      if (signal.aborted) return;
-    }
-    return this.apply(address, (r) =>
-      confirm(r, { reachedBy, unhealthyMs: policy.unhealthyMs, withhold }, clock.now()),
-    );
-  }
-
-  /** Up to `indirectProbes` peers that this node reaches directly, chosen at random. */
-  private pickRelays(target: string): PeerRecord[] {
-    const candidates = [...this.records.values()].filter(
-      (r) => r.address !== target && r.health === 'alive' && !r.brokenPath,
-    );
-    const random = this.opts.random ?? Math.random;
-    for (let i = candidates.length - 1; i > 0; i--) {
-      const j = Math.floor(random() * (i + 1));
-      [candidates[i], candidates[j]] = [candidates[j] as PeerRecord, candidates[i] as PeerRecord];
-    }
-    return candidates.slice(0, this.opts.policy.indirectProbes);
-  }
-
-  /** Resolves to the relay's id if it reached the target, else nothing; never throws. */
-  private async askRelay(
-    relay: PeerRecord,
-    target: string,
-    deadline: number,
-    signal: AbortSignal,
-  ): Promise<string[]> {
-    const timeoutMs = Math.max(50, deadline - this.opts.clock.now() - RELAY_MARGIN_MS);
-    const outcome = await this.opts.transport.probeVia(
-      relay.address,
-      { from: this.opts.self, target, timeout_ms: Math.round(timeoutMs) },
-      signal,
-    );
-    const log = { peerAddress: target, relay: relay.id };
-    if (!outcome.ok) {
-      this.opts.logger.debug({ ...log, reason: outcome.detail }, 'relay did not answer');
-      return [];
-    }
-    this.opts.logger.debug(
-      { ...log, reachable: outcome.value.reachable, detail: outcome.value.detail },
-      'indirect probe',
-    );
-    return outcome.value.reachable ? [relay.id] : [];
-  }
-}
-
-function answer(outcome: Outcome<PingResponse> & { ok: true }) {
-  return { latencyMs: outcome.latencyMs, id: outcome.value.id, nodeName: outcome.value.node_name };
-}
-
-function failure(outcome: Outcome<PingResponse> & { ok: false }, attempts: number) {
-  return {
-    latencyMs: outcome.latencyMs,
-    detail: `${outcome.reason} (${outcome.detail}) after ${attempts} attempt${attempts > 1 ? 's' : ''}`,
-  };
 }

@@ -1,6 +1,6 @@
 // A peer's health verdict as pure transitions over evidence; alerts are derived from them.
 //
-// A failed probe makes a peer suspect, never dead. Dead needs a confirmation (see confirm.ts): the
+// A failed probe makes a peer suspect, never dead. Dead needs a confirmation (see rounds.ts): the
 // peer stayed unreachable for the unhealthy duration, neither the retries nor any relay (indirect
 // probe) reached it, and the coordinator can vouch for itself. If a relay reaches it, the peer is
 // alive and the path from the coordinator to it is broken: an event of its own.
@@ -79,7 +79,10 @@ export interface Judgement {
   transition: Transition;
   /** For died/recovered/path events: when the incident started; its identity. */
   incidentMs: number | null;
-  /** path-restored: the path that was broken (the record no longer has it). */
+  /**
+   * path-restored, or died with an alerted broken path: the path incident to close (the record no
+   * longer has it).
+   */
   restoredPath?: BrokenPath;
   /** withheld: why. */
   withheld?: Exclude<Withhold, null>;
@@ -187,18 +190,14 @@ export function confirm(record: PeerRecord, c: Confirmation, now: number): Judge
   if (c.reachedBy.length > 0) return pathBroken(record, c.reachedBy, now);
   if (record.health === 'dead') return same(record);
   if (c.withhold) {
-    return {
-      record: { ...record, brokenPath: null },
-      transition: 'withheld',
-      incidentMs: null,
-      withheld: c.withhold,
-    };
+    return { record, transition: 'withheld', incidentMs: null, withheld: c.withhold };
   }
   const dead: PeerRecord = { ...record, health: 'dead', sinceMs: now, brokenPath: null };
   if (record.health === 'unknown') {
     return { record: dead, transition: 'never-alive', incidentMs: null };
   }
-  return { record: { ...dead, alerted: true }, transition: 'died', incidentMs: now };
+  const path = record.brokenPath?.alerted ? { restoredPath: record.brokenPath } : {};
+  return { record: { ...dead, alerted: true }, transition: 'died', incidentMs: now, ...path };
 }
 
 function pathBroken(record: PeerRecord, witnesses: string[], now: number): Judgement {

@@ -125,6 +125,17 @@ describe('multi-host faults (5 network namespaces, root only)', function () {
     expect(dead.body.coordinator_address).to.equal(next.address);
     await until(at, 8_000);
     expect(deadSummary(fx, 0)).to.deep.equal([`${old.address} by ${next.address}`]);
+    // Restarted, it takes over again (it outranks everyone) and resolves its own incident.
+    const healedMs = await fx.net.restart(old.index);
+    const recovered = await fx.waitForPeerStatus(
+      `peer_recovered for ${old.address} after its restart`,
+      (b) => b.event === 'peer_recovered' && b.peer.address === old.address,
+      { sinceMs: healedMs, timeoutMs: DETECT_MS },
+    );
+    expect(recovered.body.dedup_key).to.equal(dead.body.dedup_key.replace(/:dead$/, ':recovered'));
+    const again = await fx.waitForLeader({ timeoutMs: 20_000 });
+    expect(again.coordinator.address).to.equal(old.address);
+    expect(fx.deadReports(healedMs), 'no peer_dead after its restart').to.deep.equal([]);
     expectValidWebhooks(fx);
   });
 
@@ -151,6 +162,17 @@ describe('multi-host faults (5 network namespaces, root only)', function () {
     const fromIsolated = deadSummary(fx, 0).filter((s) => s.endsWith(`by ${old.address}`));
     expect(fromIsolated, `peer_dead sent by the isolated ${old.address}`).to.deep.equal([]);
     expect(deadSummary(fx, 0)).to.deep.equal([`${old.address} by ${next.address}`]);
+    // Back on the network, it takes over again (it outranks everyone) and resolves its incident.
+    const healedMs = await fx.net.heal();
+    const recovered = await fx.waitForPeerStatus(
+      `peer_recovered for ${old.address} after the heal`,
+      (b) => b.event === 'peer_recovered' && b.peer.address === old.address,
+      { sinceMs: healedMs, timeoutMs: DETECT_MS },
+    );
+    expect(recovered.body.dedup_key).to.equal(dead.body.dedup_key.replace(/:dead$/, ':recovered'));
+    const again = await fx.waitForLeader({ timeoutMs: 20_000 });
+    expect(again.coordinator.address).to.equal(old.address);
+    expect(fx.deadReports(healedMs), 'no peer_dead after the heal').to.deep.equal([]);
     expectValidWebhooks(fx);
   });
 
@@ -205,6 +227,26 @@ describe('multi-host faults (5 network namespaces, root only)', function () {
       twoAddresses.map((a) => `${a} by ${third.address}`).sort(),
     );
     expect(again.coordinator.address).to.equal(lead.coordinator.address);
+    // The incidents the 3-side opened are resolved by the healed mesh's coordinator.
+    for (const gone of two) {
+      const dead = fx
+        .deadReports(at)
+        .find(
+          (w) =>
+            w.body.peer.address === gone.address && w.body.coordinator_address === third.address,
+        );
+      const recovered = await fx.waitForPeerStatus(
+        `peer_recovered for ${gone.address} after the heal`,
+        (b) => b.event === 'peer_recovered' && b.peer.address === gone.address,
+        { sinceMs: healedMs, timeoutMs: DETECT_MS },
+      );
+      expect(recovered.body.dedup_key).to.equal(
+        dead?.body.dedup_key.replace(/:dead$/, ':recovered'),
+      );
+      log(
+        `… ${gone.name}'s incident resolved ${secs(healedMs, recovered.receivedMs)} after the heal`,
+      );
+    }
     expectValidWebhooks(fx);
   });
 

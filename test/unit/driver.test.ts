@@ -69,12 +69,14 @@ function node(
     election?: (to: string, request: ElectionRequest) => Outcome<ElectionAnswer>;
     announce?: (to: string, announcement: Announcement) => Outcome<AnnouncementReply>;
   },
+  { handover = false } = {},
 ) {
   const clock = new FakeClock();
   const sent: { to: string; announcement: Announcement }[] = [];
   let ownView: PeerView[] = [];
   let ownUndelivered: PeerStatusPayload[] = [];
   const leading: number[] = [];
+  const handovers: { views: PeerView[]; undelivered: PeerStatusPayload[] }[] = [];
   let atLeading: {
     inherited: PeerView[];
     self: PeerView | null;
@@ -105,6 +107,12 @@ function node(
         undelivered: driver.inheritedUndelivered(),
       };
     },
+    ...(handover
+      ? {
+          onHandover: (views: PeerView[], undelivered: PeerStatusPayload[]) =>
+            handovers.push({ views, undelivered }),
+        }
+      : {}),
   });
   driver.setPeers(peers.map((p) => p.address));
   return {
@@ -112,6 +120,7 @@ function node(
     driver,
     sent,
     leading,
+    handovers,
     atLeading: () => atLeading,
     setView: (v: PeerView[]) => (ownView = v),
     setUndelivered: (u: PeerStatusPayload[]) => (ownUndelivered = u),
@@ -313,5 +322,207 @@ describe('ElectionDriver handover', () => {
     expect(n.driver.inherited(n.clock.now())).to.deep.equal(before);
     expect(n.driver.inheritedUndelivered()).to.deep.equal([]);
     n.driver.stop();
+  });
+
+  it("a leading node hands the highest-epoch rejection's views and events to onHandover instead", async () => {
+    let mesh: Map<
+      string,
+      { epoch: number; peers: PeerView[]; undelivered?: PeerStatusPayload[] }
+    > | null = null;
+    const n = node(
+      HIGH,
+      [LOW, MID],
+      {
+        announce: (to, a) => {
+          const side = mesh?.get(to);
+          return side && a.epoch <= side.epoch
+            ? {
+                ok: true,
+                value: {
+                  accepted: false,
+                  reason: 'stale-epoch',
+                  epoch: side.epoch,
+                  coordinator: MID,
+                  peers: side.peers,
+                  ...(side.undelivered ? { undelivered: side.undelivered } : {}),
+                },
+                latencyMs: 1,
+              }
+            : {
+                ok: true,
+                value: { accepted: true, epoch: a.epoch, coordinator: HIGH },
+                latencyMs: 1,
+              };
+        },
+      },
+      { handover: true },
+    );
+    n.driver.start();
+    await n.clock.advanceAsync(0);
+    expect(n.leading).to.deep.equal([1]);
+    expect(n.handovers, 'nothing handed over while every peer accepts').to.deep.equal([]);
+    const before = n.driver.inherited(n.clock.now());
+    const newer = {
+      epoch: 5,
+      peers: [view(LOW, 'dead', 9, true), view(HIGH, 'dead', 7, true)],
+      undelivered: [deadAlert(LOW, MID, 9)],
+    };
+    const older = { epoch: 3, peers: [view(MID, 'dead', 4, true)], undelivered: [] };
+    mesh = new Map([
+      [LOW.address, older],
+      [MID.address, newer],
+    ]);
+    await n.clock.advanceAsync(TIMING.heartbeatIntervalMs);
+    expect(n.driver.epoch, 'it moved past the newer epoch').to.be.greaterThan(5);
+    expect(n.leading, 'still the same term of leadership').to.deep.equal([1]);
+    expect(n.handovers).to.have.length(1);
+    expect(n.handovers[0]).to.deep.equal({ views: newer.peers, undelivered: newer.undelivered });
+    // Not adopted as what it would inherit.
+    expect(n.driver.inherited(n.clock.now())).to.deep.equal(before);
+    expect(n.driver.inheritedUndelivered()).to.deep.equal([]);
+    expect(n.driver.inheritedSelf()).to.equal(null);
+    n.driver.stop();
+  });
+
+  it('hands over an empty event list when the rejection carries none', async () => {
+    let mesh: { epoch: number; peers: PeerView[] } | null = null;
+    const n = node(
+      HIGH,
+      [LOW],
+      {
+        announce: (_to, a) =>
+          mesh && a.epoch <= mesh.epoch
+            ? {
+                ok: true,
+                value: {
+                  accepted: false,
+                  reason: 'stale-epoch',
+                  epoch: mesh.epoch,
+                  coordinator: null,
+                  peers: mesh.peers,
+                },
+                latencyMs: 1,
+              }
+            : {
+                ok: true,
+                value: { accepted: true, epoch: a.epoch, coordinator: HIGH },
+                latencyMs: 1,
+              },
+      },
+      { handover: true },
+    );
+    n.driver.start();
+    await n.clock.advanceAsync(0);
+    mesh = { epoch: 2, peers: [view(LOW, 'alive')] };
+    await n.clock.advanceAsync(TIMING.heartbeatIntervalMs);
+    expect(n.handovers[0]).to.deep.equal({ views: mesh.peers, undelivered: [] });
+    n.driver.stop();
+  });
+
+  it('keepOwnView replaces what it would inherit (minus itself), with no events to hand on', async () => {
+    const n = node(LOW, [MID, HIGH], {
+      election: () => ({
+        ok: true,
+        value: { type: 'answer', from: HIGH, epoch: 0, coordinator: null },
+        latencyMs: 1,
+      }),
+    });
+    n.driver.start();
+    await n.clock.advanceAsync(0);
+    n.driver.handleAnnouncement({
+      from: HIGH,
+      epoch: 4,
+      peers: [view(LOW, 'alive'), view(MID, 'alive')],
+      undelivered: [deadAlert(MID, HIGH, 3_000)],
+    });
+    expect(n.driver.inheritedUndelivered()).to.have.length(1);
+    const own = [
+      view(LOW, 'alive', 50),
+      view(MID, 'dead', 6_000, true),
+      view(HIGH, 'dead', 7_000, true),
+    ];
+    n.driver.keepOwnView(own);
+    expect(n.driver.inherited(n.clock.now())).to.deep.equal([own[1], own[2]]);
+    expect(n.driver.inheritedUndelivered()).to.deep.equal([]);
+    n.driver.stop();
+  });
+});
+
+describe('ElectionDriver: confirming a new term', () => {
+  /** HIGH leads LOW and MID; each announcement is answered by `answer` after `delayMs`. */
+  function confirming(
+    answers: Record<string, { delayMs: number; reply: AnnouncementReply | null }>,
+  ) {
+    const clock = new FakeClock();
+    const t0 = clock.now();
+    const leading: { epoch: number; atMs: number }[] = [];
+    const sent: { to: string; epoch: number; atMs: number }[] = [];
+    const driver = new ElectionDriver({
+      self: HIGH,
+      timing: TIMING,
+      transport: {
+        sendElection: () => Promise.resolve(failed<ElectionAnswer>()),
+        announce: async (to, announcement) => {
+          sent.push({ to, epoch: announcement.epoch, atMs: clock.now() - t0 });
+          const a = answers[to];
+          await clock.sleep(a?.delayMs ?? 0);
+          return a?.reply ? { ok: true, value: a.reply, latencyMs: a.delayMs } : failed();
+        },
+      },
+      clock,
+      logger: new CapturingLogger(),
+      view: () => [],
+      undelivered: () => [],
+      onCoordinatorChanged: () => undefined,
+      onLeading: (epoch) => leading.push({ epoch, atMs: clock.now() - t0 }),
+    });
+    driver.setPeers([LOW.address, MID.address]);
+    return { clock, driver, leading, sent };
+  }
+  const accepted = (epoch: number): AnnouncementReply => ({
+    accepted: true,
+    epoch,
+    coordinator: HIGH,
+  });
+
+  it('does not wait a whole request timeout for a peer that cannot answer', async () => {
+    const { clock, driver, leading } = confirming({
+      [LOW.address]: { delayMs: 1_000, reply: null }, // black-holed: times out after 1 s
+      [MID.address]: { delayMs: 5, reply: accepted(1) },
+    });
+    driver.start();
+    await clock.advanceAsync(299);
+    expect(leading, 'not before the bound').to.deep.equal([]);
+    await clock.advanceAsync(1);
+    expect(leading).to.deep.equal([{ epoch: 1, atMs: 300 }]);
+    driver.stop();
+  });
+
+  it('confirms as soon as every peer has answered', async () => {
+    const { clock, driver, leading } = confirming({
+      [LOW.address]: { delayMs: 20, reply: accepted(1) },
+      [MID.address]: { delayMs: 40, reply: accepted(1) },
+    });
+    driver.start();
+    await clock.advanceAsync(40);
+    expect(leading).to.deep.equal([{ epoch: 1, atMs: 40 }]);
+    driver.stop();
+  });
+
+  it('still acts on a late stale-epoch rejection: it moves past that epoch', async () => {
+    const { clock, driver, leading, sent } = confirming({
+      [LOW.address]: { delayMs: 5, reply: accepted(1) },
+      [MID.address]: {
+        delayMs: 600,
+        reply: { accepted: false, reason: 'stale-epoch', epoch: 7, coordinator: MID },
+      },
+    });
+    driver.start();
+    await clock.advanceAsync(300);
+    expect(leading.map((l) => l.epoch)).to.deep.equal([1]);
+    await clock.advanceAsync(300);
+    expect(driver.epoch, 'a newer term than the one the late rejection named').to.equal(8);
+    expect(sent.some((s) => s.epoch === 8 && s.atMs === 600)).to.equal(true);
+    driver.stop();
   });
 });

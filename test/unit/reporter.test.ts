@@ -4,10 +4,11 @@ import { expect } from 'chai';
 import { Notifier } from '../../src/alerts/notifier.js';
 import {
   dedupKey,
+  peerStatusPayload,
   type ClusterStatusPayload,
   type PeerStatusPayload,
 } from '../../src/alerts/payloads.js';
-import { Reporter, type Leadership } from '../../src/alerts/reporter.js';
+import { MAX_SHARED_UNDELIVERED, Reporter, type Leadership } from '../../src/alerts/reporter.js';
 import { WebhookQueue } from '../../src/alerts/webhook-queue.js';
 import type { RoundReport, SelfSuspicion } from '../../src/prober/rounds.js';
 import {
@@ -23,7 +24,14 @@ import {
 import { loadSchemas } from '../../src/wire/schemas.js';
 import { CapturingLogger } from '../support/capturing-logger.js';
 import { FakeClock } from '../support/fake-clock.js';
-import { FakePoster, OK, UNAVAILABLE, type Answer, type PostCall } from '../support/fake-poster.js';
+import {
+  BAD_REQUEST,
+  FakePoster,
+  OK,
+  UNAVAILABLE,
+  type Answer,
+  type PostCall,
+} from '../support/fake-poster.js';
 
 const SELF = { id: 'lead@10.0.0.9', address: '10.0.0.9:8080' };
 const PEER_URL = 'http://receiver/peer';
@@ -137,6 +145,19 @@ function confirmed(
   return { suspected, verdict };
 }
 
+/** A peer_dead another coordinator decided (for 10.0.0.1). */
+function deadAlertFrom(coordinator: typeof SELF): PeerStatusPayload {
+  const { verdict } = confirmed(alive('10.0.0.1:8080', 'a@10.0.0.1', 1).record, 1_000);
+  return peerStatusPayload({
+    record: verdict.record,
+    event: 'peer_dead',
+    incidentMs: verdict.incidentMs ?? 0,
+    coordinator,
+    epoch: 2,
+    now: 2_000,
+  });
+}
+
 describe('Reporter', () => {
   it('sends a peer_dead only after the verdicts were shared, then a recovery with the same incident', async () => {
     const { clock, reporter, order, posted, release, setRecords, lead } = setup();
@@ -220,6 +241,167 @@ describe('Reporter', () => {
     expect(r?.peer).to.include({ alive: true, path_broken: false });
     expect(b?.dedup_key).to.equal(dedupKey('path_broken', '10.0.0.1:8080', 1_000, SELF.address));
     expect(r?.dedup_key).to.equal(dedupKey('path_restored', '10.0.0.1:8080', 1_000, SELF.address));
+  });
+
+  it('closes an alerted broken path with path_restored before the peer_dead of a peer that then dies', async () => {
+    const { clock, reporter, peerPosts, lead } = setup({ holdShares: false });
+    lead();
+    const up = alive('10.0.0.1:8080', 'a@10.0.0.1', 1);
+    const witnesses = ['b@10.0.0.2', 'c@10.0.0.3'];
+    const { verdict: broken } = confirmed(up.record, 1_000, { reachedBy: witnesses });
+    reporter.onJudgement(broken);
+    const { verdict: died } = confirmed(broken.record, 5_000);
+    expect(died.transition).to.equal('died');
+    expect(died.restoredPath?.sinceMs).to.equal(1_000);
+    reporter.onJudgement(died);
+    await clock.advanceAsync(0);
+    const posts = peerPosts();
+    expect(posts.map((p) => p.event)).to.deep.equal(['path_broken', 'path_restored', 'peer_dead']);
+    const [b, r, d] = posts;
+    const key = dedupKey('path_restored', '10.0.0.1:8080', 1_000, SELF.address);
+    expect(key.endsWith(':path-restored')).to.be.true;
+    expect(r?.dedup_key).to.equal(key);
+    expect(r?.dedup_key.replace(':path-restored', '')).to.equal(
+      b?.dedup_key.replace(':path-broken', ''),
+    );
+    expect(r?.path).to.deep.equal({ from: SELF.id, to: 'a@10.0.0.1', witnesses });
+    expect(d?.dedup_key).to.equal(dedupKey('peer_dead', '10.0.0.1:8080', 6_000));
+    expect(d, 'the peer_dead names no path').to.not.have.property('path');
+  });
+
+  it('sends no path_restored for a peer that dies without an alerted broken path', async () => {
+    const { clock, reporter, peerPosts, lead } = setup({ holdShares: false });
+    lead();
+    const { verdict: died } = confirmed(alive('10.0.0.1:8080', 'a@10.0.0.1', 1).record, 1_000);
+    reporter.onJudgement(died);
+    await clock.advanceAsync(0);
+    expect(peerPosts().map((p) => p.event)).to.deep.equal(['peer_dead']);
+  });
+
+  it('warns once about a peer whose death stays withheld, again after another transition', () => {
+    const { reporter, logger, lead } = setup();
+    lead();
+    const up = alive('10.0.0.1:8080', 'a@10.0.0.1', 1);
+    const { suspected, verdict } = confirmed(up.record, 1_000, { withhold: 'self-suspect' });
+    expect(verdict.transition).to.equal('withheld');
+    const warned = () =>
+      logger.at('warn').filter((r) => r.fields.event === 'verdict-withheld').length;
+    const debugged = () =>
+      logger.at('debug').filter((r) => r.fields.event === 'verdict-withheld').length;
+    reporter.onJudgement(suspected);
+    reporter.onJudgement(verdict);
+    reporter.onJudgement(verdict);
+    expect([warned(), debugged()]).to.deep.equal([1, 1]);
+    // Another peer's is its own spell.
+    const other = confirmed(alive('10.0.0.2:8080', 'b@10.0.0.2', 1).record, 1_000, {
+      withhold: 'sanity-check',
+    });
+    reporter.onJudgement(other.verdict);
+    expect([warned(), debugged()]).to.deep.equal([2, 1]);
+    // It answers again, then fails again: a new spell, warned about.
+    const cleared = answered(verdict.record, null, 3_000);
+    expect(cleared.transition).to.equal('cleared');
+    reporter.onJudgement(cleared);
+    reporter.onJudgement(verdict);
+    expect([warned(), debugged()]).to.deep.equal([3, 1]);
+  });
+
+  it('shares at most MAX_SHARED_UNDELIVERED undelivered events, the newest', () => {
+    const { reporter, lead } = setup(); // shares held: nothing reaches the receiver
+    lead();
+    const decided: string[] = [];
+    for (let i = 0; i < MAX_SHARED_UNDELIVERED + 7; i++) {
+      const address = `10.1.${Math.floor(i / 200)}.${(i % 200) + 1}:8080`;
+      const { verdict } = confirmed(alive(address, `p${i}@${address}`, 1).record, 1_000);
+      reporter.onJudgement(verdict);
+      decided.push(verdict.record.address);
+    }
+    const shared = reporter.undelivered();
+    expect(shared).to.have.length(MAX_SHARED_UNDELIVERED);
+    expect(shared.map((p) => p.peer.address)).to.deep.equal(decided.slice(-MAX_SHARED_UNDELIVERED));
+  });
+
+  it('resend delivers a payload it does not know, once', async () => {
+    const { clock, reporter, peerPosts, lead } = setup({ holdShares: false });
+    lead();
+    const other = deadAlertFrom({ id: 'other@10.0.0.8', address: '10.0.0.8:8080' });
+    reporter.resend([other]);
+    reporter.resend([structuredClone(other)]);
+    await clock.advanceAsync(0);
+    expect(peerPosts()).to.deep.equal([other]);
+    expect(reporter.undelivered()).to.deep.equal([]);
+  });
+
+  it('resend does not deliver again what this reporter already delivered', async () => {
+    const { clock, reporter, peerPosts, lead } = setup({ holdShares: false });
+    lead();
+    const { verdict: died } = confirmed(alive('10.0.0.1:8080', 'a@10.0.0.1', 1).record, 1_000);
+    reporter.onJudgement(died);
+    await clock.advanceAsync(0);
+    const [delivered] = peerPosts();
+    expect(delivered?.event).to.equal('peer_dead');
+    expect(reporter.undelivered(), 'settled as delivered').to.deep.equal([]);
+    // A coordinator this one supersedes hands the same event back.
+    reporter.resend([structuredClone(delivered as PeerStatusPayload)]);
+    await clock.advanceAsync(60_000);
+    expect(peerPosts()).to.have.length(1);
+  });
+
+  it('resend delivers again what the receiver rejected here (not delivered, so not remembered)', async () => {
+    let receiverUp = false;
+    const { clock, reporter, peerPosts, lead } = setup({
+      holdShares: false,
+      answer: (call) => (call.url === PEER_URL && !receiverUp ? BAD_REQUEST : OK),
+    });
+    lead();
+    const { verdict: died } = confirmed(alive('10.0.0.1:8080', 'a@10.0.0.1', 1).record, 1_000);
+    reporter.onJudgement(died);
+    await clock.advanceAsync(0);
+    expect(peerPosts()).to.have.length(1);
+    expect(reporter.undelivered(), 'settled as rejected').to.deep.equal([]);
+    receiverUp = true;
+    reporter.resend([structuredClone(peerPosts()[0] as PeerStatusPayload)]);
+    await clock.advanceAsync(0);
+    expect(peerPosts()).to.have.length(2);
+  });
+
+  it('resend does not deliver again what is still pending here', async () => {
+    const { clock, poster, reporter, peerPosts, lead } = setup({
+      holdShares: false,
+      answer: (call) => (call.url === PEER_URL ? 'hang' : OK),
+    });
+    lead();
+    const { verdict: died } = confirmed(alive('10.0.0.1:8080', 'a@10.0.0.1', 1).record, 1_000);
+    reporter.onJudgement(died);
+    await clock.advanceAsync(0);
+    const held = reporter.undelivered();
+    expect(held).to.have.length(1);
+    reporter.resend(structuredClone(held));
+    await clock.advanceAsync(0);
+    poster.release(OK);
+    await clock.advanceAsync(60_000);
+    expect(peerPosts()).to.have.length(1);
+    expect(reporter.undelivered()).to.deep.equal([]);
+  });
+
+  it('resolves its own incident once when told twice (selfRecovered)', async () => {
+    const { clock, reporter, peerPosts, lead } = setup({ holdShares: false });
+    lead();
+    const view = {
+      id: SELF.id,
+      address: SELF.address,
+      node_name: 'lead',
+      health: 'dead' as const,
+      since: 1_234,
+      alerted: true,
+    };
+    reporter.selfRecovered(view);
+    reporter.selfRecovered(view); // still pending
+    await clock.advanceAsync(0);
+    expect(peerPosts().map((p) => p.event)).to.deep.equal(['peer_recovered']);
+    reporter.selfRecovered(view); // delivered
+    await clock.advanceAsync(60_000);
+    expect(peerPosts().map((p) => p.event)).to.deep.equal(['peer_recovered']);
   });
 
   it('keeps an event undelivered from the moment it is decided until the receiver takes it', async () => {

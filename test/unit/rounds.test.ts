@@ -236,7 +236,7 @@ describe('ProbeRounds', () => {
     rounds.stop();
   });
 
-  it('declares a black-holed peer dead about 2 s after its failed probe started', async () => {
+  it('declares a black-holed peer dead about 2 s after its failed probe started (relays get a full probe timeout)', async () => {
     const { clock, rounds, behaviour, transitions, when, startAlive } = setup();
     const t0 = await startAlive();
     behaviour.set(B, 'hang');
@@ -245,11 +245,12 @@ describe('ProbeRounds', () => {
     await clock.advanceAsync(1_000); // its 1 s timeout runs out
     expect(transitions(B)).to.deep.equal(['first-alive', 'suspected']);
     expect(when(B, 'suspected')).to.equal(t0 + 2_000);
-    await clock.advanceAsync(999);
+    // The relays' 1 s probe, plus their margin of 150 ms to answer within the confirmation.
+    await clock.advanceAsync(1_149);
     expect(transitions(B)).to.deep.equal(['first-alive', 'suspected']);
     await clock.advanceAsync(1);
     expect(transitions(B)).to.deep.equal(['first-alive', 'suspected', 'died']);
-    expect(when(B, 'died')).to.equal(t0 + 3_000);
+    expect(when(B, 'died')).to.equal(t0 + 3_150);
     const died = transitions(B).length;
     await clock.advanceAsync(5_000);
     expect(transitions(B)).to.have.length(died);
@@ -423,9 +424,9 @@ describe('ProbeRounds', () => {
     expect(transitions(A)).to.deep.equal(['first-alive', 'suspected']);
     const round3 = reports.find((r) => r.round === 3);
     expect(round3?.probed).to.equal(3);
-    await clock.advanceAsync(1_000);
+    await clock.advanceAsync(1_150);
     expect(transitions(A)).to.deep.equal(['first-alive', 'suspected', 'died']);
-    expect(when(A, 'died')).to.equal(t0 + 3_000);
+    expect(when(A, 'died')).to.equal(t0 + 3_150);
     rounds.stop();
   });
 
@@ -496,6 +497,175 @@ describe('ProbeRounds', () => {
     expect(transitions(B)).to.deep.equal(['suspected', 'died']);
     expect(transitions(C)).to.deep.equal([]);
     expect(transitions(E)).to.deep.equal(['first-alive']);
+    rounds.stop();
+  });
+
+  it("takes on a superseded term's dead verdicts (adopt): the recovery resolves that incident", async () => {
+    const S = 4_242;
+    const view = (address: string, health: PeerView['health'], alerted: boolean): PeerView => ({
+      id: `x@${address.split(':')[0] ?? ''}`,
+      address,
+      node_name: 'x',
+      health,
+      since: S,
+      alerted,
+    });
+    const { clock, rounds, judged, transitions, startAlive } = setup({
+      peers: [A, B, C, D],
+    });
+    const t0 = await startAlive();
+    const before = rounds.snapshot();
+    rounds.adopt([
+      view(B, 'dead', true),
+      view(A, 'dead', false), // never alerted: nothing to resolve
+      view(C, 'suspect', true),
+      view(D, 'alive', false),
+      view(E, 'dead', true), // not a peer here
+    ]);
+    expect(transitions(B), 'no transition at adopt').to.deep.equal(['first-alive']);
+    const adopted = rounds.snapshot().find((r) => r.address === B);
+    expect(adopted).to.deep.include({ health: 'dead', alerted: true, sinceMs: S });
+    for (const p of [A, C, D]) {
+      expect(
+        rounds.snapshot().find((r) => r.address === p),
+        p,
+      ).to.deep.equal(before.find((r) => r.address === p));
+    }
+    expect(rounds.snapshot().map((r) => r.address)).to.deep.equal([A, B, C, D]);
+    await clock.advanceAsync(t0 + 3_000 - clock.now());
+    expect(transitions(B)).to.deep.equal(['first-alive', 'recovered']);
+    const recovered = judged.find((j) => j.judgement.transition === 'recovered')?.judgement;
+    expect(recovered?.incidentMs).to.equal(S);
+    expect(recovered?.record).to.deep.include({ health: 'alive', alerted: false });
+    for (const p of [A, C, D]) expect(transitions(p), p).to.deep.equal(['first-alive']);
+    rounds.stop();
+  });
+
+  it('asks relays about a dead peer at most once per DEAD_RECHECK_ROUNDS rounds, not every round', async () => {
+    const { clock, rounds, behaviour, net, transitions, startAlive } = setup();
+    const t0 = await startAlive();
+    behaviour.set(B, 'refused');
+    await clock.advanceAsync(t0 + 25_500 - clock.now());
+    expect(transitions(B)).to.deep.equal(['first-alive', 'suspected', 'died']);
+    const pingedAt = net.pings.filter((p) => p.address === B).map((p) => p.atMs - t0);
+    expect(pingedAt, 'a dead peer is still probed every round').to.include.members([
+      5_000, 6_000, 7_000, 8_000, 9_000, 10_000, 11_000, 12_000,
+    ]);
+    const askedAt = [
+      ...new Set(net.relayCalls.filter((c) => c.request.target === B).map((c) => c.atMs - t0)),
+    ];
+    // The confirmation that found it dead (started at t0 + 1 s, dead at t0 + 2 s); then every 10
+    // rounds from its death.
+    expect(askedAt).to.deep.equal([1_000, 12_000, 22_000]);
+    const dead = askedAt.slice(1);
+    for (let i = 1; i < dead.length; i++) {
+      expect((dead[i] ?? 0) - (dead[i - 1] ?? 0)).to.be.at.least(10 * INTERVAL);
+    }
+    rounds.stop();
+  });
+
+  it('a dead peer that relays reach at a recheck is recovered, with a broken path', async () => {
+    const { clock, rounds, behaviour, relaysReach, judged, transitions, health, startAlive } =
+      setup();
+    const t0 = await startAlive();
+    behaviour.set(B, 'refused');
+    await clock.advanceAsync(t0 + 3_500 - clock.now()); // died at t0 + 2 s
+    expect(transitions(B)).to.deep.equal(['first-alive', 'suspected', 'died']);
+    relaysReach.add(B); // only the path from the coordinator stays broken
+    await clock.advanceAsync(t0 + 11_900 - clock.now());
+    expect(transitions(B), 'not rechecked before it is due').to.deep.equal([
+      'first-alive',
+      'suspected',
+      'died',
+    ]);
+    expect(health(B)).to.equal('dead');
+    await clock.advanceAsync(1_000); // the recheck at t0 + 12 s, 10 rounds after its death
+    expect(transitions(B)).to.deep.equal(['first-alive', 'suspected', 'died', 'recovered']);
+    const recovered = judged.find((j) => j.judgement.transition === 'recovered')?.judgement;
+    expect(recovered?.incidentMs).to.equal(t0 + 2_000);
+    expect(recovered?.record).to.deep.include({ health: 'alive', alerted: false });
+    expect(recovered?.record.brokenPath?.witnesses).to.have.members([idOf(1), idOf(3)]);
+    expect(health(B)).to.equal('alive');
+    rounds.stop();
+  });
+
+  it('probeSoon probes a live peer at once, between rounds', async () => {
+    const { clock, rounds, behaviour, net, transitions, startAlive } = setup();
+    const t0 = await startAlive();
+    await clock.advanceAsync(t0 + 1_500 - clock.now());
+    const pingsOf = (address: string) =>
+      net.pings.filter((p) => p.address === address).map((p) => p.atMs - t0);
+    expect(pingsOf(B)).to.deep.equal([0, 1_000]);
+    behaviour.set(B, 'refused');
+    rounds.probeSoon(B);
+    expect(pingsOf(B)).to.deep.equal([0, 1_000, 1_500]);
+    await clock.advanceAsync(0);
+    expect(transitions(B)).to.deep.equal(['first-alive', 'suspected']);
+    rounds.stop();
+  });
+
+  it('probeSoon is a no-op while the peer is being probed', async () => {
+    const { clock, rounds, behaviour, net, startAlive } = setup();
+    const t0 = await startAlive();
+    behaviour.set(B, 'hang');
+    await clock.advanceAsync(t0 + 1_200 - clock.now()); // round 2's probe of B still runs
+    expect(rounds.snapshot().find((r) => r.address === B)?.health).to.equal('alive');
+    const count = () => net.pings.filter((p) => p.address === B).length;
+    const pinged = count();
+    rounds.probeSoon(B);
+    rounds.probeSoon(B);
+    expect(count()).to.equal(pinged);
+    // Two calls in a row for a peer not in flight: one probe.
+    rounds.probeSoon(A);
+    rounds.probeSoon(A);
+    expect(net.pings.filter((p) => p.address === A && p.atMs === clock.now())).to.have.length(1);
+    rounds.stop();
+  });
+
+  it('probeSoon is a no-op for suspect, dead and unknown peers, and when not running', async () => {
+    const { clock, rounds, behaviour, net, health, transitions, startAlive } = setup({
+      peers: [A, B, C, D, E],
+      sanity: { check: refusing() },
+    });
+    rounds.probeSoon(A); // not running yet
+    expect(net.pings).to.deep.equal([]);
+    const t0 = await startAlive();
+    behaviour.set(A, 'refused'); // withheld (sanity check fails): stays suspect
+    await clock.advanceAsync(t0 + 2_500 - clock.now());
+    expect(health(A)).to.equal('suspect');
+    expect(transitions(A)).to.deep.equal(['first-alive', 'suspected', 'withheld']);
+    const pingsOf = (address: string) =>
+      net.pings.filter((p) => p.address === address).map((p) => p.atMs - t0);
+    expect(pingsOf(A), 'its confirmation is over: not in flight').to.deep.equal([
+      0, 1_000, 1_200, 1_400,
+    ]);
+    rounds.setPeers([A, B, C, D, E, F]); // F: not probed yet
+    expect(health(F)).to.equal('unknown');
+    const before = net.pings.length;
+    rounds.probeSoon(A);
+    rounds.probeSoon(F);
+    rounds.probeSoon('10.0.0.77:8080'); // not a peer
+    expect(net.pings.length).to.equal(before);
+    rounds.stop();
+    rounds.probeSoon(B);
+    expect(net.pings.length).to.equal(before);
+  });
+
+  it('probeSoon is a no-op for a dead peer', async () => {
+    const { clock, rounds, behaviour, net, health, startAlive } = setup();
+    const t0 = await startAlive();
+    behaviour.set(B, 'refused');
+    await clock.advanceAsync(t0 + 2_500 - clock.now()); // died at t0 + 2 s, not in flight
+    expect(health(B)).to.equal('dead');
+    const before = net.pings.filter((p) => p.address === B).length;
+    expect(
+      net.pings.filter((p) => p.address === B).map((p) => p.atMs - t0),
+      'its confirmation is over: not in flight',
+    ).to.deep.equal([0, 1_000, 1_200, 1_400]);
+    rounds.probeSoon(B);
+    expect(net.pings.filter((p) => p.address === B)).to.have.length(before);
+    rounds.probeSoon(A); // a live one is probed
+    expect(net.pings.at(-1)).to.deep.equal({ address: A, atMs: clock.now() });
     rounds.stop();
   });
 

@@ -293,6 +293,38 @@ describe('verdict: confirm', () => {
     expect(j.record.brokenPath).to.not.equal(null);
   });
 
+  it('a path-broken peer confirmed dead (no relay reaches it): died, closing that path incident', () => {
+    const broken = confirm(failing(SINCE), viaRelays('r1@10.0.0.2'), AFTER).record;
+    expect(broken.brokenPath).to.deep.include({ sinceMs: SINCE, alerted: true });
+    const failedAgain = attemptFailed(broken, refused, AFTER + 1_000, AFTER + 1_001).record;
+    const j = confirm(failedAgain, dead, AFTER + 3_000);
+    expect(j.transition).to.equal('died');
+    expect(j.incidentMs).to.equal(AFTER + 3_000);
+    expect(j.restoredPath).to.deep.equal(broken.brokenPath);
+    expect(j.record).to.deep.include({
+      health: 'dead',
+      alerted: true,
+      sinceMs: AFTER + 3_000,
+      brokenPath: null,
+    });
+  });
+
+  it('a peer that dies without an alerted broken path closes no path incident', () => {
+    const j = confirm(failing(SINCE), dead, AFTER);
+    expect(j.transition).to.equal('died');
+    expect(j).to.not.have.property('restoredPath');
+  });
+
+  it('a withheld verdict keeps the broken path the record had', () => {
+    const broken = confirm(failing(SINCE), viaRelays('r1@10.0.0.2'), AFTER).record;
+    const failedAgain = attemptFailed(broken, refused, AFTER + 1_000, AFTER + 1_001).record;
+    const j = confirm(failedAgain, { ...dead, withhold: 'self-suspect' }, AFTER + 3_000);
+    expect(j.transition).to.equal('withheld');
+    expect(j.record.brokenPath).to.deep.equal(broken.brokenPath);
+    expect(j.record).to.deep.include({ health: 'alive', alerted: false });
+    expect(j).to.not.have.property('restoredPath');
+  });
+
   it('does not change the records it is given', () => {
     const before = failing(SINCE);
     const copy = structuredClone(before);

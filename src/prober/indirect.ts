@@ -1,0 +1,70 @@
+// Indirect probes, the coordinator's side: pick relays among the peers it reaches, ask each to
+// probe a suspect peer for it (POST /probe), and collect who reached it.
+import type { Clock } from '../core/clock.js';
+import type { Logger } from '../core/logger.js';
+import type { NodeRef } from '../core/node-ref.js';
+import type { PeerTransport } from '../core/transport.js';
+import type { PeerRecord } from './verdict.js';
+
+/** A relay is asked to finish this long before the confirmation ends. */
+export const RELAY_MARGIN_MS = 150;
+/** Beyond the relay's own probing: the two hops to it and back. */
+export const RELAY_HOP_MS = 250;
+
+export interface IndirectProbeOptions {
+  self: NodeRef;
+  transport: Pick<PeerTransport, 'probeVia'>;
+  clock: Clock;
+  logger: Logger;
+  random: () => number;
+}
+
+/** Up to `count` peers that this node reaches directly (alive, no broken path), at random. */
+export function pickRelays(
+  records: Iterable<PeerRecord>,
+  target: string,
+  count: number,
+  random: () => number,
+): PeerRecord[] {
+  const candidates = [...records].filter(
+    (r) => r.address !== target && r.health === 'alive' && !r.brokenPath,
+  );
+  for (let i = candidates.length - 1; i > 0; i--) {
+    const j = Math.floor(random() * (i + 1));
+    [candidates[i], candidates[j]] = [candidates[j] as PeerRecord, candidates[i] as PeerRecord];
+  }
+  return candidates.slice(0, count);
+}
+
+/**
+ * Asks every relay at once to probe `target`, each given until RELAY_MARGIN_MS before `deadline`;
+ * resolves to the ids of those that reached it. A relay that does not answer counts for nothing,
+ * either way. Never throws.
+ */
+export async function probeThroughRelays(
+  opts: IndirectProbeOptions,
+  relays: readonly PeerRecord[],
+  target: string,
+  deadline: number,
+  signal: AbortSignal,
+): Promise<string[]> {
+  const ask = async (relay: PeerRecord): Promise<string[]> => {
+    const timeoutMs = Math.max(50, deadline - opts.clock.now() - RELAY_MARGIN_MS);
+    const outcome = await opts.transport.probeVia(
+      relay.address,
+      { from: opts.self, target, timeout_ms: Math.round(timeoutMs) },
+      signal,
+    );
+    const log = { peerAddress: target, relay: relay.id };
+    if (!outcome.ok) {
+      opts.logger.debug({ ...log, reason: outcome.detail }, 'relay did not answer');
+      return [];
+    }
+    opts.logger.debug(
+      { ...log, reachable: outcome.value.reachable, detail: outcome.value.detail },
+      'indirect probe',
+    );
+    return outcome.value.reachable ? [relay.id] : [];
+  };
+  return (await Promise.all(relays.map(ask))).flat();
+}
