@@ -2,6 +2,7 @@
 // elections, crash detection and false alarms of 5 real nodes on loopback; prints each table
 // against its targets and writes both to docs/benchmarks.md.
 import { writeFileSync } from 'node:fs';
+import { positiveInt, runMain } from './entry.js';
 import { fileURLToPath } from 'node:url';
 import { format, resolveConfig } from 'prettier';
 import { SETTINGS, type Setting } from '../src/config/settings.js';
@@ -33,15 +34,6 @@ const DOC = fileURLToPath(new URL('../../docs/benchmarks.md', import.meta.url));
 /** Markdown as the repository's Prettier settings lay it out (aligned tables), so lint passes. */
 async function prettyMarkdown(text: string): Promise<string> {
   return format(text, { ...(await resolveConfig(DOC)), filepath: DOC });
-}
-
-function positiveInt(name: string, fallback: number): number {
-  const raw = process.env[name];
-  if (raw === undefined || raw === '') return fallback;
-  if (!/^\d+$/.test(raw) || Number(raw) < 1) {
-    throw new Error(`${name}=${JSON.stringify(raw)}: expected a whole number of at least 1`);
-  }
-  return Number(raw);
 }
 
 function defaultOf(env: string): string {
@@ -234,14 +226,4 @@ async function main(): Promise<number> {
   }
 }
 
-main().then(
-  (code) => {
-    process.exitCode = code;
-  },
-  (err: unknown) => {
-    process.stderr.write(
-      `bench: ${err instanceof Error ? (err.stack ?? err.message) : String(err)}\n`,
-    );
-    process.exitCode = 1;
-  },
-);
+runMain(main);

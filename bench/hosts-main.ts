@@ -1,16 +1,8 @@
 // `node dist/bench/hosts-main.js` (root): runs the multi-host benchmark and prints its table.
 // BENCH_REPEAT (default 5) runs of each timing; BENCH_LOSS_SECONDS (default 300) of packet loss.
 import { format } from 'prettier';
+import { positiveInt, runMain } from './entry.js';
 import { rowPassed, runHostsBench } from './hosts.js';
-
-function positiveInt(name: string, fallback: number): number {
-  const raw = process.env[name];
-  if (raw === undefined || raw === '') return fallback;
-  if (!/^\d+$/.test(raw) || Number(raw) < 1) {
-    throw new Error(`${name}=${JSON.stringify(raw)}: expected a whole number of at least 1`);
-  }
-  return Number(raw);
-}
 
 async function main(): Promise<number> {
   const began = Date.now();
@@ -36,14 +28,4 @@ async function main(): Promise<number> {
   return 0;
 }
 
-main().then(
-  (code) => {
-    process.exitCode = code;
-  },
-  (err: unknown) => {
-    process.stderr.write(
-      `bench: ${err instanceof Error ? (err.stack ?? err.message) : String(err)}\n`,
-    );
-    process.exitCode = 1;
-  },
-);
+runMain(main);

@@ -10,6 +10,7 @@ import { Receiver, type ReceivedWebhook } from '../../src/receiver/receiver.js';
 import { loadSchemas } from '../../src/wire/schemas.js';
 import { highestRanked } from './expected-rank.js';
 import { meshPorts } from './mesh-ports.js';
+import { agreedEpoch } from './agreement.js';
 import { pollUntil } from './poll.js';
 
 /** How long a node may take to start listening (the CLI loads in ~1 s on an idle machine). */
@@ -86,17 +87,8 @@ export class MeshFixture {
       `nodes ${among.map((n) => n.index).join(',')} agreeing on coordinator ${expected.address}`,
       async () => {
         last = await Promise.all(among.map(ping));
-        const answers = last.filter((p): p is PingResponse => p !== null);
-        if (answers.length !== among.length) return undefined;
-        const epochs = new Set(answers.map((p) => p.epoch));
-        const leaders = answers.filter((p) => p.role === 'coordinator');
-        const agreed =
-          answers.every((p) => p.coordinator?.address === expected.address) &&
-          epochs.size === 1 &&
-          leaders.length === 1 &&
-          leaders[0]?.address === expected.address;
-        const epoch = answers[0]?.epoch ?? 0;
-        return agreed && epoch > epochAbove ? { coordinator: expected, epoch } : undefined;
+        const epoch = agreedEpoch(last, expected.address, epochAbove);
+        return epoch === undefined ? undefined : { coordinator: expected, epoch };
       },
       { timeoutMs, describe: () => JSON.stringify(last) },
     );

@@ -9,6 +9,7 @@ import { waitForWebhook } from '../../src/demo/received-webhooks.js';
 import type { ReceivedWebhook } from '../../src/receiver/receiver.js';
 import type { ClusterStatusWebhook, PeerStatusWebhook } from './mesh-fixture.js';
 import { HostNetwork, type HostNetworkOptions, type HostNode } from './netns-hosts.js';
+import { agreedEpoch } from './agreement.js';
 import { pollUntil } from './poll.js';
 
 const OUTPUT_DIR = fileURLToPath(new URL('../../../test-output/multi-host/', import.meta.url));
@@ -86,17 +87,8 @@ export class MultiHostFixture {
       `hosts ${among.map((h) => h.index).join(',')} agreeing on coordinator ${expected.address}`,
       async () => {
         last = await Promise.all(among.map((h) => this.net.ping(h.index)));
-        const answers = last.filter((p): p is PingResponse => p !== null);
-        if (answers.length !== among.length) return undefined;
-        const epochs = new Set(answers.map((p) => p.epoch));
-        const leaders = answers.filter((p) => p.role === 'coordinator');
-        const agreed =
-          answers.every((p) => p.coordinator?.address === expected.address) &&
-          epochs.size === 1 &&
-          leaders.length === 1 &&
-          leaders[0]?.address === expected.address;
-        const epoch = answers[0]?.epoch ?? 0;
-        return agreed && epoch > epochAbove ? { coordinator: expected, epoch } : undefined;
+        const epoch = agreedEpoch(last, expected.address, epochAbove);
+        return epoch === undefined ? undefined : { coordinator: expected, epoch };
       },
       { timeoutMs, describe: () => JSON.stringify(last) },
     );

@@ -1,0 +1,25 @@
+// Whether a set of /ping answers shows one settled coordinator: the test fixtures' "settled".
+import type { PingResponse } from '../../src/core/transport.js';
+
+/**
+ * The epoch all answered with, if every node answered, all follow `expectedAddress` as
+ * coordinator at one epoch above `epochAbove`, and exactly that node says it is coordinator;
+ * undefined otherwise.
+ */
+export function agreedEpoch(
+  answers: readonly (PingResponse | null)[],
+  expectedAddress: string,
+  epochAbove: number,
+): number | undefined {
+  const got = answers.filter((p): p is PingResponse => p !== null);
+  if (got.length !== answers.length) return undefined;
+  const epochs = new Set(got.map((p) => p.epoch));
+  const leaders = got.filter((p) => p.role === 'coordinator');
+  const agreed =
+    got.every((p) => p.coordinator?.address === expectedAddress) &&
+    epochs.size === 1 &&
+    leaders.length === 1 &&
+    leaders[0]?.address === expectedAddress;
+  const epoch = got[0]?.epoch ?? 0;
+  return agreed && epoch > epochAbove ? epoch : undefined;
+}
