@@ -138,7 +138,7 @@ async function main(): Promise<number> {
     const rows: Row[] = [
       {
         kind: 'timing',
-        name: 'Election settled: spawn → first full cluster_status (election, 4/4 alive)',
+        name: 'Election settled: spawn → first cluster_status from the top node with 4/4 alive',
         targetMs: 2000,
         knh: '15 s',
         samples: election.samples,

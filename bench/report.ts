@@ -157,7 +157,7 @@ ${r.notes.map((n) => `\n${n}`).join('')}
 
 How each row is measured:
 
-- **Election**: a fresh mesh each run; from spawning the 5 processes (process start-up included) to the receiver getting the first \`cluster_status\` with reason \`election\` listing all 4 peers alive.
+- **Election**: a fresh mesh each run; from spawning the 5 processes (process start-up included) to the receiver getting the first \`cluster_status\` from the highest-ranked node listing all 4 peers alive (reason \`election\`, or \`change\` when its first round still found some peer starting).
 - **Crashed peer**: SIGKILL to a node that is not the coordinator, to the receiver getting its \`peer_dead\`; the node is then restarted (next row: restart to its \`peer_recovered\`).
 - **Crashed coordinator**: SIGKILL to the coordinator, to the receiver getting a \`cluster_status\` from another node; the old coordinator is then restarted, and as the highest-ranked node it takes over again (next row: restart to its first \`cluster_status\`).
 - **False alarms**: a \`peer_dead\` for a peer that was up for the whole span of the probe that condemned it (${(r.falseAlarmWindowMs / 1000).toFixed(1)} s before the verdict: every retry timing out, from the defaults) is a dead-peer webhook for a live node. The steady run kills nothing, so every \`peer_dead\` in it counts.
