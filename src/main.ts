@@ -116,6 +116,7 @@ export async function startNode(config: Config, deps: NodeDeps): Promise<Running
       reporter.onJudgement(j);
     },
     onRound: (r) => reporter.onRound(r),
+    onVerdictsChanged: () => reporter.onVerdictsChanged(),
   });
   const election: ElectionDriver = new ElectionDriver({
     self,

@@ -235,6 +235,13 @@ export class Reporter {
     }
   }
 
+  /** A confirmation changed a verdict between rounds: the cluster status goes out now. */
+  onVerdictsChanged(): void {
+    // Before the first round's report, that report (the election status) will carry it.
+    if (!this.leadership || !this.reportedElection) return;
+    this.sendClusterStatus('change');
+  }
+
   onRound(report: RoundReport): void {
     if (!this.leadership) return;
     const changed = report.changed > 0 || report.membership > 0;

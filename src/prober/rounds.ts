@@ -76,6 +76,11 @@ export interface ProbeRoundsOptions {
    * round); rounds overlap when a probe is slow.
    */
   onRound(report: RoundReport): void;
+  /**
+   * Called when a confirmation that ended between rounds changed a verdict (a death, a peer
+   * seen alive late), so the cluster status need not wait for the next round. Must not block.
+   */
+  onVerdictsChanged?(): void;
 }
 
 /** A dead peer's failed probes get a new confirmation (relays) once per this many rounds. */
@@ -161,6 +166,7 @@ export class ProbeRounds {
     for (const address of this.records.keys()) {
       if (peers.includes(address)) continue;
       this.records.delete(address);
+      this.rechecked.delete(address);
       this.membershipChanges++;
     }
     for (const address of peers) {
@@ -333,6 +339,11 @@ export class ProbeRounds {
       // then, in case others reach it (then it is alive, and the path from here broken).
       if (before === 'dead' && !this.recheckDue(address)) return done();
       void confirmUnreachable(this.confirmation, address, first, signal, selfHealthy)
+        .then(() => {
+          if (signal.aborted || this.verdictChanges === 0) return;
+          this.verdictChanges = 0;
+          this.opts.onVerdictsChanged?.();
+        })
         .catch((err: unknown) =>
           this.opts.logger.error({ err, peerAddress: address }, 'BUG: a confirmation failed'),
         )

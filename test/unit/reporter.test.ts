@@ -159,6 +159,19 @@ function deadAlertFrom(coordinator: typeof SELF): PeerStatusPayload {
 }
 
 describe('Reporter', () => {
+  it('sends a change status when a confirmation changed a verdict, but not before the election status', () => {
+    const { reporter, lead, posted, clock } = setup();
+    lead();
+    reporter.onVerdictsChanged();
+    expect(posted(), "the first round's election status will carry it").to.deep.equal([]);
+    reporter.onRound(round(1, 1));
+    reporter.onVerdictsChanged();
+    return clock.advanceAsync(10).then(() => {
+      const reasons = posted().map((b) => ('reason' in b ? b.reason : b.event));
+      expect(reasons).to.deep.equal(['election', 'change']);
+    });
+  });
+
   it('sends a peer_dead only after the verdicts were shared, then a recovery with the same incident', async () => {
     const { clock, reporter, order, posted, release, setRecords, lead } = setup();
     lead();

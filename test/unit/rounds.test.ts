@@ -127,6 +127,7 @@ function setup(
   const net = network(clock, behaviour, relaysReach);
   const judged: Judged[] = [];
   const reports: RoundReport[] = [];
+  const changedAt: number[] = [];
   const rounds = new ProbeRounds({
     self: SELF,
     transport: { ping: net.ping, probeVia: net.probeVia },
@@ -139,6 +140,7 @@ function setup(
     random: () => 0.5,
     onJudgement: (judgement) => judged.push({ atMs: clock.now(), judgement }),
     onRound: (r) => reports.push(r),
+    onVerdictsChanged: () => changedAt.push(clock.now()),
   });
   rounds.setPeers(opts.peers ?? [A, B, C]);
   const transitions = (address: string): Transition[] =>
@@ -156,6 +158,7 @@ function setup(
     return clock.now() - 10;
   };
   return {
+    changedAt,
     clock,
     behaviour,
     relaysReach,
@@ -233,6 +236,19 @@ describe('ProbeRounds', () => {
     const times = net.pings.filter((p) => p.address === B).map((p) => p.atMs - t0);
     // Round 1's successful probe, then round 2's failed one and its two retries.
     expect(times).to.deep.equal([0, 1_000, 1_200, 1_400]);
+    rounds.stop();
+  });
+
+  it('tells of a verdict a confirmation changed between rounds at once, not at the next round', async () => {
+    const { clock, rounds, behaviour, changedAt, reports, when, startAlive } = setup();
+    const t0 = await startAlive();
+    behaviour.set(B, 'refused');
+    await clock.advanceAsync(t0 + 2_500 - clock.now());
+    const died = when(B, 'died');
+    expect(died).to.equal(t0 + 2_000);
+    expect(changedAt, 'told when the confirmation ended').to.deep.equal([died]);
+    const round3 = reports.find((r) => r.round === 3);
+    expect(round3?.changed, 'and not counted again by the next round').to.equal(0);
     rounds.stop();
   });
 
