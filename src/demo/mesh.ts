@@ -62,6 +62,15 @@ export async function freePorts(n: number, host = '127.0.0.1'): Promise<number[]
  * Events: 'log' (node: MeshNode, line: LogLine), 'exit' (node: MeshNode, code, signal),
  * 'stderr' (node: MeshNode, text: string).
  */
+/** One line a node wrote on stdout: its JSON log line, or the raw text as an info message. */
+export function logLineOf(text: string): LogLine {
+  try {
+    return JSON.parse(text) as LogLine;
+  } catch {
+    return { level: 30, time: new Date().toISOString(), msg: text };
+  }
+}
+
 export class LocalMesh extends EventEmitter {
   readonly nodes: MeshNode[] = [];
   private readonly host: string;
@@ -141,12 +150,7 @@ export class LocalMesh extends EventEmitter {
     node.process = child;
     const max = this.opts.maxLogLines ?? 5000;
     createInterface({ input: child.stdout }).on('line', (text) => {
-      let line: LogLine;
-      try {
-        line = JSON.parse(text) as LogLine;
-      } catch {
-        line = { level: 30, time: new Date().toISOString(), msg: text };
-      }
+      const line = logLineOf(text);
       node.logs.push(line);
       if (node.logs.length > max) node.logs.splice(0, node.logs.length - max);
       this.emit('log', node, line);

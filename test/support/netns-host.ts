@@ -1,7 +1,7 @@
 // One host of a HostNetwork: its namespace on the bridge, and the knh process that runs in it.
 import { spawn, type ChildProcess } from 'node:child_process';
 import { createInterface } from 'node:readline';
-import { CLI_PATH, type LogLine } from '../../src/demo/mesh.js';
+import { CLI_PATH, logLineOf, type LogLine } from '../../src/demo/mesh.js';
 import { chainSetup } from './netns-faults.js';
 import { nsSh, sh } from './netns-shell.js';
 
@@ -64,12 +64,7 @@ export function spawnKnh(
   });
   h.process = child;
   createInterface({ input: child.stdout }).on('line', (text) => {
-    let line: LogLine;
-    try {
-      line = JSON.parse(text) as LogLine;
-    } catch {
-      line = { level: 30, time: new Date().toISOString(), msg: text };
-    }
+    const line = logLineOf(text);
     h.logs.push(line);
     if (h.logs.length > maxLines) h.logs.splice(0, h.logs.length - maxLines);
     onLine(line);
