@@ -35,7 +35,8 @@ describe('peer failures (5 real nodes)', function () {
     const change = await fx.waitForClusterStatus(
       `cluster status (change) showing ${victim.address} dead`,
       (b) =>
-        b.reason === 'change' && b.peer_map.some((p) => p.address === victim.address && !p.alive),
+        b.reason === 'change' &&
+        b.peer_map.some((p) => p.address === victim.address && p.health === 'dead'),
     );
     expect(change.errors, "knh's own schema").to.deep.equal([]);
     expect(
