@@ -288,7 +288,12 @@ export class ProbeRounds {
       this.rechecked.set(address, this.opts.clock.now());
     }
     if (judgement.transition) this.opts.onJudgement(judgement);
-    this.noteSelfSuspicion();
+    // Self-suspicion counts over every record: recount only when this one's reachability changed,
+    // not on every answer of a healthy peer (that would make a round quadratic in the peers).
+    const { record } = judgement;
+    if (record.health !== current.health || !record.brokenPath !== !current.brokenPath) {
+      this.noteSelfSuspicion();
+    }
     if (VISIBLE.has(judgement.transition)) this.verdictChanges++;
   }
 

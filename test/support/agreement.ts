@@ -1,4 +1,6 @@
-// Whether a set of /ping answers shows one settled coordinator: the test fixtures' "settled".
+// Whether a mesh has settled, for the test fixtures: one coordinator agreed on in every /ping
+// answer, and a cluster status from it listing every peer alive.
+import type { ClusterStatusPayload } from '../../src/alerts/payloads.js';
 import type { PingResponse } from '../../src/core/transport.js';
 
 /**
@@ -22,4 +24,19 @@ export function agreedEpoch(
     leaders[0]?.address === expectedAddress;
   const epoch = got[0]?.epoch ?? 0;
   return agreed && epoch > epochAbove ? epoch : undefined;
+}
+
+/** A cluster status of `coordinatorAddress` in `epoch` listing all `peers` others, alive. */
+export function listsEveryPeerAlive(
+  b: ClusterStatusPayload,
+  coordinatorAddress: string,
+  epoch: number,
+  peers: number,
+): boolean {
+  return (
+    b.coordinator_address === coordinatorAddress &&
+    b.epoch === epoch &&
+    b.peer_map.length === peers &&
+    b.peer_map.every((p) => p.alive)
+  );
 }

@@ -10,7 +10,7 @@ import { Receiver, type ReceivedWebhook } from '../../src/receiver/receiver.js';
 import { loadSchemas } from '../../src/wire/schemas.js';
 import { highestRanked } from './expected-rank.js';
 import { meshPorts } from './mesh-ports.js';
-import { agreedEpoch } from './agreement.js';
+import { agreedEpoch, listsEveryPeerAlive } from './agreement.js';
 import { pollUntil } from './poll.js';
 
 /** How long a node may take to start listening (the CLI loads in ~1 s on an idle machine). */
@@ -148,11 +148,7 @@ export class MeshFixture {
     const lead = await this.waitForLeader();
     await this.waitForClusterStatus(
       `the first cluster status of ${lead.coordinator.address} listing every peer alive`,
-      (b) =>
-        b.coordinator_address === lead.coordinator.address &&
-        b.epoch === lead.epoch &&
-        b.peer_map.length === this.nodes.length - 1 &&
-        b.peer_map.every((p) => p.alive),
+      (b) => listsEveryPeerAlive(b, lead.coordinator.address, lead.epoch, this.nodes.length - 1),
     );
     return lead;
   }

@@ -9,7 +9,7 @@ import { waitForWebhook } from '../../src/demo/received-webhooks.js';
 import type { ReceivedWebhook } from '../../src/receiver/receiver.js';
 import type { ClusterStatusWebhook, PeerStatusWebhook } from './mesh-fixture.js';
 import { HostNetwork, type HostNetworkOptions, type HostNode } from './netns-hosts.js';
-import { agreedEpoch } from './agreement.js';
+import { agreedEpoch, listsEveryPeerAlive } from './agreement.js';
 import { pollUntil } from './poll.js';
 
 const OUTPUT_DIR = fileURLToPath(new URL('../../../test-output/multi-host/', import.meta.url));
@@ -99,11 +99,7 @@ export class MultiHostFixture {
     const lead = await this.waitForLeader({ timeoutMs });
     await this.waitForClusterStatus(
       `the first cluster status of ${lead.coordinator.address} listing every peer alive`,
-      (b) =>
-        b.coordinator_address === lead.coordinator.address &&
-        b.epoch === lead.epoch &&
-        b.peer_map.length === this.hosts.length - 1 &&
-        b.peer_map.every((p) => p.alive),
+      (b) => listsEveryPeerAlive(b, lead.coordinator.address, lead.epoch, this.hosts.length - 1),
       { timeoutMs },
     );
     return lead;
