@@ -125,6 +125,7 @@ async function main(): Promise<number> {
     const election = await measureElection(ctx);
     const peer = await measurePeerCrash(ctx, election.last);
     const coordinator = await measureCoordinatorCrash(ctx, election.last);
+    const leaving = await measureCoordinatorCrash(ctx, election.last, 'SIGTERM');
     const steady = await steadyRun(ctx, election.last, steadySeconds);
     await election.last.mesh.stop();
 
@@ -163,6 +164,19 @@ async function main(): Promise<number> {
         targetMs: 3000,
         knh: '11 s',
         samples: coordinator.takeover,
+      },
+      {
+        kind: 'timing',
+        name: 'Coordinator stopped in order (SIGTERM) → cluster_status from the new coordinator',
+        targetMs: 1000,
+        knh: '11 s',
+        samples: leaving.takeover,
+      },
+      {
+        kind: 'count',
+        name: 'peer_dead webhooks about a coordinator stopped in order (SIGTERM)',
+        runs: `${ctx.repeat} runs`,
+        count: leaving.deadReports,
       },
       {
         kind: 'timing',

@@ -177,9 +177,18 @@ export async function measurePeerCrash(ctx: BenchContext, { mesh, leader }: Sett
   return { dead, recovered };
 }
 
-/** Kills the coordinator; times a successor's cluster status, then the restarted one's takeover. */
-export async function measureCoordinatorCrash(ctx: BenchContext, { mesh, leader }: Settled) {
+/**
+ * Kills the coordinator (SIGKILL: a crash; SIGTERM: an orderly stop, which hands over); times a
+ * successor's cluster status, then the restarted one's takeover. With SIGTERM, also counts the
+ * peer_dead webhooks about the stopped coordinator (there should be none).
+ */
+export async function measureCoordinatorCrash(
+  ctx: BenchContext,
+  { mesh, leader }: Settled,
+  signal: 'SIGKILL' | 'SIGTERM' = 'SIGKILL',
+) {
   const takeover: (number | null)[] = [];
+  let deadReports = 0;
   const back: (number | null)[] = [];
   const report = (err: unknown) => failed(ctx, err);
   const clusterStatusFrom = (pred: (address: string) => boolean, sinceMs: number, what: string) =>
@@ -197,8 +206,18 @@ export async function measureCoordinatorCrash(ctx: BenchContext, { mesh, leader 
   for (let run = 1; run <= ctx.repeat; run++) {
     const killedMs = Date.now();
     ctx.ledger.down(leader.address, killedMs);
-    await mesh.kill(leader.index);
+    await mesh.kill(leader.index, signal);
     const next = await clusterStatusFrom((a) => a !== leader.address, killedMs, 'a successor');
+    if (signal === 'SIGTERM') {
+      // Long enough for a crash to be reported (about 1–2 s): an orderly stop must not be.
+      await sleep(5_000);
+      deadReports += ctx.receiver.received.filter((w) => {
+        const p = peerStatusOf(w);
+        return (
+          w.receivedMs >= killedMs && p?.event === 'peer_dead' && p.peer.address === leader.address
+        );
+      }).length;
+    }
     const restartedMs = Date.now();
     await mesh.restart(leader.index);
     const again = await clusterStatusFrom(
@@ -210,13 +229,13 @@ export async function measureCoordinatorCrash(ctx: BenchContext, { mesh, leader 
     back.push(again?.ms ?? null);
     const successor = next ? (mesh.byAddress(next.by)?.name ?? next.by) : 'none';
     ctx.progress(
-      `coordinator crash run ${run}/${ctx.repeat} (${leader.name}): ${successor} reported after ${next?.ms ?? 'timed out'} ms; ${leader.name} back after ${again?.ms ?? 'timed out'} ms`,
+      `coordinator ${signal} run ${run}/${ctx.repeat} (${leader.name}): ${successor} reported after ${next?.ms ?? 'timed out'} ms; ${leader.name} back after ${again?.ms ?? 'timed out'} ms`,
     );
     const others = mesh.nodes.filter((n) => n !== leader);
     await follow(mesh, others, leader, restartedMs).catch(report);
     await sleep(SETTLE_MS);
   }
-  return { takeover, back };
+  return { takeover, back, deadReports };
 }
 
 /** Nothing is killed: every peer_dead in the window is for a live peer. */

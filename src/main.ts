@@ -1,6 +1,8 @@
 // Composition root: config → adapters → wiring → start; signals and orderly shutdown.
 import { hostname } from 'node:os';
+import { AlertHold } from './alerts/alert-hold.js';
 import { axiosPoster } from './alerts/axios-poster.js';
+import { dryRunPoster } from './alerts/dry-run-poster.js';
 import { Notifier } from './alerts/notifier.js';
 import { Reporter } from './alerts/reporter.js';
 import { WebhookQueue } from './alerts/webhook-queue.js';
@@ -9,18 +11,29 @@ import { processLogger } from './logging.js';
 import { waitAtMost, type Clock, type TimerHandle } from './core/clock.js';
 import type { Logger } from './core/logger.js';
 import { systemClock } from './core/system-clock.js';
+import { Departures } from './discovery/departures.js';
 import { diffPeers } from './discovery/diff.js';
 import type { PeerSource } from './discovery/peer-source.js';
 import { staticPeers } from './discovery/static.js';
 import { ElectionDriver } from './election/driver.js';
+import { HealthManager } from './health/health-manager.js';
+import { healthRoutes } from './health/health-routes.js';
 import { buildApp } from './http/app.js';
 import { peerClient } from './http/peer-client.js';
 import { httpSanityCheck } from './http/sanity-check.js';
+import { leaveRouter } from './http/leave-route.js';
 import { listen } from './http/server.js';
-import { DetectionMetrics } from './metrics/detection-metrics.js';
+import { maintenanceRouter } from './maintenance/maintenance-routes.js';
+import { MaintenanceBook, pausing } from './maintenance/windows.js';
+import { NodeMetrics } from './metrics/node-metrics.js';
 import { Relay } from './prober/relay.js';
 import { ProbeRounds } from './prober/rounds.js';
-import { toView } from './prober/verdict.js';
+import { toView, type PeerView } from './prober/verdict.js';
+import { assembleStatus } from './status/assemble.js';
+import { EventLog } from './status/event-log.js';
+import { statusRouter } from './status/status-routes.js';
+import { sayGoodbye } from './shutdown/goodbye.js';
+import { judgementEntry, viewChanges } from './status/event-feed.js';
 import { loadSchemas } from './wire/schemas.js';
 
 export const VERSION = '0.1.0';
@@ -61,6 +74,21 @@ export async function startNode(config: Config, deps: NodeDeps): Promise<Running
   const source = deps.peerSource ?? (await peerSourceFor(config, clock, logger));
   const schemas = loadSchemas();
   const self = { id: config.id, address: config.address };
+  const events = new EventLog(() => clock.now());
+  const book = new MaintenanceBook((added, ended) => {
+    for (const w of added) {
+      const what = w.scope === 'mesh' ? 'the whole mesh' : w.nodes.join(', ');
+      events.add(
+        'maintenance',
+        `alerts paused for ${what} until ${new Date(w.until).toISOString()}: ${w.reason}`,
+      );
+    }
+    for (const w of ended) events.add('maintenance', `maintenance window ${w.id} ended early`);
+  });
+  const hold = new AlertHold((peer, now) => pausing(book.all(), peer, now));
+  const departures = new Departures();
+  /** The coordinator's last announced verdicts (a follower's status page shows them). */
+  let followed: { views: PeerView[]; atMs: number } | null = null;
   // When each peer last answered any request: evidence of life while it is suspect.
   const heard = new Map<string, number>();
   const transport = peerClient({
@@ -70,7 +98,12 @@ export async function startNode(config: Config, deps: NodeDeps): Promise<Running
     // A failed heartbeat to a live peer gets it probed at once, not at the next round.
     onFailure: (address) => rounds.probeSoon(address),
   });
-  const poster = axiosPoster(`knh/${VERSION}`);
+  if (config.dryRun) {
+    logger.warn({ event: 'dry-run' }, 'DRY_RUN=true: webhooks are logged, not sent');
+  }
+  const poster = config.dryRun
+    ? dryRunPoster(logger.child({ component: 'webhooks' }))
+    : axiosPoster(`knh/${VERSION}`);
   const notifier = new Notifier({
     schemas,
     peerStatusUrl: config.peerStatusUrl,
@@ -85,6 +118,7 @@ export async function startNode(config: Config, deps: NodeDeps): Promise<Running
         timeoutMs: config.webhookTimeoutMs,
         retryForMs: config.webhookRetryForMs,
         maxSize: config.webhookQueueSize,
+        onSettled: (kind, outcome) => metrics.webhooks.settled(kind, outcome),
       }),
   });
   const reporter = new Reporter({
@@ -95,14 +129,27 @@ export async function startNode(config: Config, deps: NodeDeps): Promise<Running
     clusterStatusIntervalMs: config.clusterStatusIntervalMs,
     // Bounded well below a probe round, so a slow follower never holds an alert up for long.
     shareVerdicts: () => election.shareNow(Math.min(300, config.probeTimeoutMs)),
+    hold,
+    onSuppressed: (payload, window) =>
+      events.add(
+        payload.event,
+        window
+          ? `${payload.event} for ${payload.peer.id} held: maintenance (${window.reason}) until ${new Date(window.until).toISOString()}`
+          : `${payload.event} for ${payload.peer.id}: resolves an alert held during maintenance; neither sent`,
+        payload.peer.id,
+        true,
+      ),
   });
-  const metrics = new DetectionMetrics({
+  const metrics: NodeMetrics = new NodeMetrics({
+    version: VERSION,
     records: () => (rounds.running ? rounds.snapshot() : []),
     selfSuspicion: () => (rounds.running ? rounds.selfSuspicion : null),
+    election: () => election,
+    webhooksPending: () => notifier.pending,
   });
   const rounds = new ProbeRounds({
     self,
-    transport,
+    transport: metrics.probes.instrument(transport),
     lastHeard: (address) => heard.get(address) ?? null,
     sanity: config.sanityCheckUrl
       ? httpSanityCheck(config.sanityCheckUrl, config.probeTimeoutMs)
@@ -112,8 +159,10 @@ export async function startNode(config: Config, deps: NodeDeps): Promise<Running
     policy: config,
     intervalMs: config.roundIntervalMs,
     onJudgement: (j) => {
-      metrics.transition(j.transition);
+      metrics.detection.transition(j.transition);
       reporter.onJudgement(j);
+      const entry = judgementEntry(j);
+      if (entry) events.add(entry.kind, entry.text, entry.peer);
     },
     onRound: (r) => reporter.onRound(r),
     onVerdictsChanged: () => reporter.onVerdictsChanged(),
@@ -133,11 +182,29 @@ export async function startNode(config: Config, deps: NodeDeps): Promise<Running
       const keys = new Set(own.map((p) => p.dedup_key));
       return [...election.inheritedUndelivered().filter((p) => !keys.has(p.dedup_key)), ...own];
     },
+    onElectionStarted: () => metrics.election.electionStarted(),
     onCoordinatorChanged: (change) => {
+      metrics.election.coordinatorChanged();
+      const c = change.coordinator;
+      events.add(
+        'coordinator',
+        c
+          ? `coordinator is ${change.isSelf ? 'this node' : c.id}`
+          : 'no coordinator: election under way',
+        c?.id ?? null,
+      );
+      followed = null;
       if (change.isSelf) return; // duties start once leadership is confirmed (onLeading)
       if (rounds.running) election.keepOwnView(rounds.snapshot().map(toView));
       reporter.stopLeading();
       rounds.stop();
+    },
+    maintenance: () => [...book.all()],
+    onMaintenance: (windows) => book.merge(windows, clock.now()),
+    onFollowedView: (views) => {
+      for (const e of viewChanges(followed?.views ?? views, views))
+        events.add(e.kind, e.text, e.peer);
+      followed = { views, atMs: clock.now() };
     },
     onHandover: (views, undelivered) => {
       rounds.adopt(views);
@@ -162,13 +229,43 @@ export async function startNode(config: Config, deps: NodeDeps): Promise<Running
     },
   });
 
+  /** Every peer discovery lists (self excluded); `present`: those not departed, which take part. */
   let peers: readonly string[] = [];
+  let stopping: Promise<void> | null = null;
+  let present: readonly string[] = [];
+  const applyMembership = () => {
+    const next = departures.present(peers);
+    const { added, removed } = diffPeers(present, next);
+    if (added.length === 0 && removed.length === 0) return;
+    present = next;
+    rounds.setPeers(next);
+    election.setPeers(next);
+  };
+  /** A departed peer that speaks again (it restarted) takes part again. */
+  const returned = (address: string) => {
+    if (!departures.clear(address)) return;
+    events.add('returned', `${address} is back after leaving`, address);
+    applyMembership();
+  };
   const relay = new Relay({
     transport,
     clock,
     policy: config,
     isPeer: (address) => peers.includes(address),
     maxTimeoutMs: 2 * config.probeTimeoutMs,
+  });
+  /** Whether discovery lists this node's own address (static discovery: once loaded). */
+  let selfListed = false;
+  const health = new HealthManager({
+    clock,
+    logger: logger.child({ component: 'health' }),
+    selfAddress: self.address,
+    discoverySynced: () => source.synced?.() ?? true,
+    selfListed: () => selfListed,
+    election,
+    prober: rounds,
+    roundIntervalMs: config.roundIntervalMs,
+    maxMemoryMiB: config.maxMemoryMiB,
   });
   const app = buildApp({
     schemas,
@@ -182,13 +279,73 @@ export async function startNode(config: Config, deps: NodeDeps): Promise<Running
         epoch: election.epoch,
         coordinator: election.coordinator,
       }),
-      election: (request) => election.handleElection(request),
-      announcement: (announcement) => election.handleAnnouncement(announcement),
+      election: (request) => {
+        returned(request.from.address);
+        return election.handleElection(request);
+      },
+      announcement: (announcement) => {
+        returned(announcement.from.address);
+        return election.handleAnnouncement(announcement);
+      },
       probe: (request) => relay.handle(request),
       metrics: () => metrics.render(),
     },
+    routers: [
+      healthRoutes(health),
+      leaveRouter({
+        schemas,
+        logger: logger.child({ component: 'http' }),
+        onLeave: (notice) => {
+          if (!departures.mark(notice.from, peers, clock.now())) return false;
+          logger.info(
+            { event: 'peer-left', peer: notice.from.id, peerAddress: notice.from.address },
+            `${notice.from.id} is shutting down: no longer probed or elected, not reported dead`,
+          );
+          events.add(
+            'left',
+            `${notice.from.id} shut down in order (not reported dead)`,
+            notice.from.id,
+          );
+          applyMembership();
+          return true;
+        },
+      }),
+      maintenanceRouter({
+        book,
+        schemas,
+        logger: logger.child({ component: 'maintenance' }),
+        now: () => clock.now(),
+        // A coordinator tells the mesh at once; a follower's reply to the next heartbeat carries it.
+        onChanged: () => void election.shareNow(300),
+      }),
+      statusRouter({
+        schemas,
+        logger: logger.child({ component: 'http' }),
+        status: () =>
+          assembleStatus({
+            self,
+            nodeName: config.nodeName,
+            version: VERSION,
+            role: election.role,
+            epoch: election.epoch,
+            coordinator: election.coordinator,
+            ready: health.readiness().ok,
+            dryRun: config.dryRun,
+            own: rounds.running ? rounds.snapshot() : null,
+            selfSuspect: rounds.running ? rounds.selfSuspicion.suspect : null,
+            followed: election.role === 'coordinator' ? null : followed,
+            discovered: peers,
+            departed: departures.list(),
+            windows: book.active(clock.now()),
+            events: events.recent(),
+            now: clock.now(),
+          }),
+      }),
+    ],
   });
   const server = await listen(app, config.listenHost, config.port);
+  health.markListening();
+  health.start();
   logger.info(
     { event: 'listening', address: self.address, listen: `${config.listenHost}:${server.port}` },
     `knh ${VERSION} node ${self.id} listening`,
@@ -225,17 +382,19 @@ export async function startNode(config: Config, deps: NodeDeps): Promise<Running
   await source.start((addresses) => {
     const next = addresses.filter((a) => a !== self.address);
     const { added, removed } = diffPeers(peers, next);
+    metrics.peersListed({ added, removed }, next.length);
     peers = next;
     if (added.length > 0 || removed.length > 0) {
       logger.info(
         { event: 'peers-changed', added, removed, peers: next.length },
         `peers: ${next.length} (+${added.length} -${removed.length})`,
       );
-      rounds.setPeers(next);
-      election.setPeers(next);
+      for (const address of added) departures.clear(address);
+      applyMembership();
       for (const gone of removed) heard.delete(gone);
     }
     const listed = !mustSeeSelf || addresses.includes(self.address);
+    selfListed = listed;
     if (listed && !election.started) {
       stopWaiting();
       election.start();
@@ -251,21 +410,41 @@ export async function startNode(config: Config, deps: NodeDeps): Promise<Running
     }
   });
 
-  let stopping: Promise<void> | null = null;
+  // Alerts held for maintenance go out once their window is over (and still open); old windows go.
+  let maintenanceTimer: TimerHandle | null = null;
+  const maintenanceTick = () => {
+    maintenanceTimer = clock.setTimeout(() => {
+      book.prune(clock.now());
+      reporter.releaseHeld();
+      maintenanceTick();
+    }, 1_000);
+  };
+  maintenanceTick();
+
   return {
     port: server.port,
     stop: (graceMs = 5_000) =>
       (stopping ??= (async () => {
+        health.markStopping();
         logger.info({ event: 'stopping' }, 'stopping');
         stopWaiting();
+        if (maintenanceTimer) clock.clearTimeout(maintenanceTimer);
+        // A coordinator first hands its latest verdicts, undelivered events and windows over.
+        if (election.role === 'coordinator') await election.shareNow(300);
+        const epoch = election.epoch;
+        const wasStarted = election.started;
         election.stop();
         reporter.stopLeading();
         rounds.stop();
+        // Then every peer hears it is leaving: the next node takes over at once, nobody reports it.
+        if (wasStarted) await sayGoodbye(transport, present, { from: self, epoch }, clock, logger);
         await source.stop();
         // Alerts still being shared with followers go to the queues first, then the queues drain.
+        const deadline = clock.now() + graceMs;
         await waitAtMost(clock, reporter.flush(), graceMs);
-        await notifier.drain(graceMs);
+        await notifier.drain(Math.max(0, deadline - clock.now()));
         await server.close();
+        health.stop();
       })()),
   };
 }
@@ -293,7 +472,7 @@ export async function runFromEnv(env: NodeJS.ProcessEnv): Promise<number> {
     const shutdown = (signal: string) => {
       logger.info({ signal }, `received ${signal}, shutting down`);
       void node
-        .stop()
+        .stop(config.shutdownGraceMs)
         .then(() => logger.info({ event: 'stopped' }, 'stopped'))
         .then(() => settle(1_000))
         .then(() => resolve(0));

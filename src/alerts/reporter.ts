@@ -4,6 +4,8 @@ import type { Logger } from '../core/logger.js';
 import type { NodeRef } from '../core/node-ref.js';
 import type { RoundReport, SanityState, SelfSuspicion } from '../prober/rounds.js';
 import { fromView, type Judgement, type PeerRecord, type PeerView } from '../prober/verdict.js';
+import type { AlertHold } from './alert-hold.js';
+import type { MaintenanceWindow } from '../maintenance/windows.js';
 import type { Notifier } from './notifier.js';
 import {
   clusterStatusPayload,
@@ -24,6 +26,13 @@ export interface ReporterOptions {
    * successor that takes over at once does not alert again. Default: nothing to share.
    */
   shareVerdicts?: () => Promise<void>;
+  /** Maintenance: alerts about paused nodes are held back here instead of sent. */
+  hold?: AlertHold;
+  /**
+   * An alert held back (`window`: the maintenance window pausing it), or, with a null window, a
+   * resolution that cancelled one held back: for the status page.
+   */
+  onSuppressed?: (payload: PeerStatusPayload, window: MaintenanceWindow | null) => void;
 }
 
 /** What the reporter reads of the current leadership. */
@@ -309,6 +318,54 @@ export class Reporter {
   private deliver(payload: PeerStatusPayload, share: boolean): void {
     const key = payload.dedup_key;
     this.pending.set(key, payload);
+    const admission = this.opts.hold?.admit(payload, this.opts.clock.now()) ?? { send: true };
+    if (!admission.send) {
+      // Held: still pending, so it rides on announcements and a successor holds it too. A
+      // resolution of a held alert ends both: there is nothing left to tell.
+      if (admission.cancels !== null) {
+        this.pending.delete(admission.cancels);
+        this.pending.delete(key);
+      }
+      this.opts.logger.info(
+        { event: 'alert-held', dedupKey: key, window: admission.window?.id ?? null },
+        admission.window
+          ? `${payload.event} for ${payload.peer.id} held: alerts are paused by maintenance window ${admission.window.id} until ${new Date(admission.window.until).toISOString()}`
+          : `${payload.event} for ${payload.peer.id} resolves an alert held during maintenance: neither is sent`,
+      );
+      this.opts.onSuppressed?.(payload, admission.window);
+      if (share && this.leadership) void this.opts.shareVerdicts?.();
+      return;
+    }
+    this.queue(payload, share);
+  }
+
+  /** Alerts held during maintenance whose pause is over and that are still open go out now. */
+  releaseHeld(): void {
+    const lead = this.leadership;
+    if (!lead || !this.opts.hold) return;
+    const records = new Map(lead.records().map((r) => [r.address, r]));
+    for (const payload of this.opts.hold.release(this.opts.clock.now())) {
+      // Held since an earlier term, perhaps: only what is still true goes out.
+      const r = records.get(payload.peer.address);
+      const open = payload.event === 'peer_dead' ? r?.health === 'dead' : !!r?.brokenPath;
+      if (!open) {
+        this.pending.delete(payload.dedup_key);
+        this.opts.logger.info(
+          { event: 'alert-dropped', dedupKey: payload.dedup_key },
+          `maintenance over; the held ${payload.event} for ${payload.peer.id} is no longer true: not sent`,
+        );
+        continue;
+      }
+      this.opts.logger.info(
+        { event: 'alert-released', dedupKey: payload.dedup_key },
+        `maintenance over and ${payload.peer.id} still ${payload.event === 'peer_dead' ? 'dead' : 'behind a broken path'}: sending the held ${payload.event}`,
+      );
+      this.queue(payload, true);
+    }
+  }
+
+  private queue(payload: PeerStatusPayload, share: boolean): void {
+    const key = payload.dedup_key;
     const shareFirst = share && this.opts.shareVerdicts ? this.opts.shareVerdicts : null;
     this.send(async () => {
       if (shareFirst) await shareFirst();

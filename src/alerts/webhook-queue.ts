@@ -24,6 +24,8 @@ export interface WebhookQueueOptions {
   /** Backoff between retries: starts here, doubles, capped at maxBackoffMs. */
   minBackoffMs?: number;
   maxBackoffMs?: number;
+  /** Told how every event ended, after the event's own `onSettled` (metrics); must not block. */
+  onSettled?(kind: WebhookEvent['kind'], outcome: DeliveryOutcome): void;
 }
 
 export type DeliveryOutcome = 'delivered' | 'given-up' | 'rejected' | 'dropped' | 'superseded';
@@ -61,8 +63,7 @@ export class WebhookQueue {
       for (let i = this.queue.length - 1; i >= (this.busy ? 1 : 0); i--) {
         if (this.queue[i]?.kind === 'cluster-status') {
           const [superseded] = this.queue.splice(i, 1);
-          this.counts.superseded++;
-          superseded?.onSettled?.('superseded');
+          this.settle(superseded, 'superseded');
         }
       }
     }
@@ -70,8 +71,7 @@ export class WebhookQueue {
     const firstWaiting = this.busy ? 1 : 0;
     if (this.queue.length - firstWaiting >= this.opts.maxSize) {
       const [dropped] = this.queue.splice(firstWaiting, 1);
-      this.counts.dropped++;
-      dropped?.onSettled?.('dropped');
+      this.settle(dropped, 'dropped');
       this.opts.logger.error(
         { url: this.opts.url, key: dropped?.key, kind: dropped?.kind, body: dropped?.body },
         'webhook queue full: dropped the oldest undelivered event',
@@ -138,8 +138,13 @@ export class WebhookQueue {
   }
 
   private finish(outcome: DeliveryOutcome): void {
-    const done = this.queue.shift();
+    this.settle(this.queue.shift(), outcome);
+  }
+
+  private settle(entry: Entry | undefined, outcome: DeliveryOutcome): void {
     this.counts[outcome]++;
-    done?.onSettled?.(outcome);
+    if (!entry) return;
+    entry.onSettled?.(outcome);
+    this.opts.onSettled?.(entry.kind, outcome);
   }
 }

@@ -39,6 +39,12 @@ export interface Config {
   webhookRetryForMs: number;
   webhookQueueSize: number;
   logLevel: LogLevel;
+  /** Webhooks are logged, not sent. */
+  dryRun: boolean;
+  /** Resident memory limit of /healthz in MiB; null: no limit. */
+  maxMemoryMiB: number | null;
+  /** On SIGTERM: the bound on draining webhooks. */
+  shutdownGraceMs: number;
 }
 
 export type LoadResult = { ok: true; config: Config } | { ok: false; errors: string[] };
@@ -85,7 +91,7 @@ function parseValue(setting: Setting, raw: string): { value: Value } | { error: 
     }
     case 'int': {
       const n = Number(text);
-      return /^\d+$/.test(text) && n >= t.min && n <= t.max ? { value: n } : bad;
+      return /^-?\d+$/.test(text) && n >= t.min && n <= t.max ? { value: n } : bad;
     }
     case 'duration': {
       const ms = parseDuration(text);
@@ -173,6 +179,10 @@ export function loadConfig(
     );
   }
 
+  if (num('MAX_MEMORY_USAGE') === 0) {
+    errors.push('MAX_MEMORY_USAGE=0: expected -1 (off) or a limit in MiB from 1 to 1048576');
+  }
+
   if (errors.length > 0) return { ok: false, errors };
 
   const podIp = str('POD_IP') ?? '127.0.0.1';
@@ -212,6 +222,9 @@ export function loadConfig(
       webhookRetryForMs: num('WEBHOOK_RETRY_FOR'),
       webhookQueueSize: num('WEBHOOK_QUEUE_SIZE'),
       logLevel: (level === 'panic' ? 'fatal' : level) as LogLevel,
+      dryRun: str('DRY_RUN') === 'true',
+      maxMemoryMiB: num('MAX_MEMORY_USAGE') > 0 ? num('MAX_MEMORY_USAGE') : null,
+      shutdownGraceMs: num('SHUTDOWN_GRACE_PERIOD'),
     },
   };
 }

@@ -251,6 +251,32 @@ export const SETTINGS = [
     origin: 'knh',
   },
   {
+    env: 'DRY_RUN',
+    type: { kind: 'enum', values: ['true', 'false'] },
+    default: 'false',
+    description:
+      'true: everything runs (probes, elections, verdicts, status page) but webhooks are logged with their payloads instead of sent.',
+    origin: 'knh',
+  },
+  {
+    env: 'MAX_MEMORY_USAGE',
+    type: { kind: 'int', min: -1, max: 1_048_576 },
+    default: '-1',
+    unit: 'MiB',
+    description:
+      'Resident memory above which `/healthz` fails, so Kubernetes restarts the pod; -1 turns the check off.',
+    origin: 'knh',
+  },
+  {
+    env: 'SHUTDOWN_GRACE_PERIOD',
+    type: duration(0, 600_000),
+    default: '5',
+    unit: 'seconds',
+    description:
+      "On SIGTERM, how long webhooks still in flight or queued may take before the process exits; keep it below the pod's terminationGracePeriodSeconds.",
+    origin: 'knh',
+  },
+  {
     env: 'LOG_LEVEL',
     type: {
       kind: 'enum',

@@ -3,6 +3,7 @@ import type { AnnouncementReply, ElectionAnswer, ElectionRequest } from '../elec
 import type { NodeRef } from './node-ref.js';
 import type { PeerView } from '../prober/verdict.js';
 import type { PeerStatusPayload } from '../alerts/payloads.js';
+import type { MaintenanceWindow } from '../maintenance/windows.js';
 
 /** Why a request failed. `connect` failures never reached the peer's process; `send` ones did. */
 export type FailureReason =
@@ -40,6 +41,8 @@ export interface Announcement {
   peers: PeerView[];
   /** Peer-status events decided but not yet delivered: a successor sends them (same dedup key). */
   undelivered?: PeerStatusPayload[];
+  /** Maintenance windows the coordinator knows (every node merges them). */
+  maintenance?: MaintenanceWindow[];
 }
 
 /** POST /probe: the coordinator asks a peer to probe another one for it (an indirect probe). */
@@ -60,6 +63,12 @@ export interface RelayProbeResult {
   detail?: string;
 }
 
+/** POST /leave: a node shutting down (SIGTERM) says so, so it is not reported dead. */
+export interface LeaveNotice {
+  from: NodeRef;
+  epoch: number;
+}
+
 export interface PeerTransport {
   ping(address: string, signal?: AbortSignal): Promise<Outcome<PingResponse>>;
   sendElection(address: string, request: ElectionRequest): Promise<Outcome<ElectionAnswer>>;
@@ -70,6 +79,8 @@ export interface PeerTransport {
     request: RelayProbeRequest,
     signal?: AbortSignal,
   ): Promise<Outcome<RelayProbeResult>>;
+  /** Tells a peer this node is leaving; any 2xx is success. */
+  leave(address: string, notice: LeaveNotice): Promise<Outcome<void>>;
 }
 
 /** Checks that the coordinator itself can reach the world (SANITY_CHECK_URL). */

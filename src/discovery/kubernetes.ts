@@ -5,6 +5,10 @@
 // but any other error (list refused, watch reset, 5xx) stops it for good. This adapter restarts
 // it with backoff; the informer keeps its cache across restarts, so peers known before an API
 // outage stay peers (not forgotten, not alerted) until the API says otherwise.
+//
+// Synced (readiness): the first list has arrived and the watch is up. A start of the informer that
+// settles with no error has its watch open; any error means it is down until a restart succeeds.
+// A cleanly ended stream is re-watched by the informer itself and counts as up unless that fails.
 import {
   DiscoveryV1Api,
   KubeConfig,
@@ -46,7 +50,10 @@ export function kubernetesPeers(opts: KubernetesPeersOptions): PeerSource {
   const labelSelector = `${SERVICE_NAME_LABEL}=${serviceName}`;
   const path = `/apis/discovery.k8s.io/v1/namespaces/${encodeURIComponent(namespace)}/endpointslices`;
 
-  let synced = false;
+  let listed = false;
+  let watching = false;
+  /** Errors so far: a start that saw none while it ran has its watch open. */
+  let failures = 0;
   let stopped = false;
   let delay = initialMs;
   let restart: TimerHandle | null = null;
@@ -59,13 +66,13 @@ export function kubernetesPeers(opts: KubernetesPeersOptions): PeerSource {
     async () => {
       const list = await api.listNamespacedEndpointSlice({ namespace, labelSelector });
       // A list that succeeds means the API is back: restart quickly after the next error.
-      if (!synced || delay !== initialMs) {
+      if (!listed || delay !== initialMs) {
         logger.info(
           { event: 'discovery-synced', slices: list.items.length },
           `listed ${list.items.length} EndpointSlices of service ${serviceName}`,
         );
       }
-      synced = true;
+      listed = true;
       delay = initialMs;
       // Publish after the informer has taken the list in, even when it is empty (a Service with
       // no endpoints yet, a misspelt SERVICE_NAME): the node says it is waiting rather than nothing.
@@ -88,7 +95,18 @@ export function kubernetesPeers(opts: KubernetesPeersOptions): PeerSource {
     onPeers(addresses);
   };
 
+  /** Starts the informer: it lists if it has no resourceVersion to resume from, then watches. */
+  const run = () => {
+    startedMs = clock.now();
+    const before = failures;
+    informer.start().then(() => {
+      if (!stopped && failures === before) watching = true;
+    }, scheduleRestart);
+  };
+
   const scheduleRestart = (err: unknown) => {
+    watching = false;
+    failures++;
     if (stopped || restart) return;
     // A watch that stayed up a while means the API had recovered: start the backoff afresh.
     if (clock.now() - startedMs > maxMs) delay = initialMs;
@@ -101,8 +119,7 @@ export function kubernetesPeers(opts: KubernetesPeersOptions): PeerSource {
     restart = clock.setTimeout(() => {
       restart = null;
       if (stopped) return;
-      startedMs = clock.now();
-      informer.start().catch(scheduleRestart);
+      run();
     }, wait);
   };
 
@@ -120,10 +137,10 @@ export function kubernetesPeers(opts: KubernetesPeersOptions): PeerSource {
       );
       // Not awaited: an API that hangs must not hold up start-up (the node says it is waiting).
       // Errors arrive through the 'error' callback; a rejection is handled the same way.
-      startedMs = clock.now();
-      void informer.start().catch(scheduleRestart);
+      run();
       return Promise.resolve();
     },
+    synced: () => listed && watching && !stopped,
     async stop() {
       stopped = true;
       if (restart) clock.clearTimeout(restart);

@@ -4,4 +4,9 @@ export interface PeerSource {
   /** Starts watching; `onPeers` gets the full address list (self may be in it) on every change. */
   start(onPeers: (addresses: readonly string[]) => void): Promise<void>;
   stop(): Promise<void>;
+  /**
+   * Whether the peer list is current (readiness): the list has arrived and the source is still
+   * following changes. A source that does not say counts as synced.
+   */
+  synced?(): boolean;
 }

@@ -5,6 +5,7 @@ import type { NodeRef } from '../core/node-ref.js';
 import type { Announcement, PeerTransport } from '../core/transport.js';
 import type { PeerView } from '../prober/verdict.js';
 import type { PeerStatusPayload } from '../alerts/payloads.js';
+import type { MaintenanceWindow } from '../maintenance/windows.js';
 import {
   initialState,
   step,
@@ -45,6 +46,14 @@ export interface ElectionDriverOptions {
    * incidents get resolved rather than left open. Must not block.
    */
   onHandover?(views: PeerView[], undelivered: PeerStatusPayload[]): void;
+  /** Called synchronously each time this node holds an election (metrics); must not block. */
+  onElectionStarted?(): void;
+  /** The maintenance windows this node knows, sent with announcements and their replies. */
+  maintenance?(): MaintenanceWindow[];
+  /** Windows heard from a peer (an announcement, or a reply to ours), to merge. */
+  onMaintenance?(windows: MaintenanceWindow[]): void;
+  /** A follower accepted the coordinator's announcement: its current verdicts. */
+  onFollowedView?(views: PeerView[]): void;
 }
 
 /** How long a new coordinator waits for its first announcement round's answers at most. */
@@ -59,6 +68,7 @@ export class ElectionDriver {
   private readonly tickMs: number;
   /** The announcement launched by the latest dispatch, for shareNow() to await. */
   private lastAnnouncement: Promise<void> | null = null;
+  private lastTick: number | null = null;
 
   constructor(private readonly opts: ElectionDriverOptions) {
     this.state = initialState(opts.self, opts.timing);
@@ -79,6 +89,11 @@ export class ElectionDriver {
 
   get started(): boolean {
     return this.state.started;
+  }
+
+  /** When the driver last ticked or started (liveness: it ticks every ≤100 ms while started). */
+  get lastTickAt(): number | null {
+    return this.lastTick;
   }
 
   /** The verdicts the last followed coordinator shared, plus that coordinator itself as alive. */
@@ -124,6 +139,7 @@ export class ElectionDriver {
 
   start(): void {
     this.dispatch({ type: 'start', now: this.opts.clock.now() });
+    this.lastTick = this.opts.clock.now();
     this.scheduleTick();
   }
 
@@ -171,21 +187,34 @@ export class ElectionDriver {
     });
     const reply = effects.find((e) => e.type === 'reply-announcement');
     if (reply?.type !== 'reply-announcement') return null;
+    // Only a peer's windows are taken (an unknown sender is rejected with that reason).
+    if (announcement.maintenance && reply.reply.reason !== 'unknown-sender') {
+      this.opts.onMaintenance?.(announcement.maintenance);
+    }
     if (reply.reply.accepted) {
       this.inheritedView = announcement.peers;
       this.inheritedEvents = announcement.undelivered ?? [];
+      this.opts.onFollowedView?.(announcement.peers);
     }
+    const windows = this.opts.maintenance?.() ?? [];
+    const withWindows = windows.length > 0 ? { maintenance: windows } : {};
     if (reply.reply.reason === 'stale-epoch') {
       // A higher-ranked node that restarted (epoch 0) is taking over: hand it what we know, so
       // it neither repeats alerts already sent nor forgets incidents still open.
-      return { ...reply.reply, peers: this.opts.view(), undelivered: this.opts.undelivered() };
+      return {
+        ...reply.reply,
+        peers: this.opts.view(),
+        undelivered: this.opts.undelivered(),
+        ...withWindows,
+      };
     }
-    return reply.reply;
+    return { ...reply.reply, ...withWindows };
   }
 
   private scheduleTick(): void {
     this.timer = this.opts.clock.setTimeout(() => {
       if (!this.state.started) return;
+      this.lastTick = this.opts.clock.now();
       this.dispatch({ type: 'tick', now: this.opts.clock.now() });
       this.scheduleTick();
     }, this.tickMs);
@@ -212,6 +241,7 @@ export class ElectionDriver {
           },
           `holding an election (${effect.reason})`,
         );
+        this.opts.onElectionStarted?.();
         return;
       case 'send-election':
         void this.background(this.sendElection(effect.round, effect.epoch, effect.to), 'election');
@@ -290,17 +320,22 @@ export class ElectionDriver {
   }
 
   private async announce(epoch: number, to: readonly string[]): Promise<void> {
+    const windows = this.opts.maintenance?.() ?? [];
     const announcement: Announcement = {
       from: this.opts.self,
       epoch,
       peers: this.opts.view(),
       undelivered: this.opts.undelivered(),
+      ...(windows.length > 0 ? { maintenance: windows } : {}),
     };
     const replies = new Map<string, AnnouncementReply | null>();
     const all = Promise.all(
       to.map(async (address) => {
         const outcome = await this.opts.transport.announce(address, announcement);
         replies.set(address, outcome.ok ? outcome.value : null);
+        if (outcome.ok && outcome.value.maintenance) {
+          this.opts.onMaintenance?.(outcome.value.maintenance);
+        }
       }),
     );
     const settle = (from: readonly string[]) => {

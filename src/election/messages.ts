@@ -2,6 +2,7 @@
 import type { NodeRef } from '../core/node-ref.js';
 import type { PeerStatusPayload } from '../alerts/payloads.js';
 import type { PeerView } from '../prober/verdict.js';
+import type { MaintenanceWindow } from '../maintenance/windows.js';
 
 /** POST /election: "I am holding an election; are you, a higher-ranked node, alive?" */
 export interface ElectionRequest {
@@ -31,4 +32,6 @@ export interface AnnouncementReply {
   peers?: PeerView[];
   /** stale-epoch: events decided but not yet delivered. */
   undelivered?: PeerStatusPayload[];
+  /** The maintenance windows the receiver knows. */
+  maintenance?: MaintenanceWindow[];
 }

@@ -1,5 +1,5 @@
 // The node's HTTP API as an express app built from its dependencies; routes only translate.
-import express, { type NextFunction, type Request, type Response } from 'express';
+import express, { type NextFunction, type Request, type Response, type Router } from 'express';
 import type { Logger } from '../core/logger.js';
 import type { Announcement, PingResponse, RelayProbeRequest } from '../core/transport.js';
 import type { RelayAnswer } from '../prober/relay.js';
@@ -23,9 +23,17 @@ export interface AppOptions {
   logger: Logger;
   /** Announcements carry every peer's verdict; this bounds them. */
   bodyLimitBytes?: number;
+  /** Further routes (health, status, maintenance), each built by the module that owns them. */
+  routers?: readonly Router[];
 }
 
-export function buildApp({ api, schemas, logger, bodyLimitBytes = 4 * 1024 * 1024 }: AppOptions) {
+export function buildApp({
+  api,
+  schemas,
+  logger,
+  bodyLimitBytes = 4 * 1024 * 1024,
+  routers = [],
+}: AppOptions) {
   const app = express();
   app.disable('x-powered-by');
   app.set('etag', false);
@@ -80,6 +88,8 @@ export function buildApp({ api, schemas, logger, bodyLimitBytes = 4 * 1024 * 102
       res.status(answer.status).json({ error: answer.error });
     }
   });
+
+  for (const router of routers) app.use(router);
 
   app.use((req, res) => {
     res.status(404).json({ error: `no route for ${req.method} ${req.path}` });

@@ -8,6 +8,7 @@ import type { Socket } from 'node:net';
 import type {
   Announcement,
   FailureReason,
+  LeaveNotice,
   Outcome,
   PeerTransport,
   PingResponse,
@@ -216,5 +217,7 @@ export function peerClient({
         timeoutMs: request.timeout_ms + RELAY_HOP_MS,
         signal,
       }),
+    leave: (address, notice: LeaveNotice) =>
+      send<void>(address, '/leave', { method: 'POST', body: notice, timeoutMs }),
   };
 }

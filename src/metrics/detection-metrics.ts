@@ -1,5 +1,5 @@
 // Prometheus metrics of failure detection: verdict transitions, peers by health, self-suspicion.
-import { Counter, Gauge, Registry } from 'prom-client';
+import { Counter, Gauge, type Registry } from 'prom-client';
 import type { SelfSuspicion } from '../prober/rounds.js';
 import type { Health, PeerRecord, Transition } from '../prober/verdict.js';
 
@@ -13,21 +13,20 @@ export interface DetectionSource {
 const HEALTHS: readonly Health[] = ['unknown', 'alive', 'suspect', 'dead'];
 
 export class DetectionMetrics {
-  readonly registry = new Registry();
   private readonly transitions: Counter<'transition'>;
 
-  constructor(source: DetectionSource) {
+  constructor(registry: Registry, source: DetectionSource) {
     this.transitions = new Counter({
       name: 'knh_peer_transitions_total',
       help: 'Verdict changes decided by this node as coordinator (died, recovered, suspected, cleared, withheld, path-broken, ...).',
       labelNames: ['transition'],
-      registers: [this.registry],
+      registers: [registry],
     });
     new Gauge({
       name: 'knh_peers',
       help: "Peers by health in this node's verdicts (only while it leads).",
       labelNames: ['health'],
-      registers: [this.registry],
+      registers: [registry],
       collect() {
         const counts = new Map<Health, number>(HEALTHS.map((h) => [h, 0]));
         for (const r of source.records()) counts.set(r.health, (counts.get(r.health) ?? 0) + 1);
@@ -37,7 +36,7 @@ export class DetectionMetrics {
     new Gauge({
       name: 'knh_self_suspect',
       help: '1 while this coordinator cannot reach most of its live peers and so declares none of them dead.',
-      registers: [this.registry],
+      registers: [registry],
       collect() {
         this.set(source.selfSuspicion()?.suspect ? 1 : 0);
       },
@@ -45,7 +44,7 @@ export class DetectionMetrics {
     new Gauge({
       name: 'knh_unreachable_peers',
       help: 'Live peers (not dead) this coordinator cannot reach now: suspect, or a broken path.',
-      registers: [this.registry],
+      registers: [registry],
       collect() {
         this.set(source.selfSuspicion()?.unreachable ?? 0);
       },
@@ -54,10 +53,5 @@ export class DetectionMetrics {
 
   transition(transition: Transition): void {
     if (transition) this.transitions.inc({ transition });
-  }
-
-  /** The text exposition format, and its content type. */
-  async render(): Promise<{ contentType: string; body: string }> {
-    return { contentType: this.registry.contentType, body: await this.registry.metrics() };
   }
 }

@@ -111,6 +111,7 @@ export class ProbeRounds {
   private wasSelfSuspect = false;
   /** Dead peers: when their last confirmation ran. */
   private readonly rechecked = new Map<string, number>();
+  private lastRound: number | null = null;
 
   private readonly confirmation: ConfirmationContext;
 
@@ -129,6 +130,11 @@ export class ProbeRounds {
 
   get running(): boolean {
     return this.controller !== null;
+  }
+
+  /** When the loop last launched a round (liveness: every `intervalMs` while running). */
+  get lastRoundAt(): number | null {
+    return this.lastRound;
   }
 
   get sanity(): SanityState {
@@ -205,6 +211,7 @@ export class ProbeRounds {
 
   private async loop(signal: AbortSignal): Promise<void> {
     for (let round = 1; !signal.aborted; round++) {
+      this.lastRound = this.opts.clock.now();
       this.runRound(round, signal).catch((err: unknown) =>
         this.opts.logger.error({ err, round }, 'BUG: a probe round failed'),
       );

@@ -44,6 +44,10 @@ export interface PeerView {
   health: Health;
   since: number;
   alerted: boolean;
+  /** For status pages of followers; not inherited. */
+  latency_ms?: number;
+  last_probe?: number;
+  path_broken?: boolean;
 }
 
 export interface Answer {
@@ -254,6 +258,9 @@ export function toView(r: PeerRecord): PeerView {
     health: r.health,
     since: r.sinceMs,
     alerted: r.alerted,
+    ...(r.lastLatencyMs !== null ? { latency_ms: Math.round(r.lastLatencyMs * 10) / 10 } : {}),
+    ...(r.lastProbeMs !== null ? { last_probe: r.lastProbeMs } : {}),
+    ...(r.brokenPath ? { path_broken: true } : {}),
   };
 }
 

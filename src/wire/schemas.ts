@@ -20,7 +20,11 @@ export type SchemaName =
   | 'peer-status'
   | 'cluster-status'
   | 'probe-request'
-  | 'probe-result';
+  | 'probe-result'
+  | 'status'
+  | 'leave'
+  | 'maintenance-window'
+  | 'maintenance-request';
 
 /** schemas/ beside dist/ (the build) — the same layout in the repo and in the image. */
 export const SCHEMA_DIR = new URL('../../../schemas/', import.meta.url);

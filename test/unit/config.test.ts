@@ -65,6 +65,9 @@ describe('loadConfig', () => {
       webhookRetryForMs: 600_000,
       webhookQueueSize: 1_000,
       logLevel: 'info',
+      dryRun: false,
+      maxMemoryMiB: null,
+      shutdownGraceMs: 5_000,
     } satisfies Config);
   });
 
@@ -91,6 +94,22 @@ describe('loadConfig', () => {
     const withoutNodeName = { ...KUBERNETES, NODE_NAME: undefined };
     expect(config({ ...withoutNodeName, MY_NODE_NAME: 'knh-node' }).nodeName).to.equal('knh-node');
     expect(config({ ...KUBERNETES, MY_NODE_NAME: 'knh-node' }).nodeName).to.equal('worker-1');
+  });
+
+  it('reads DRY_RUN, MAX_MEMORY_USAGE (-1 is off) and SHUTDOWN_GRACE_PERIOD', () => {
+    expect(
+      config({ ...STATIC, DRY_RUN: 'true', MAX_MEMORY_USAGE: '256', SHUTDOWN_GRACE_PERIOD: '2s' }),
+    ).to.deep.include({ dryRun: true, maxMemoryMiB: 256, shutdownGraceMs: 2_000 });
+    expect(config({ ...STATIC, MAX_MEMORY_USAGE: '-1' }).maxMemoryMiB).to.equal(null);
+  });
+
+  it('rejects a memory limit of 0 or below -1, and a DRY_RUN that is not true or false', () => {
+    const list = errors({ ...STATIC, MAX_MEMORY_USAGE: '0', DRY_RUN: 'yes' });
+    expect(errorFor(list, 'MAX_MEMORY_USAGE')).to.match(/-1 \(off\)/);
+    expect(errorFor(list, 'DRY_RUN')).to.include('one of true, false');
+    expect(errorFor(errors({ ...STATIC, MAX_MEMORY_USAGE: '-2' }), 'MAX_MEMORY_USAGE')).to.include(
+      'a whole number from -1',
+    );
   });
 
   it('treats an empty variable as unset', () => {

@@ -1,5 +1,6 @@
 // The detection metrics: what /metrics says about verdicts, peers by health and self-suspicion.
 import { expect } from 'chai';
+import { Registry } from 'prom-client';
 import { DetectionMetrics } from '../../src/metrics/detection-metrics.js';
 import type { SelfSuspicion } from '../../src/prober/rounds.js';
 import { newRecord, type Health, type PeerRecord } from '../../src/prober/verdict.js';
@@ -19,7 +20,8 @@ describe('DetectionMetrics', () => {
   it('reports peers by health, self-suspicion and transitions as they are at scrape time', async () => {
     let records: PeerRecord[] = [peer(1, 'alive'), peer(2, 'alive'), peer(3, 'suspect')];
     let suspicion: SelfSuspicion | null = { suspect: false, unreachable: 1, considered: 3 };
-    const metrics = new DetectionMetrics({
+    const registry = new Registry();
+    const metrics = new DetectionMetrics(registry, {
       records: () => records,
       selfSuspicion: () => suspicion,
     });
@@ -28,9 +30,7 @@ describe('DetectionMetrics', () => {
     metrics.transition('died');
     metrics.transition(null);
 
-    const first = await metrics.render();
-    let body = first.body;
-    expect(first.contentType).to.match(/^text\/plain; version=0\.0\.4/);
+    let body = await registry.metrics();
     expect(sample(body, 'knh_peers{health="alive"}')).to.equal(2);
     expect(sample(body, 'knh_peers{health="suspect"}')).to.equal(1);
     expect(sample(body, 'knh_peers{health="dead"}')).to.equal(0);
@@ -41,7 +41,7 @@ describe('DetectionMetrics', () => {
 
     records = [peer(1, 'suspect'), peer(2, 'suspect'), peer(3, 'suspect')];
     suspicion = { suspect: true, unreachable: 3, considered: 3 };
-    ({ body } = await metrics.render());
+    body = await registry.metrics();
     expect(sample(body, 'knh_self_suspect')).to.equal(1);
     expect(sample(body, 'knh_unreachable_peers')).to.equal(3);
     expect(sample(body, 'knh_peers{health="alive"}')).to.equal(0);
@@ -49,7 +49,7 @@ describe('DetectionMetrics', () => {
     // A follower: no verdicts of its own.
     records = [];
     suspicion = null;
-    ({ body } = await metrics.render());
+    body = await registry.metrics();
     expect(sample(body, 'knh_self_suspect')).to.equal(0);
     expect(sample(body, 'knh_peers{health="suspect"}')).to.equal(0);
   });

@@ -7,6 +7,8 @@ import { DaemonSet } from 'kubernetes-models/apps/v1';
 import { Role, RoleBinding } from 'kubernetes-models/rbac.authorization.k8s.io/v1';
 import { parseAllDocuments } from 'yaml';
 import { SETTINGS } from '../../src/config/settings.js';
+import { DEFAULT_THRESHOLDS } from '../../src/health/checks.js';
+import { LAG_DEFAULTS } from '../../src/health/event-loop-lag.js';
 
 interface Doc {
   apiVersion: string;
@@ -36,6 +38,13 @@ const only = <T>(kind: string) => {
   return found[0] as unknown as T;
 };
 
+interface Probe {
+  httpGet: { path: string; port: string };
+  periodSeconds?: number;
+  timeoutSeconds?: number;
+  failureThreshold?: number;
+}
+
 interface DaemonSetShape {
   metadata: { namespace: string };
   spec: {
@@ -51,8 +60,8 @@ interface DaemonSetShape {
           env: { name: string; value?: string; valueFrom?: { fieldRef?: { fieldPath: string } } }[];
           ports: { name: string; containerPort: number }[];
           lifecycle?: { preStop?: { exec?: { command: string[] } } };
-          readinessProbe?: { httpGet: { path: string; port: string } };
-          livenessProbe?: { httpGet: { path: string; port: string } };
+          readinessProbe?: Probe;
+          livenessProbe?: Probe;
           resources: { requests: Record<string, string>; limits: Record<string, string> };
           securityContext: {
             allowPrivilegeEscalation: boolean;
@@ -139,6 +148,28 @@ describe('daemonset.yaml', () => {
         readOnlyRootFilesystem: true,
         capabilities: { drop: ['ALL'] },
       });
+    }
+  });
+
+  it('probes /readyz for readiness and /healthz for liveness, never restarting on one stall', () => {
+    for (const c of only<DaemonSetShape>('DaemonSet').spec.template.spec.containers) {
+      expect(c.readinessProbe?.httpGet.path).to.equal('/readyz');
+      expect(c.livenessProbe?.httpGet.path).to.equal('/healthz');
+      // Kubernetes' defaults where a field is left out.
+      const {
+        periodSeconds = 10,
+        timeoutSeconds = 1,
+        failureThreshold = 3,
+      } = c.livenessProbe ?? {};
+      // One stall fails /healthz while it lasts and for LAG_DEFAULTS.windowMs after: the probes
+      // before a restart must span more than that, plus a stall at the event-loop limit.
+      const toleratedMs = (failureThreshold - 1) * periodSeconds * 1000;
+      expect(toleratedMs, 'consecutive liveness failures before a restart, ms').to.be.greaterThan(
+        LAG_DEFAULTS.windowMs + DEFAULT_THRESHOLDS.maxEventLoopLagMs,
+      );
+      expect(timeoutSeconds * 1000, 'a GC pause is not a timed-out probe').to.be.at.least(
+        DEFAULT_THRESHOLDS.maxEventLoopLagMs,
+      );
     }
   });
 

@@ -252,5 +252,34 @@ describe('WebhookQueue', () => {
       await clock.advanceAsync(0);
       expect(settled).to.deep.equal([{ key: 'bad', outcome: 'rejected' }]);
     });
+
+    it("the queue's own onSettled hears every event's kind and outcome, after the event's", async () => {
+      const heard: string[] = [];
+      const { clock, poster, queue } = setup(
+        (call, i) => (i === 0 ? 'hang' : keyOf(call) === 'bad' ? BAD_REQUEST : OK),
+        { maxSize: 2, onSettled: (kind, outcome) => heard.push(`queue ${kind} ${outcome}`) },
+      );
+      const track = (event: WebhookEvent): WebhookEvent => ({
+        ...event,
+        onSettled: (outcome) => heard.push(`event ${event.key} ${outcome}`),
+      });
+      queue.enqueue(peer('first')); // in flight, hanging; no onSettled of its own
+      queue.enqueue(track(cluster('c1')));
+      queue.enqueue(track(peer('old')));
+      queue.enqueue(cluster('c2')); // supersedes c1
+      queue.enqueue(track(peer('bad'))); // past maxSize: drops 'old'
+      poster.release(OK);
+      await clock.advanceAsync(1_000);
+      expect(heard).to.deep.equal([
+        'event c1 superseded',
+        'queue cluster-status superseded',
+        'event old dropped',
+        'queue peer-status dropped',
+        'queue peer-status delivered',
+        'queue cluster-status delivered',
+        'event bad rejected',
+        'queue peer-status rejected',
+      ]);
+    });
   });
 });

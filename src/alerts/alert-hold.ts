@@ -1,0 +1,59 @@
+// Holds alerts back during maintenance: an alert about a paused node is kept, not sent; its
+// resolution cancels it (nothing happened worth a page); one still open when the pause ends goes
+// out then. A resolution of an alert that did go out is always sent, so no incident stays open.
+import type { MaintenanceWindow, PeerNames } from '../maintenance/windows.js';
+import type { PeerStatusEvent, PeerStatusPayload } from './payloads.js';
+
+const OPENS: Partial<Record<PeerStatusEvent, true>> = { peer_dead: true, path_broken: true };
+
+/** The incident a payload belongs to: its dedup key without the event suffix. */
+export function incidentOf(payload: PeerStatusPayload): string {
+  return payload.dedup_key.slice(0, payload.dedup_key.lastIndexOf(':'));
+}
+
+export type Admission =
+  | { send: true }
+  /** Kept back: `window` pauses it, or it resolves an alert kept back (`cancels` its key). */
+  | { send: false; window: MaintenanceWindow | null; cancels: string | null };
+
+export class AlertHold {
+  /** Openings kept back, by incident. */
+  private readonly held = new Map<string, PeerStatusPayload>();
+
+  constructor(
+    private readonly pausing: (peer: PeerNames, now: number) => MaintenanceWindow | null,
+  ) {}
+
+  admit(payload: PeerStatusPayload, now: number): Admission {
+    const incident = incidentOf(payload);
+    if (OPENS[payload.event]) {
+      const window = this.pausing(namesOf(payload), now);
+      if (!window) return { send: true };
+      this.held.set(incident, payload);
+      return { send: false, window, cancels: null };
+    }
+    const opening = this.held.get(incident);
+    if (!opening) return { send: true };
+    this.held.delete(incident);
+    return { send: false, window: null, cancels: opening.dedup_key };
+  }
+
+  /** Openings whose pause is over, still unresolved: they go out now, in the order decided. */
+  release(now: number): PeerStatusPayload[] {
+    const due: PeerStatusPayload[] = [];
+    for (const [incident, payload] of this.held) {
+      if (this.pausing(namesOf(payload), now)) continue;
+      this.held.delete(incident);
+      due.push(payload);
+    }
+    return due;
+  }
+
+  get size(): number {
+    return this.held.size;
+  }
+}
+
+function namesOf(payload: PeerStatusPayload): PeerNames {
+  return { address: payload.peer.address, id: payload.peer.id, nodeName: payload.peer.node_name };
+}

@@ -1,0 +1,66 @@
+// Event-loop lag by timer drift: a repeating timer notes how late it fires, over a sliding window.
+import { performance } from 'node:perf_hooks';
+
+export interface EventLoopLagOptions {
+  /** How often the timer fires, ms: lag is measured at this granularity. */
+  sampleMs?: number;
+  /** How long a lag is remembered, ms: one stall fails liveness for about this long, no longer. */
+  windowMs?: number;
+}
+
+/** Twice a second; a stall stays visible for 10 s, so it fails at most a probe or two in a row. */
+export const LAG_DEFAULTS = { sampleMs: 500, windowMs: 10_000 };
+
+export class EventLoopLag {
+  readonly sampleMs: number;
+  readonly windowMs: number;
+  private timer: NodeJS.Timeout | null = null;
+  /** When the pending timer should fire, on performance.now()'s monotonic clock. */
+  private dueAt = 0;
+  /** Lags seen within the window, oldest first; `at` is performance.now() ms. */
+  private samples: { at: number; lagMs: number }[] = [];
+
+  constructor({
+    sampleMs = LAG_DEFAULTS.sampleMs,
+    windowMs = LAG_DEFAULTS.windowMs,
+  }: EventLoopLagOptions = {}) {
+    this.sampleMs = sampleMs;
+    this.windowMs = windowMs;
+  }
+
+  start(): void {
+    if (this.timer) return;
+    this.schedule();
+  }
+
+  stop(): void {
+    if (this.timer) clearTimeout(this.timer);
+    this.timer = null;
+    this.samples = [];
+  }
+
+  /**
+   * The largest lag within the window, ms. A sample overdue right now counts too, so a stall that
+   * has just ended shows before its timer gets to run.
+   */
+  maxLagMs(): number {
+    if (!this.timer) return 0;
+    const now = performance.now();
+    const overdue = Math.max(0, now - this.dueAt);
+    return this.samples
+      .filter((s) => now - s.at <= this.windowMs)
+      .reduce((max, s) => Math.max(max, s.lagMs), overdue);
+  }
+
+  private schedule(): void {
+    this.dueAt = performance.now() + this.sampleMs;
+    this.timer = setTimeout(() => {
+      const now = performance.now();
+      this.samples.push({ at: now, lagMs: Math.max(0, now - this.dueAt) });
+      while (this.samples[0] && now - this.samples[0].at > this.windowMs) this.samples.shift();
+      this.schedule();
+    }, this.sampleMs);
+    // Measuring the loop must never be what keeps the process alive.
+    this.timer.unref();
+  }
+}

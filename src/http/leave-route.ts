@@ -1,0 +1,36 @@
+// POST /leave: a peer shutting down in order says so; it is then neither probed nor elected.
+import { Router } from 'express';
+import type { Logger } from '../core/logger.js';
+import type { LeaveNotice } from '../core/transport.js';
+import type { SchemaRegistry } from '../wire/schemas.js';
+
+export function leaveRouter(opts: {
+  schemas: SchemaRegistry;
+  logger: Logger;
+  /** Returns false when the sender is not a discovered peer (nothing changes). */
+  onLeave(notice: LeaveNotice): boolean;
+}): Router {
+  const router = Router();
+  router.post('/leave', (req, res) => {
+    const check = opts.schemas.check('leave', req.body);
+    if (!check.ok) {
+      opts.logger.warn(
+        { path: req.path, from: req.ip, errors: check.errors },
+        'malformed request rejected',
+      );
+      res.status(400).json({ error: 'request body does not match leave', details: check.errors });
+      return;
+    }
+    const notice = req.body as LeaveNotice;
+    if (!opts.onLeave(notice)) {
+      opts.logger.warn(
+        { path: req.path, from: req.ip, sender: notice.from },
+        'leave from a stranger ignored',
+      );
+      res.status(403).json({ error: `${notice.from.address} is not a peer of this node` });
+      return;
+    }
+    res.json({ ok: true });
+  });
+  return router;
+}

@@ -1,0 +1,143 @@
+// The maintenance API: list, open and end windows that pause alerting. Changes are taken only from
+// the pod itself (loopback: `kubectl port-forward` or `kubectl exec`), so the right to pause alerts
+// is the Kubernetes right to reach into a knh pod; anyone else may read.
+import { randomBytes } from 'node:crypto';
+import { Router, type Request, type Response } from 'express';
+import { parseDuration } from '../config/duration.js';
+import type { Logger } from '../core/logger.js';
+import type { SchemaRegistry } from '../wire/schemas.js';
+import { isActive, MAX_WINDOWS, type MaintenanceBook, type MaintenanceWindow } from './windows.js';
+
+/** The longest window one request may open. */
+export const MAX_WINDOW_MS = 7 * 24 * 3_600_000;
+
+export interface MaintenanceRequest {
+  nodes?: string[];
+  duration: string;
+  reason: string;
+}
+
+export interface MaintenanceRoutesOptions {
+  book: MaintenanceBook;
+  schemas: SchemaRegistry;
+  logger: Logger;
+  now: () => number;
+  /** Called after a window is opened or ended here, to share it at once. */
+  onChanged?: () => void;
+  /** Who may open and end windows, by the connection's remote address (default: loopback). */
+  mayChange?: (remote: string | undefined) => boolean;
+}
+
+/** 127.0.0.0/8 and ::1 (also IPv4-mapped): a connection from inside the pod. */
+export function isLoopback(remote: string | undefined): boolean {
+  if (!remote) return false;
+  const v4 = remote.startsWith('::ffff:') ? remote.slice(7) : remote;
+  return remote === '::1' || /^127\.\d{1,3}\.\d{1,3}\.\d{1,3}$/.test(v4);
+}
+
+export function wireWindow(w: MaintenanceWindow) {
+  return {
+    id: w.id,
+    scope: w.scope,
+    nodes: w.nodes,
+    starts: new Date(w.starts).toISOString(),
+    until: new Date(w.until).toISOString(),
+    reason: w.reason,
+  };
+}
+
+export function maintenanceRouter({
+  book,
+  schemas,
+  logger,
+  now,
+  onChanged,
+  mayChange = isLoopback,
+}: MaintenanceRoutesOptions): Router {
+  const router = Router();
+  const refuseRemote = (req: Request, res: Response): boolean => {
+    if (mayChange(req.socket.remoteAddress)) return false;
+    logger.warn(
+      { path: req.path, from: req.socket.remoteAddress },
+      'maintenance change refused: not from loopback',
+    );
+    res.status(403).json({
+      error:
+        'maintenance windows are opened and ended from the pod itself: kubectl port-forward to it, or kubectl exec into it, and call localhost',
+    });
+    return true;
+  };
+
+  router.get('/maintenance', (_req, res) => {
+    const t = now();
+    res.set('cache-control', 'no-store');
+    res.json({
+      windows: book
+        .all()
+        .filter((w) => isActive(w, t))
+        .map(wireWindow),
+    });
+  });
+
+  router.post('/maintenance', (req, res) => {
+    if (refuseRemote(req, res)) return;
+    const check = schemas.check('maintenance-request', req.body);
+    if (!check.ok) {
+      res
+        .status(400)
+        .json({ error: 'request body does not match maintenance-request', details: check.errors });
+      return;
+    }
+    const body = req.body as MaintenanceRequest;
+    const ms = parseDuration(body.duration);
+    if (ms === null || ms < 1_000 || ms > MAX_WINDOW_MS) {
+      res.status(400).json({
+        error: `duration ${JSON.stringify(body.duration)}: expected from 1 second to 7 days, as seconds ("900") or with a unit ("90s", "30m", "2h")`,
+      });
+      return;
+    }
+    const t = now();
+    const window: MaintenanceWindow = {
+      id: randomBytes(6).toString('hex'),
+      scope: body.nodes ? 'nodes' : 'mesh',
+      nodes: body.nodes ? [...new Set(body.nodes)] : [],
+      starts: t,
+      until: t + ms,
+      reason: body.reason,
+      cancelled: false,
+    };
+    book.merge([window], t);
+    if (!book.all().some((w) => w.id === window.id)) {
+      // The book is full of windows ending later (ended ones are kept until their end, so that
+      // the end reaches every node): this one would be dropped at once, pausing nothing.
+      res.status(409).json({
+        error: `this node already holds ${MAX_WINDOWS} maintenance windows that end later; none can be added before some of them end`,
+      });
+      return;
+    }
+    logger.warn(
+      { event: 'maintenance-opened', window: wireWindow(window) },
+      `maintenance window ${window.id} opened: alerts about ${window.scope === 'mesh' ? 'every node' : window.nodes.join(', ')} are held until ${new Date(window.until).toISOString()} (${window.reason})`,
+    );
+    onChanged?.();
+    res.status(201).json({ window: wireWindow(window) });
+  });
+
+  router.delete('/maintenance/:id', (req, res) => {
+    if (refuseRemote(req, res)) return;
+    const id = String(req.params.id);
+    const ended = book.cancel(id, now());
+    if (!ended) {
+      res.status(404).json({ error: `no running maintenance window ${id}` });
+      return;
+    }
+    logger.warn(
+      { event: 'maintenance-ended', window: wireWindow(ended) },
+      `maintenance window ${id} ended`,
+    );
+    onChanged?.();
+    res.json({ window: wireWindow(ended) });
+  });
+
+  return router;
+}

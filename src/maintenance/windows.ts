@@ -1,0 +1,130 @@
+// Maintenance windows as a replicated set: every node holds them, announcements and their replies
+// carry them, and merging is a union by id in which a cancellation wins. So a window opened on any
+// node reaches the coordinator within a heartbeat, and survives any coordinator change.
+
+/** The wire form (schemas/maintenance-window.schema.json). Times are epoch milliseconds. */
+export interface MaintenanceWindow {
+  id: string;
+  /** The whole mesh, or the nodes named in `nodes` (node name, id `name@ip`, or `ip:port`). */
+  scope: 'mesh' | 'nodes';
+  nodes: string[];
+  starts: number;
+  until: number;
+  reason: string;
+  /** Ended early (DELETE); kept until `until` so the cancellation reaches every node. */
+  cancelled: boolean;
+}
+
+/** At most this many windows are held and shared: a bound on what a peer can make us store. */
+export const MAX_WINDOWS = 100;
+/** How long after its end a window is still held (so late merges do not revive it). */
+const KEEP_AFTER_END_MS = 60_000;
+
+export interface PeerNames {
+  address: string;
+  id: string;
+  nodeName: string;
+}
+
+export function isActive(w: MaintenanceWindow, now: number): boolean {
+  return !w.cancelled && w.starts <= now && now < w.until;
+}
+
+export function covers(w: MaintenanceWindow, peer: PeerNames): boolean {
+  if (w.scope === 'mesh') return true;
+  return w.nodes.some((n) => n === peer.nodeName || n === peer.id || n === peer.address);
+}
+
+/** The active window that pauses alerts about `peer`, if any (the one ending last). */
+export function pausing(
+  windows: readonly MaintenanceWindow[],
+  peer: PeerNames,
+  now: number,
+): MaintenanceWindow | null {
+  let best: MaintenanceWindow | null = null;
+  for (const w of windows) {
+    if (isActive(w, now) && covers(w, peer) && (!best || w.until > best.until)) best = w;
+  }
+  return best;
+}
+
+/**
+ * The union of both sets by id, a cancellation winning; windows long over are dropped, and past
+ * MAX_WINDOWS the ones ending first go. Returns the same array when nothing changed.
+ */
+export function mergeWindows(
+  mine: readonly MaintenanceWindow[],
+  theirs: readonly MaintenanceWindow[],
+  now: number,
+): readonly MaintenanceWindow[] {
+  const byId = new Map(mine.map((w) => [w.id, w]));
+  let changed = false;
+  for (const w of theirs) {
+    const known = byId.get(w.id);
+    if (!known) {
+      if (w.until + KEEP_AFTER_END_MS <= now) continue;
+      byId.set(w.id, w);
+      changed = true;
+    } else if (w.cancelled && !known.cancelled) {
+      byId.set(w.id, { ...known, cancelled: true });
+      changed = true;
+    }
+  }
+  const kept = [...byId.values()].filter((w) => w.until + KEEP_AFTER_END_MS > now);
+  if (kept.length !== byId.size) changed = true;
+  if (kept.length > MAX_WINDOWS) {
+    kept.sort((a, b) => b.until - a.until);
+    kept.length = MAX_WINDOWS;
+    changed = true;
+  }
+  // The cap may have dropped just what was heard: then nothing changed after all.
+  if (changed && kept.length === mine.length && kept.every((w) => mine.includes(w))) return mine;
+  return changed ? kept : mine;
+}
+
+/** One node's copy of the set, with what changed for whoever shows or logs it. */
+export class MaintenanceBook {
+  private windows: readonly MaintenanceWindow[] = [];
+
+  constructor(
+    private readonly onChange: (
+      added: MaintenanceWindow[],
+      ended: MaintenanceWindow[],
+    ) => void = () => {},
+  ) {}
+
+  all(): readonly MaintenanceWindow[] {
+    return this.windows;
+  }
+
+  active(now: number): MaintenanceWindow[] {
+    return this.windows.filter((w) => isActive(w, now));
+  }
+
+  /** Merges windows heard from a peer (or opened here); returns whether anything changed. */
+  merge(theirs: readonly MaintenanceWindow[], now: number): boolean {
+    const before = this.windows;
+    const after = mergeWindows(before, theirs, now);
+    if (after === before) return false;
+    this.windows = after;
+    const old = new Map(before.map((w) => [w.id, w]));
+    const added = after.filter((w) => !old.has(w.id) && !w.cancelled);
+    const ended = after.filter((w) => w.cancelled && old.get(w.id)?.cancelled === false);
+    if (added.length > 0 || ended.length > 0) this.onChange(added, ended);
+    return true;
+  }
+
+  /** Cancels a window by id; false when there is no such window still running. */
+  cancel(id: string, now: number): MaintenanceWindow | null {
+    const w = this.windows.find((x) => x.id === id);
+    if (!w || w.cancelled || w.until <= now) return null;
+    const cancelled = { ...w, cancelled: true };
+    this.merge([cancelled], now);
+    return cancelled;
+  }
+
+  /** Drops windows long over; the caller runs it now and then. */
+  prune(now: number): void {
+    this.merge([], now);
+  }
+}

@@ -1,0 +1,54 @@
+// The node's one Prometheus registry: every knh_ metric, grouped by the part of knh it describes.
+import { Gauge, Registry } from 'prom-client';
+import type { PeerDiff } from '../discovery/diff.js';
+import { DetectionMetrics, type DetectionSource } from './detection-metrics.js';
+import { DiscoveryMetrics } from './discovery-metrics.js';
+import { ElectionMetrics, type ElectionState } from './election-metrics.js';
+import { ProbeMetrics } from './probe-metrics.js';
+import { registerProcessMetrics } from './process-metrics.js';
+import { WebhookMetrics } from './webhook-metrics.js';
+
+export interface NodeMetricsOptions extends DetectionSource {
+  version: string;
+  /** The election's current state (read at every scrape). */
+  election(): ElectionState;
+  /** Webhook events queued or being delivered, over every receiver. */
+  webhooksPending(): number;
+}
+
+/** Gauges read their sources at scrape time; counters are told of events by main's wiring. */
+export class NodeMetrics {
+  readonly registry = new Registry();
+  readonly detection: DetectionMetrics;
+  readonly probes: ProbeMetrics;
+  readonly election: ElectionMetrics;
+  readonly webhooks: WebhookMetrics;
+  readonly discovery: DiscoveryMetrics;
+
+  constructor(options: NodeMetricsOptions) {
+    const registry = this.registry;
+    this.detection = new DetectionMetrics(registry, options);
+    this.probes = new ProbeMetrics(registry, options);
+    this.election = new ElectionMetrics(registry, () => options.election());
+    this.webhooks = new WebhookMetrics(registry, () => options.webhooksPending());
+    this.discovery = new DiscoveryMetrics(registry);
+    new Gauge({
+      name: 'knh_build_info',
+      help: 'Always 1: the knh version this node runs.',
+      labelNames: ['version'],
+      registers: [registry],
+    }).set({ version: options.version }, 1);
+    registerProcessMetrics(registry, 'knh_');
+  }
+
+  /** A peer list from discovery: counted, and the series of peers that left are removed. */
+  peersListed(diff: PeerDiff, peers: number): void {
+    this.discovery.update(diff, peers);
+    this.probes.peersChanged(diff);
+  }
+
+  /** The text exposition format, and its content type. */
+  async render(): Promise<{ contentType: string; body: string }> {
+    return { contentType: this.registry.contentType, body: await this.registry.metrics() };
+  }
+}

@@ -1,0 +1,110 @@
+// Prometheus metrics of the coordinator's direct probes: latency of all, and per peer its verdict,
+// its last answered latency and its failed probes.
+//
+// Per-peer series exist on the coordinator only, one per peer and metric: every pod is scraped, so
+// per-peer series on every node would grow with the square of the mesh (25M at 5,000 nodes). The
+// latency distribution is one histogram over all peers (a per-peer one: 65k series at 5,000).
+// Per-peer series are read from the verdicts at scrape time, so a peer that left the verdicts
+// (it left discovery, or this node stopped leading) has none.
+import { Counter, Gauge, Histogram, type Registry } from 'prom-client';
+import type { Outcome, PeerTransport } from '../core/transport.js';
+import type { PeerDiff } from '../discovery/diff.js';
+import type { PeerRecord } from '../prober/verdict.js';
+
+export interface ProbedPeers {
+  /** The coordinator's verdicts; empty on a follower. */
+  records(): readonly PeerRecord[];
+}
+
+/** Seconds. Pod-network round trips are well under 10 ms; a timed-out probe lands past 1 s. */
+const PROBE_BUCKETS = [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 1];
+
+export class ProbeMetrics {
+  private readonly duration: Histogram<'outcome'>;
+  /** Peers in the latest discovery list: a probe ending after its peer left is not remembered. */
+  private readonly listed = new Set<string>();
+  /** Seconds, by peer address: the latest probe the peer answered. */
+  private readonly answeredIn = new Map<string, number>();
+  /** Failed probes by peer address, kept across terms so the counter never goes back. */
+  private readonly failed = new Map<string, number>();
+
+  constructor(registry: Registry, source: ProbedPeers) {
+    const { answeredIn, failed } = this;
+    this.duration = new Histogram({
+      name: 'knh_probe_duration_seconds',
+      help: 'Direct probes (GET /ping, retries included) this node made of its peers as coordinator, by outcome (ok, failed): how long each took.',
+      labelNames: ['outcome'],
+      buckets: PROBE_BUCKETS,
+      registers: [registry],
+    });
+    this.duration.zero({ outcome: 'ok' });
+    this.duration.zero({ outcome: 'failed' });
+    new Counter({
+      name: 'knh_probe_failures_total',
+      help: 'Direct probes of the peer (by address) that failed, made by this node as coordinator; only on the coordinator.',
+      labelNames: ['peer'],
+      registers: [registry],
+      collect() {
+        this.reset();
+        for (const r of source.records()) this.inc({ peer: r.address }, failed.get(r.address) ?? 0);
+      },
+    });
+    new Gauge({
+      name: 'knh_peer_up',
+      help: "1 while this coordinator's verdict on the peer (by address) is alive, 0 while it is suspect, dead or not yet probed; only on the coordinator.",
+      labelNames: ['peer'],
+      registers: [registry],
+      collect() {
+        this.reset(); // peers that left, or every peer once this node no longer leads
+        for (const r of source.records()) {
+          this.set({ peer: r.address }, r.health === 'alive' ? 1 : 0);
+        }
+      },
+    });
+    new Gauge({
+      name: 'knh_peer_probe_latency_seconds',
+      help: 'Round-trip time of the latest direct probe the peer (by address) answered; only on the coordinator.',
+      labelNames: ['peer'],
+      registers: [registry],
+      collect() {
+        this.reset();
+        for (const r of source.records()) {
+          const seconds = answeredIn.get(r.address);
+          if (seconds !== undefined) this.set({ peer: r.address }, seconds);
+        }
+      },
+    });
+  }
+
+  /** The transport with its `ping` measured: give it to the probe rounds only. */
+  instrument<T extends Pick<PeerTransport, 'ping'>>(transport: T): T {
+    return {
+      ...transport,
+      ping: async (address: string, signal?: AbortSignal) => {
+        const outcome = await transport.ping(address, signal);
+        this.observe(address, outcome);
+        return outcome;
+      },
+    };
+  }
+
+  /** One direct probe of `address` ended; an aborted one (leadership ended) is not counted. */
+  observe(address: string, outcome: Outcome<unknown>): void {
+    if (!outcome.ok && outcome.reason === 'aborted') return;
+    const seconds = outcome.latencyMs / 1000;
+    this.duration.observe({ outcome: outcome.ok ? 'ok' : 'failed' }, seconds);
+    if (!this.listed.has(address)) return;
+    if (outcome.ok) this.answeredIn.set(address, seconds);
+    else this.failed.set(address, (this.failed.get(address) ?? 0) + 1);
+  }
+
+  /** Discovery changed the peers: what is known of those that left is forgotten. */
+  peersChanged({ added, removed }: PeerDiff): void {
+    for (const peer of removed) {
+      this.listed.delete(peer);
+      this.answeredIn.delete(peer);
+      this.failed.delete(peer);
+    }
+    for (const peer of added) this.listed.add(peer);
+  }
+}

@@ -1,0 +1,132 @@
+// Builds GET /status from what the node holds: its own verdicts when it leads, else the ones its
+// coordinator last announced; peers nobody has judged yet are unknown, peers that left are `left`.
+import { parseAddress, type NodeRef } from '../core/node-ref.js';
+import { pausing, type MaintenanceWindow } from '../maintenance/windows.js';
+import { wireWindow } from '../maintenance/maintenance-routes.js';
+import type { PeerRecord, PeerView } from '../prober/verdict.js';
+import type { NodeStatus, StatusEvent, StatusPeer } from './status-types.js';
+
+export interface Departed {
+  address: string;
+  id: string;
+  atMs: number;
+}
+
+export interface StatusFacts {
+  self: NodeRef;
+  nodeName: string;
+  version: string;
+  role: NodeStatus['role'];
+  epoch: number;
+  coordinator: NodeRef | null;
+  ready: boolean;
+  dryRun: boolean;
+  /** This node's verdicts while it leads. */
+  own: readonly PeerRecord[] | null;
+  selfSuspect: boolean | null;
+  /** The coordinator's last announced verdicts, and when they came. */
+  followed: { views: readonly PeerView[]; atMs: number } | null;
+  /** Every peer address discovery lists (self excluded). */
+  discovered: readonly string[];
+  departed: readonly Departed[];
+  windows: readonly MaintenanceWindow[];
+  events: StatusEvent[];
+  now: number;
+}
+
+const iso = (ms: number | null | undefined) => (ms == null ? null : new Date(ms).toISOString());
+const nameOf = (id: string) => (id.includes('@') ? id.slice(0, id.lastIndexOf('@')) : id);
+
+function fromRecord(r: PeerRecord): Omit<StatusPeer, 'in_maintenance'> {
+  return {
+    id: r.id,
+    address: r.address,
+    node_name: r.nodeName,
+    state: r.health,
+    since: r.health === 'unknown' && r.lastProbeMs === null ? null : iso(r.sinceMs),
+    last_probe: iso(r.lastProbeMs),
+    latency_ms: r.lastLatencyMs === null ? null : Math.round(r.lastLatencyMs * 10) / 10,
+    path_broken: r.brokenPath !== null,
+    alerted: r.alerted,
+  };
+}
+
+function fromView(v: PeerView): Omit<StatusPeer, 'in_maintenance'> {
+  return {
+    id: v.id,
+    address: v.address,
+    node_name: v.node_name,
+    state: v.health,
+    since: iso(v.since),
+    last_probe: iso(v.last_probe),
+    latency_ms: v.latency_ms ?? null,
+    path_broken: v.path_broken ?? false,
+    alerted: v.alerted,
+  };
+}
+
+export function assembleStatus(f: StatusFacts): NodeStatus {
+  const peers = new Map<string, Omit<StatusPeer, 'in_maintenance'>>();
+  if (f.own) for (const r of f.own) peers.set(r.address, fromRecord(r));
+  else if (f.followed) {
+    for (const v of f.followed.views) {
+      if (v.address !== f.self.address) peers.set(v.address, fromView(v));
+    }
+  }
+  // The coordinator is a peer too, and alive as far as a follower hearing it knows.
+  const c = f.coordinator;
+  if (!f.own && c && c.address !== f.self.address && !peers.has(c.address)) {
+    peers.set(c.address, {
+      ...blank(c.address, c.id),
+      state: 'alive',
+      since: iso(f.followed?.atMs),
+    });
+  }
+  for (const address of f.discovered) if (!peers.has(address)) peers.set(address, blank(address));
+  for (const d of f.departed) {
+    peers.set(d.address, { ...blank(d.address, d.id), state: 'left', since: iso(d.atMs) });
+  }
+  const windows = f.windows;
+  return {
+    id: f.self.id,
+    address: f.self.address,
+    node_name: f.nodeName,
+    version: f.version,
+    role: f.role,
+    epoch: f.epoch,
+    coordinator: f.coordinator,
+    now: new Date(f.now).toISOString(),
+    ready: f.ready,
+    dry_run: f.dryRun,
+    view: f.own
+      ? { source: 'own', as_of: iso(f.now) }
+      : f.followed
+        ? { source: 'coordinator', as_of: iso(f.followed.atMs) }
+        : { source: 'none', as_of: null },
+    self_suspect: f.own ? f.selfSuspect : null,
+    peers: [...peers.values()].map((p) => ({
+      ...p,
+      in_maintenance:
+        pausing(windows, { address: p.address, id: p.id, nodeName: p.node_name }, f.now) !== null,
+    })),
+    events: f.events,
+    maintenance: windows.map(wireWindow),
+  };
+}
+
+function blank(
+  address: string,
+  id = `unknown@${parseAddress(address)?.ip ?? address}`,
+): Omit<StatusPeer, 'in_maintenance'> {
+  return {
+    id,
+    address,
+    node_name: nameOf(id),
+    state: 'unknown',
+    since: null,
+    last_probe: null,
+    latency_ms: null,
+    path_broken: false,
+    alerted: false,
+  };
+}

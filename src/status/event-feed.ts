@@ -1,0 +1,58 @@
+// What goes into the status page's event list: verdict changes as sentences. A coordinator logs its
+// own judgements; a follower logs the changes between two views its coordinator announced.
+import type { Judgement, PeerView, Transition } from '../prober/verdict.js';
+
+export interface FeedEntry {
+  kind: string;
+  peer: string;
+  text: string;
+}
+
+const SENTENCES: Partial<Record<NonNullable<Transition>, [string, (peer: string) => string]>> = {
+  died: ['peer_dead', (p) => `${p} is dead`],
+  recovered: ['peer_recovered', (p) => `${p} recovered`],
+  'path-broken': ['path_broken', (p) => `cannot reach ${p}, but other peers can: path broken`],
+  'path-restored': ['path_restored', (p) => `path to ${p} restored`],
+  suspected: ['suspected', (p) => `${p} did not answer a probe: confirming`],
+  cleared: ['cleared', (p) => `${p} answered again`],
+  withheld: ['withheld', (p) => `${p} unreachable, but so is most of the mesh: not declared dead`],
+  'first-alive': ['alive', (p) => `${p} is alive`],
+  'never-alive': ['never_alive', (p) => `${p} has not answered since it was discovered`],
+};
+
+/** A peer not yet heard from has a placeholder id (`unknown@ip`): its address says more. */
+const nameOf = (id: string, address: string) => (id.startsWith('unknown@') ? address : id);
+
+export function judgementEntry(j: Judgement): FeedEntry | null {
+  const s = j.transition ? SENTENCES[j.transition] : undefined;
+  const name = nameOf(j.record.id, j.record.address);
+  return s ? { kind: s[0], peer: j.record.id, text: s[1](name) } : null;
+}
+
+/** A follower's view of what changed between two announcements (by health, per address). */
+export function viewChanges(before: readonly PeerView[], after: readonly PeerView[]): FeedEntry[] {
+  const old = new Map(before.map((v) => [v.address, v]));
+  const out: FeedEntry[] = [];
+  for (const v of after) {
+    const was = old.get(v.address);
+    if (!was || was.health === v.health) continue;
+    const name = nameOf(v.id, v.address);
+    const live = was.health === 'alive' || was.health === 'suspect';
+    if (v.health === 'dead' && live) {
+      out.push({ kind: 'peer_dead', peer: v.id, text: `${name} is dead (coordinator's verdict)` });
+    } else if (was.health === 'dead' && was.alerted && v.health === 'alive') {
+      out.push({
+        kind: 'peer_recovered',
+        peer: v.id,
+        text: `${name} recovered (coordinator's verdict)`,
+      });
+    } else if (v.health === 'suspect') {
+      out.push({
+        kind: 'suspected',
+        peer: v.id,
+        text: `${name} is suspect (coordinator's verdict)`,
+      });
+    }
+  }
+  return out;
+}

@@ -1,0 +1,66 @@
+// GET /status (what this node knows, as JSON) and GET / (the page that shows it): translation only.
+import { createHash } from 'node:crypto';
+import { Router } from 'express';
+import type { Logger } from '../core/logger.js';
+import type { SchemaRegistry } from '../wire/schemas.js';
+import { PAGE_SCRIPT, PAGE_STYLE, STATUS_PAGE_HTML } from './page.js';
+import type { NodeStatus } from './status-types.js';
+
+export interface StatusRouterOptions {
+  /** What the node knows now; called once a request. */
+  status: () => NodeStatus | Promise<NodeStatus>;
+  /**
+   * When given, every answer is checked against schemas/status.schema.json and a mismatch is a 500
+   * naming the errors: a status that breaks its contract is a bug to see, not to serve.
+   */
+  schemas?: SchemaRegistry;
+  logger?: Logger;
+}
+
+const hash = (text: string) =>
+  `'sha256-${createHash('sha256').update(text, 'utf8').digest('base64')}'`;
+
+/**
+ * The page's inline style and script are allowed by hash, nothing else is: no other script, no
+ * inline event handler, no frame, and it may fetch only from its own origin (`status`).
+ */
+export const STATUS_PAGE_CSP = [
+  "default-src 'none'",
+  `script-src ${hash(PAGE_SCRIPT)}`,
+  `style-src ${hash(PAGE_STYLE)}`,
+  "connect-src 'self'",
+  'img-src data:',
+  "base-uri 'none'",
+  "form-action 'none'",
+  "frame-ancestors 'none'",
+].join('; ');
+
+export function statusRouter({ status, schemas, logger }: StatusRouterOptions): Router {
+  const router = Router();
+
+  router.get('/status', async (req, res) => {
+    const body = await status();
+    res.set({ 'Cache-Control': 'no-store', 'X-Content-Type-Options': 'nosniff' });
+    const check = schemas?.check('status', body) ?? { ok: true };
+    if (!check.ok) {
+      logger?.error({ path: req.path, errors: check.errors }, 'status does not match its schema');
+      res.status(500).json({ error: 'status does not match its schema', details: check.errors });
+      return;
+    }
+    res.json(body);
+  });
+
+  router.get('/', (_req, res) => {
+    res.set({
+      'Content-Type': 'text/html; charset=utf-8',
+      'Content-Security-Policy': STATUS_PAGE_CSP,
+      'X-Content-Type-Options': 'nosniff',
+      'Referrer-Policy': 'no-referrer',
+      // The page is a constant of this build; revalidating is cheap and survives an upgrade.
+      'Cache-Control': 'no-cache',
+    });
+    res.send(STATUS_PAGE_HTML);
+  });
+
+  return router;
+}

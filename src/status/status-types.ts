@@ -1,0 +1,77 @@
+// GET /status: what one node knows, as JSON (schemas/status.schema.json is the wire contract).
+import type { NodeRef } from '../core/node-ref.js';
+
+/** A peer as this node sees it; `left`: it shut down deliberately (SIGTERM), not reported dead. */
+export type PeerState = 'unknown' | 'alive' | 'suspect' | 'dead' | 'left';
+
+export interface StatusPeer {
+  id: string;
+  address: string;
+  node_name: string;
+  state: PeerState;
+  /** ISO time of the last change between alive, dead and unknown; null when never judged. */
+  since: string | null;
+  /** ISO time of the coordinator's last probe of it; null when not known. */
+  last_probe: string | null;
+  /** Round-trip of the last answered probe, ms; null when not known. */
+  latency_ms: number | null;
+  /** The coordinator cannot reach it, but other peers can. */
+  path_broken: boolean;
+  /** A dead-peer alert was sent (or, during maintenance, would have been). */
+  alerted: boolean;
+  /** Alerts about this peer are paused by a maintenance window. */
+  in_maintenance: boolean;
+}
+
+export interface StatusEvent {
+  /** ISO time. */
+  time: string;
+  /**
+   * peer_dead, peer_recovered, path_broken, path_restored, suspected, cleared, withheld, alive,
+   * never_alive, coordinator, left, returned, maintenance.
+   */
+  kind: string;
+  /** The id of the peer concerned, when there is one. */
+  peer: string | null;
+  /** One human sentence. */
+  text: string;
+  /** An alert that maintenance or dry-run kept from being sent. */
+  suppressed: boolean;
+}
+
+export interface MaintenanceWindowView {
+  id: string;
+  /** The whole mesh, or the named nodes (node names or ids). */
+  scope: 'mesh' | 'nodes';
+  nodes: string[];
+  /** ISO time it started. */
+  starts: string;
+  /** ISO time it ends. */
+  until: string;
+  reason: string;
+}
+
+export interface NodeStatus {
+  id: string;
+  address: string;
+  node_name: string;
+  version: string;
+  role: 'follower' | 'candidate' | 'coordinator';
+  epoch: number;
+  coordinator: NodeRef | null;
+  /** ISO time of this answer. */
+  now: string;
+  ready: boolean;
+  dry_run: boolean;
+  /**
+   * Whose verdicts `peers` shows: this node's own (it leads), the coordinator's last announcement
+   * (a follower), or none yet.
+   */
+  view: { source: 'own' | 'coordinator' | 'none'; as_of: string | null };
+  /** Coordinator only: it cannot reach most of its peers and declares none dead. */
+  self_suspect: boolean | null;
+  peers: StatusPeer[];
+  /** Newest first, at most 100. */
+  events: StatusEvent[];
+  maintenance: MaintenanceWindowView[];
+}

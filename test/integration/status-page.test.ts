@@ -1,0 +1,286 @@
+// The status page in real headless Chromium: first against scripted /status answers, then on a
+// running mesh of real knh processes where a peer is killed. Screenshots go to test-output/status-page/.
+import { mkdirSync, statSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
+import { expect } from 'chai';
+import express from 'express';
+import type { Page } from 'playwright-core';
+import { listen, type HttpServer } from '../../src/http/server.js';
+import { statusRouter } from '../../src/status/status-routes.js';
+import type { NodeStatus } from '../../src/status/status-types.js';
+import { loadSchemas } from '../../src/wire/schemas.js';
+import { lowestRanked } from '../support/expected-rank.js';
+import { useChromium } from '../support/headless-chromium.js';
+import { useMeshFixture } from '../support/mesh-fixture.js';
+import { maintenanceWindow, nodeStatus, statusEvent, statusPeer } from '../support/node-status.js';
+
+const OUTPUT_DIR = fileURLToPath(new URL('../../../test-output/status-page/', import.meta.url));
+/** The page polls every 2 s: a few polls. */
+const RENDERED_MS = 8_000;
+const WIDE = { width: 1280, height: 900 };
+const PHONE = { width: 390, height: 844 };
+
+async function screenshot(page: Page, name: string): Promise<string> {
+  mkdirSync(OUTPUT_DIR, { recursive: true });
+  const path = `${OUTPUT_DIR}${name}.png`;
+  await page.screenshot({ path, fullPage: true });
+  return path;
+}
+
+const row = (page: Page, address: string) => page.locator(`tr[data-peer="${address}"]`);
+
+async function rowOrder(page: Page): Promise<(string | null)[]> {
+  const rows = await page.locator('#peers tr').all();
+  return Promise.all(rows.map((r) => r.getAttribute('data-peer')));
+}
+
+/** Serves GET / and GET /status like a node, answering whatever `current` is (schema-checked). */
+class ScriptedNode {
+  current: NodeStatus = nodeStatus();
+  private server: HttpServer | null = null;
+  private port = 0;
+
+  get url(): string {
+    return `http://127.0.0.1:${this.port}/`;
+  }
+
+  async start(): Promise<void> {
+    const app = express().use(statusRouter({ status: () => this.current, schemas: loadSchemas() }));
+    this.server = await listen(app, '127.0.0.1', this.port);
+    this.port = this.server.port;
+  }
+
+  /** Stops answering: the port refuses connections until start() again. */
+  async stop(): Promise<void> {
+    const server = this.server;
+    this.server = null;
+    await server?.close();
+  }
+}
+
+describe('status page in headless Chromium', function () {
+  this.timeout(90_000);
+  const openPage = useChromium();
+
+  describe('against scripted /status answers', () => {
+    let node: ScriptedNode;
+
+    beforeEach(async () => {
+      node = new ScriptedNode();
+      await node.start();
+    });
+
+    afterEach(async () => {
+      await node.stop();
+    });
+
+    it('renders the peers dead first, suppressed alerts, maintenance and dry run, and follows changes', async () => {
+      const now = new Date();
+      node.current = nodeStatus(
+        { now },
+        {
+          dry_run: true,
+          peers: [
+            statusPeer(1, now),
+            statusPeer(2, now, { state: 'dead', alerted: true, in_maintenance: true }),
+            statusPeer(3, now, { state: 'suspect', path_broken: true }),
+            statusPeer(4, now, { state: 'left', latency_ms: null }),
+            statusPeer(5, now, { state: 'unknown', since: null, last_probe: null }),
+          ],
+          events: [
+            statusEvent(now, 4, {
+              kind: 'peer_dead',
+              peer: 'worker-2@10.0.0.2',
+              text: 'worker-2@10.0.0.2 is dead: no answer from it or from 2 other peers',
+              suppressed: true,
+            }),
+            statusEvent(now, 30, {
+              kind: 'left',
+              peer: 'worker-4@10.0.0.4',
+              text: 'worker-4@10.0.0.4 left',
+            }),
+          ],
+          maintenance: [maintenanceWindow(now, { scope: 'nodes', nodes: ['worker-2'] })],
+        },
+      );
+      const { page, problems } = await openPage(WIDE);
+      await page.goto(node.url);
+
+      await row(page, '10.0.0.1:8080')
+        .and(page.locator('[data-state="alive"]'))
+        .waitFor({ timeout: RENDERED_MS });
+      expect(await rowOrder(page)).to.deep.equal([
+        '10.0.0.2:8080',
+        '10.0.0.3:8080',
+        '10.0.0.1:8080',
+        '10.0.0.4:8080',
+        '10.0.0.5:8080',
+      ]);
+      const dead = row(page, '10.0.0.2:8080');
+      expect(await dead.getAttribute('data-state')).to.equal('dead');
+      // The state is a word, not a colour only.
+      expect(await dead.locator('[data-col="state"]').innerText()).to.match(/^dead$/i);
+      expect(await dead.locator('[data-col="notes"]').innerText()).to.match(/maintenance/i);
+      expect(await row(page, '10.0.0.3:8080').locator('[data-col="notes"]').innerText()).to.match(
+        /path broken/i,
+      );
+      expect(await row(page, '10.0.0.1:8080').locator('[data-col="latency"]').innerText()).to.equal(
+        '0.5 ms',
+      );
+      expect(await row(page, '10.0.0.1:8080').locator('[data-col="since"]').innerText()).to.match(
+        /^1 min ago$/,
+      );
+      expect(await page.locator('[data-field="role"]').innerText()).to.equal('coordinator');
+      expect(await page.locator('[data-field="coordinator"]').innerText()).to.equal('this node');
+      expect(await page.locator('#connection').getAttribute('data-state')).to.equal('ok');
+
+      const events = page.locator('#events li');
+      expect(await events.count()).to.equal(2);
+      expect(await events.first().getAttribute('data-suppressed')).to.equal('true');
+      expect(await events.first().innerText()).to.include('suppressed (maintenance)');
+      expect(await events.nth(1).innerText()).to.not.include('suppressed');
+
+      expect(await page.locator('[data-banner="dry-run"]').innerText()).to.include('not sent');
+      const windowItem = page.locator('[data-banner="maintenance"] li[data-window="mw-1"]');
+      expect(await windowItem.innerText()).to.match(
+        /worker-2 since .* until .*\(in (29|30) min\) — kernel upgrade/,
+      );
+      expect(await page.locator('[data-banner="maintenance"]').innerText()).to.include(
+        '1 alert would have fired; it is marked',
+      );
+      await screenshot(page, 'scripted-wide');
+      const phone = await openPage(PHONE);
+      await phone.page.goto(node.url);
+      await row(phone.page, '10.0.0.2:8080').waitFor({ timeout: RENDERED_MS });
+      await screenshot(phone.page, 'scripted-phone');
+
+      // The next answers: worker-1 dies, the maintenance ends.
+      const later = new Date();
+      node.current = nodeStatus(
+        { now: later },
+        {
+          self_suspect: true,
+          peers: [statusPeer(1, later, { state: 'dead', since: later.toISOString() })],
+          events: [statusEvent(later, 0, { kind: 'peer_dead', peer: 'worker-1@10.0.0.1' })],
+        },
+      );
+      await row(page, '10.0.0.1:8080')
+        .and(page.locator('[data-state="dead"]'))
+        .waitFor({ timeout: RENDERED_MS });
+      await page.locator('[data-banner="maintenance"]').waitFor({ state: 'detached' });
+      expect(await page.locator('[data-banner="self-suspect"]').innerText()).to.include(
+        'declares none of them dead',
+      );
+      expect(await page.locator('#peers tr').count()).to.equal(1);
+      expect(await page.title()).to.match(/1 dead/);
+      expect(problems, 'script errors or CSP violations').to.deep.equal([]);
+    });
+
+    it('shows text from /status as text: a hostile peer name creates no element', async () => {
+      const now = new Date();
+      const hostile = '<img src=x onerror="window.__knhXss=1">';
+      node.current = nodeStatus(
+        { now, peerCount: 1 },
+        {
+          node_name: '<b>self</b>',
+          peers: [statusPeer(7, now, { node_name: hostile, id: `${hostile}@10.0.0.7` })],
+          events: [
+            statusEvent(now, 1, { kind: '<i>x</i>', text: '<script>window.__knhXss=2</script>' }),
+          ],
+          maintenance: [
+            maintenanceWindow(now, { reason: '<img src=y onerror="window.__knhXss=3">' }),
+          ],
+        },
+      );
+      const { page, problems } = await openPage(WIDE);
+      await page.goto(node.url);
+      await row(page, '10.0.0.7:8080').waitFor({ timeout: RENDERED_MS });
+
+      expect(await page.locator('img').count(), 'img elements').to.equal(0);
+      expect(await page.locator('main i, #facts b, #events script').count()).to.equal(0);
+      expect(await page.evaluate('window.__knhXss')).to.equal(undefined);
+      expect(await row(page, '10.0.0.7:8080').locator('.name').innerText()).to.equal(hostile);
+      expect(await page.locator('[data-field="node"]').innerText()).to.equal('<b>self</b>');
+      expect(await page.locator('#events li').first().innerText()).to.include(
+        '<script>window.__knhXss=2</script>',
+      );
+      expect(problems).to.deep.equal([]);
+    });
+
+    it('says the connection is lost when the node stops answering, and recovers', async () => {
+      const { page } = await openPage(WIDE);
+      await page.goto(node.url);
+      await page.locator('#connection[data-state="ok"]').waitFor({ timeout: RENDERED_MS });
+
+      await node.stop();
+      await page.locator('#connection[data-state="lost"]').waitFor({ timeout: RENDERED_MS });
+      expect(await page.locator('#connection').innerText()).to.match(/connection lost/i);
+      expect(await page.locator('[data-banner="connection-lost"]').innerText()).to.match(
+        /connection lost/i,
+      );
+      // What it knew stays on screen, marked stale.
+      expect(await page.locator('#peers tr[data-peer]').count()).to.equal(3);
+      await screenshot(page, 'scripted-connection-lost');
+
+      await node.start(); // the same port again
+      await page.locator('#connection[data-state="ok"]').waitFor({ timeout: RENDERED_MS });
+      expect(await page.locator('[data-banner="connection-lost"]').count()).to.equal(0);
+    });
+  });
+
+  describe('on a running mesh of 4 real nodes', () => {
+    const startMesh = useMeshFixture();
+
+    it("shows every peer alive, then a killed peer dead, on the coordinator's page", async () => {
+      const fx = await startMesh({ size: 4 });
+      const { coordinator } = await fx.settled();
+      const status = await fetch(`http://${coordinator.address}/status`);
+      expect(
+        status.status,
+        'GET /status on a node (is statusRouter wired in src/main.ts?)',
+      ).to.equal(200);
+      const others = fx.nodes.filter((n) => n !== coordinator);
+
+      const { page, problems } = await openPage(WIDE);
+      await page.goto(`http://${coordinator.address}/`);
+      for (const n of others) {
+        await row(page, n.address)
+          .and(page.locator('[data-state="alive"]'))
+          .waitFor({ timeout: 15_000 });
+      }
+      expect(await page.locator('[data-field="coordinator"]').innerText()).to.equal('this node');
+
+      const victim = lowestRanked(fx.nodes);
+      await fx.mesh.kill(victim.index);
+      await row(page, victim.address)
+        .and(page.locator('[data-state="dead"]'))
+        .waitFor({ timeout: 20_000 });
+      await page
+        .locator(
+          `#events li[data-kind="peer_dead"][data-event-peer="${victim.name}@${victim.host}"]`,
+        )
+        .waitFor({ timeout: 5_000 });
+      for (const n of others.filter((o) => o !== victim)) {
+        expect(await row(page, n.address).getAttribute('data-state'), n.name).to.equal('alive');
+      }
+      expect(await rowOrder(page)).to.have.property('0', victim.address);
+
+      const path = await screenshot(page, 'mesh-with-dead-peer');
+      expect(statSync(path).size).to.be.greaterThan(0);
+      expect(problems, 'script errors or CSP violations').to.deep.equal([]);
+
+      // A follower shows the coordinator's verdicts, from its last announcement.
+      const follower = others.find((o) => o !== victim);
+      if (!follower) throw new Error('a mesh of 4 has a follower that is not the victim');
+      const followerPage = await openPage(WIDE);
+      await followerPage.page.goto(`http://${follower.address}/`);
+      await row(followerPage.page, victim.address)
+        .and(followerPage.page.locator('[data-state="dead"]'))
+        .waitFor({ timeout: 10_000 });
+      expect(await followerPage.page.locator('[data-field="view"]').innerText()).to.equal(
+        "coordinator's verdicts",
+      );
+      await screenshot(followerPage.page, 'mesh-follower-view');
+    });
+  });
+});

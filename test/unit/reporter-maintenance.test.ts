@@ -1,0 +1,338 @@
+// The reporter during maintenance: alerts about paused peers are held (and still handed over to a
+// successor), cancelled by their resolution, or sent once the window is over; nothing else changes.
+import { expect } from 'chai';
+import { AlertHold } from '../../src/alerts/alert-hold.js';
+import { Notifier } from '../../src/alerts/notifier.js';
+import type { PeerStatusPayload } from '../../src/alerts/payloads.js';
+import { Reporter, type Leadership } from '../../src/alerts/reporter.js';
+import { WebhookQueue } from '../../src/alerts/webhook-queue.js';
+import { pausing, type MaintenanceWindow } from '../../src/maintenance/windows.js';
+import {
+  answered,
+  attemptFailed,
+  confirm,
+  newRecord,
+  type Judgement,
+  type PeerRecord,
+} from '../../src/prober/verdict.js';
+import { loadSchemas } from '../../src/wire/schemas.js';
+import { CapturingLogger } from '../support/capturing-logger.js';
+import { FakeClock } from '../support/fake-clock.js';
+import { FakePoster } from '../support/fake-poster.js';
+
+const SELF = { id: 'lead@10.0.0.9', address: '10.0.0.9:8080' };
+const SUCCESSOR = { id: 'next@10.0.0.8', address: '10.0.0.8:8080' };
+const PEER_URL = 'http://receiver/peer';
+const CLUSTER_URL = 'http://receiver/cluster';
+const UNHEALTHY = 1_000;
+const MIN = 60_000;
+const schemas = loadSchemas();
+
+interface Suppressed {
+  event: string;
+  key: string;
+  window: string | null;
+}
+
+/** A leading reporter whose hold reads `windows`, posting to a fake receiver that accepts all. */
+function setup(clock: FakeClock, windows: () => readonly MaintenanceWindow[], self = SELF) {
+  const logger = new CapturingLogger();
+  const poster = new FakePoster(clock);
+  const notifier = new Notifier({
+    schemas,
+    peerStatusUrl: PEER_URL,
+    clusterStatusUrl: CLUSTER_URL,
+    logger,
+    makeQueue: (url) =>
+      new WebhookQueue({
+        url,
+        poster,
+        clock,
+        logger,
+        timeoutMs: 1000,
+        retryForMs: 600_000,
+        maxSize: 100,
+      }),
+  });
+  const suppressed: Suppressed[] = [];
+  const reporter = new Reporter({
+    notifier,
+    clock,
+    logger,
+    self,
+    clusterStatusIntervalMs: 0,
+    shareVerdicts: () => Promise.resolve(),
+    hold: new AlertHold((peer, now) => pausing(windows(), peer, now)),
+    onSuppressed: (payload, window) =>
+      suppressed.push({ event: payload.event, key: payload.dedup_key, window: window?.id ?? null }),
+  });
+  // The leader's current verdicts: what every judgement handed to the reporter left behind.
+  const records = new Map<string, PeerRecord>();
+  const leadership: Leadership = {
+    epoch: () => 3,
+    records: () => [...records.values()],
+    sanity: () => 'not-configured',
+    selfSuspicion: () => ({ suspect: false, unreachable: 0, considered: 0 }),
+  };
+  reporter.startLeading(leadership);
+  const onJudgement = reporter.onJudgement.bind(reporter);
+  reporter.onJudgement = (j: Judgement) => {
+    records.set(j.record.address, j.record);
+    onJudgement(j);
+  };
+  const peerPosts = () =>
+    poster.calls.filter((c) => c.url === PEER_URL).map((c) => c.body as PeerStatusPayload);
+  return { reporter, leadership, records, suppressed, peerPosts, logger };
+}
+
+/** A peer seen alive at `at`. */
+function up(name: string, ip: string, at: number): PeerRecord {
+  return answered(
+    newRecord(`${ip}:8080`, at),
+    { latencyMs: 1, id: `${name}@${ip}`, nodeName: name },
+    at,
+  ).record;
+}
+
+/** Its probes fail from `at`; confirmed dead UNHEALTHY later. */
+function dies(record: PeerRecord, at: number): Judgement {
+  const suspected = attemptFailed(record, { latencyMs: 1, detail: 'refused' }, at, at + 1);
+  const verdict = confirm(
+    suspected.record,
+    { reachedBy: [], unhealthyMs: UNHEALTHY, withhold: null },
+    at + UNHEALTHY,
+  );
+  expect(verdict.transition).to.equal('died');
+  return verdict;
+}
+
+function recovers(died: Judgement, at: number): Judgement {
+  const r = died.record;
+  const back = answered(r, { latencyMs: 1, id: r.id, nodeName: r.nodeName }, at);
+  expect(back.transition).to.equal('recovered');
+  return back;
+}
+
+describe('Reporter during maintenance', () => {
+  let clock: FakeClock;
+  let t0: number;
+  let windows: MaintenanceWindow[];
+  const meshWindow = (): MaintenanceWindow => ({
+    id: 'mw1',
+    scope: 'mesh',
+    nodes: [],
+    starts: t0,
+    until: t0 + 10 * MIN,
+    reason: 'node upgrades',
+    cancelled: false,
+  });
+
+  beforeEach(() => {
+    clock = new FakeClock();
+    t0 = clock.now();
+    windows = [];
+  });
+
+  it('holds the peer_dead of a peer that dies during a window, and keeps it undelivered', async () => {
+    windows = [meshWindow()];
+    const { reporter, suppressed, peerPosts } = setup(clock, () => windows);
+    const died = dies(up('a', '10.0.0.1', t0), t0 + 1_000);
+    await clock.advanceAsync(2_000);
+    reporter.onJudgement(died);
+    await clock.advanceAsync(5_000);
+    expect(peerPosts()).to.deep.equal([]);
+    const [held] = reporter.undelivered();
+    expect(held?.event).to.equal('peer_dead');
+    expect(reporter.undelivered()).to.have.length(1);
+    expect(suppressed).to.deep.equal([{ event: 'peer_dead', key: held?.dedup_key, window: 'mw1' }]);
+  });
+
+  it('posts nothing at all when the peer recovers during the window', async () => {
+    windows = [meshWindow()];
+    const { reporter, suppressed, peerPosts } = setup(clock, () => windows);
+    const died = dies(up('a', '10.0.0.1', t0), t0 + 1_000);
+    await clock.advanceAsync(2_000);
+    reporter.onJudgement(died);
+    await clock.advanceAsync(60_000);
+    reporter.onJudgement(recovers(died, clock.now()));
+    await clock.advanceAsync(1_000);
+    expect(reporter.undelivered()).to.deep.equal([]);
+    expect(suppressed.map((s) => [s.event, s.window])).to.deep.equal([
+      ['peer_dead', 'mw1'],
+      ['peer_recovered', null],
+    ]);
+    // Nor after the window, nor on any later release.
+    await clock.advanceAsync(20 * MIN);
+    reporter.releaseHeld();
+    await clock.advanceAsync(1_000);
+    expect(peerPosts()).to.deep.equal([]);
+  });
+
+  it('posts the held peer_dead, same dedup key, once the window is over and the peer still dead', async () => {
+    windows = [meshWindow()];
+    const { reporter, peerPosts } = setup(clock, () => windows);
+    const died = dies(up('a', '10.0.0.1', t0), t0 + 1_000);
+    await clock.advanceAsync(2_000);
+    reporter.onJudgement(died);
+    const [held] = reporter.undelivered();
+    await clock.advanceAsync(5 * MIN);
+    reporter.releaseHeld();
+    await clock.advanceAsync(0);
+    expect(peerPosts(), 'window still open').to.deep.equal([]);
+    await clock.advanceAsync(10 * MIN);
+    reporter.releaseHeld();
+    reporter.releaseHeld();
+    await clock.advanceAsync(0);
+    expect(peerPosts()).to.deep.equal([held]);
+    expect(reporter.undelivered(), 'delivered').to.deep.equal([]);
+    // Its recovery now resolves a sent alert, so it goes out too.
+    reporter.onJudgement(recovers(died, clock.now()));
+    await clock.advanceAsync(0);
+    expect(peerPosts().map((p) => p.event)).to.deep.equal(['peer_dead', 'peer_recovered']);
+  });
+
+  it('posts the held peer_dead as soon as the window is cancelled early', async () => {
+    windows = [meshWindow()];
+    const { reporter, peerPosts } = setup(clock, () => windows);
+    reporter.onJudgement(dies(up('a', '10.0.0.1', t0), t0 + 1_000));
+    await clock.advanceAsync(MIN);
+    windows = [{ ...meshWindow(), cancelled: true }];
+    reporter.releaseHeld();
+    await clock.advanceAsync(0);
+    expect(peerPosts().map((p) => p.event)).to.deep.equal(['peer_dead']);
+  });
+
+  it('posts the peer_recovered of a peer dead before the window that recovers during it', async () => {
+    const { reporter, peerPosts, suppressed } = setup(clock, () => windows);
+    const died = dies(up('a', '10.0.0.1', t0), t0 + 1_000);
+    reporter.onJudgement(died);
+    await clock.advanceAsync(MIN);
+    expect(peerPosts().map((p) => p.event)).to.deep.equal(['peer_dead']);
+    windows = [{ ...meshWindow(), starts: clock.now(), until: clock.now() + 10 * MIN }];
+    reporter.onJudgement(recovers(died, clock.now() + 1_000));
+    await clock.advanceAsync(2_000);
+    const [dead, recovered] = peerPosts();
+    expect(recovered?.event).to.equal('peer_recovered');
+    expect(recovered?.dedup_key.replace(':recovered', '')).to.equal(
+      dead?.dedup_key.replace(':dead', ''),
+    );
+    expect(suppressed).to.deep.equal([]);
+  });
+
+  it('a successor given the undelivered events holds them during the window and posts them after', async () => {
+    windows = [meshWindow()];
+    const first = setup(clock, () => windows);
+    const died = dies(up('a', '10.0.0.1', t0), t0 + 1_000);
+    first.reporter.onJudgement(died);
+    await clock.advanceAsync(MIN);
+    const handedOver = structuredClone(first.reporter.undelivered());
+    expect(handedOver.map((p) => p.event)).to.deep.equal(['peer_dead']);
+    first.reporter.stopLeading();
+
+    const next = setup(clock, () => windows, SUCCESSOR);
+    next.records.set(died.record.address, died.record); // inherited: dead
+    next.reporter.resend(handedOver);
+    await clock.advanceAsync(MIN);
+    expect(next.peerPosts(), 'held by the successor too').to.deep.equal([]);
+    expect(next.suppressed.map((s) => s.window)).to.deep.equal(['mw1']);
+    expect(next.reporter.undelivered(), 'and handed on again').to.deep.equal(handedOver);
+
+    await clock.advanceAsync(10 * MIN);
+    next.reporter.releaseHeld();
+    await clock.advanceAsync(0);
+    expect(next.peerPosts(), 'the very payload, same dedup key').to.deep.equal(handedOver);
+    expect(first.peerPosts()).to.deep.equal([]);
+  });
+
+  it('a successor cancels a held peer_dead it inherited when the peer recovers in the window', async () => {
+    windows = [meshWindow()];
+    const first = setup(clock, () => windows);
+    const died = dies(up('a', '10.0.0.1', t0), t0 + 1_000);
+    first.reporter.onJudgement(died);
+    const handedOver = structuredClone(first.reporter.undelivered());
+    first.reporter.stopLeading();
+    const next = setup(clock, () => windows, SUCCESSOR);
+    next.reporter.startLeading(next.leadership, handedOver);
+    await clock.advanceAsync(MIN);
+    next.reporter.onJudgement(recovers(died, clock.now()));
+    await clock.advanceAsync(20 * MIN);
+    next.reporter.releaseHeld();
+    await clock.advanceAsync(0);
+    expect(next.peerPosts()).to.deep.equal([]);
+    expect(next.reporter.undelivered()).to.deep.equal([]);
+  });
+
+  it('a window for node A does not hold alerts about node B', async () => {
+    windows = [{ ...meshWindow(), scope: 'nodes', nodes: ['a'] }];
+    const { reporter, peerPosts, suppressed } = setup(clock, () => windows);
+    reporter.onJudgement(dies(up('a', '10.0.0.1', t0), t0 + 1_000));
+    reporter.onJudgement(dies(up('b', '10.0.0.2', t0), t0 + 1_000));
+    await clock.advanceAsync(MIN);
+    expect(peerPosts().map((p) => [p.event, p.peer.node_name])).to.deep.equal([['peer_dead', 'b']]);
+    expect(suppressed.map((s) => s.window)).to.deep.equal(['mw1']);
+    expect(reporter.undelivered().map((p) => p.peer.node_name)).to.deep.equal(['a']);
+  });
+
+  it('holds a broken path too, and lets its closing path_restored cancel it when the peer then dies', async () => {
+    windows = [meshWindow()];
+    const { reporter, peerPosts, suppressed } = setup(clock, () => windows);
+    const record = up('a', '10.0.0.1', t0);
+    const failing = attemptFailed(
+      record,
+      { latencyMs: 1, detail: 'refused' },
+      t0 + 1_000,
+      t0 + 1_001,
+    );
+    const broken = confirm(
+      failing.record,
+      { reachedBy: ['b@10.0.0.2'], unhealthyMs: UNHEALTHY, withhold: null },
+      t0 + 2_000,
+    );
+    expect(broken.transition).to.equal('path-broken');
+    reporter.onJudgement(broken);
+    const died = dies(broken.record, t0 + 5_000);
+    expect(died.restoredPath?.alerted).to.be.true;
+    reporter.onJudgement(died);
+    await clock.advanceAsync(MIN);
+    expect(peerPosts()).to.deep.equal([]);
+    expect(suppressed.map((s) => [s.event, s.window])).to.deep.equal([
+      ['path_broken', 'mw1'],
+      ['path_restored', null],
+      ['peer_dead', 'mw1'],
+    ]);
+    expect(reporter.undelivered().map((p) => p.event)).to.deep.equal(['peer_dead']);
+    await clock.advanceAsync(10 * MIN);
+    reporter.releaseHeld();
+    await clock.advanceAsync(0);
+    expect(peerPosts().map((p) => p.event)).to.deep.equal(['peer_dead']);
+  });
+
+  it('drops a held alert that is no longer true when released (another coordinator saw the recovery)', async () => {
+    windows = [meshWindow()];
+    const { reporter, records, peerPosts } = setup(clock, () => windows);
+    const died = dies(up('a', '10.0.0.1', t0), t0 + 1_000);
+    reporter.onJudgement(died);
+    // Meanwhile a successor led, saw the recovery, and this node leads again from its view.
+    records.set(died.record.address, recovers(died, t0 + 5 * MIN).record);
+    await clock.advanceAsync(20 * MIN);
+    reporter.releaseHeld();
+    await clock.advanceAsync(0);
+    expect(peerPosts()).to.deep.equal([]);
+    expect(reporter.undelivered()).to.deep.equal([]);
+  });
+
+  it('releases nothing while it does not lead', async () => {
+    windows = [meshWindow()];
+    const { reporter, peerPosts, leadership } = setup(clock, () => windows);
+    reporter.onJudgement(dies(up('a', '10.0.0.1', t0), t0 + 1_000));
+    reporter.stopLeading();
+    await clock.advanceAsync(20 * MIN);
+    reporter.releaseHeld();
+    await clock.advanceAsync(0);
+    expect(peerPosts()).to.deep.equal([]);
+    reporter.startLeading(leadership);
+    reporter.releaseHeld();
+    await clock.advanceAsync(0);
+    expect(peerPosts().map((p) => p.event)).to.deep.equal(['peer_dead']);
+  });
+});

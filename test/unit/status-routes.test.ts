@@ -1,0 +1,186 @@
+// GET /status and GET / over a real socket, mounted in the node's app: the JSON contract and the page.
+import { createHash } from 'node:crypto';
+import { Script } from 'node:vm';
+import { expect } from 'chai';
+import { buildApp, type NodeApi } from '../../src/http/app.js';
+import { listen, type HttpServer } from '../../src/http/server.js';
+import { PAGE_SCRIPT, PAGE_STYLE } from '../../src/status/page.js';
+import { statusRouter } from '../../src/status/status-routes.js';
+import type { NodeStatus } from '../../src/status/status-types.js';
+import { loadSchemas } from '../../src/wire/schemas.js';
+import { CapturingLogger } from '../support/capturing-logger.js';
+import { maintenanceWindow, nodeStatus, statusEvent, statusPeer } from '../support/node-status.js';
+
+const schemas = loadSchemas();
+const now = new Date('2026-03-01T12:00:00.000Z');
+
+/** A follower that has not heard from any coordinator yet: every nullable field null. */
+const newcomer: NodeStatus = nodeStatus(
+  { now, peerCount: 0 },
+  {
+    role: 'follower',
+    epoch: 0,
+    coordinator: null,
+    ready: false,
+    view: { source: 'none', as_of: null },
+    self_suspect: null,
+    events: [],
+  },
+);
+
+/** A follower showing its coordinator's view during a maintenance window, on a dry run. */
+const inMaintenance: NodeStatus = nodeStatus(
+  { now },
+  {
+    role: 'follower',
+    coordinator: { id: 'worker-1@10.0.0.1', address: '10.0.0.1:8080' },
+    dry_run: true,
+    view: { source: 'coordinator', as_of: now.toISOString() },
+    self_suspect: null,
+    peers: [
+      statusPeer(2, now, { state: 'dead', alerted: true, in_maintenance: true }),
+      statusPeer(3, now, { state: 'unknown', since: null, last_probe: null, latency_ms: null }),
+      statusPeer(4, now, { state: 'left', path_broken: true }),
+      statusPeer(5, now, { state: 'suspect', address: '[fd00::5]:8080' }),
+    ],
+    events: [
+      statusEvent(now, 5, {
+        kind: 'peer_dead',
+        peer: 'worker-2@10.0.0.2',
+        text: 'worker-2@10.0.0.2 is dead',
+        suppressed: true,
+      }),
+    ],
+    maintenance: [maintenanceWindow(now, { scope: 'nodes', nodes: ['worker-2'] })],
+  },
+);
+
+/** NodeApi is not what these routes use: any call to it is a mistake of the test. */
+const unusedApi = new Proxy({} as NodeApi, {
+  get: (_t, name) => () => {
+    throw new Error(`NodeApi.${String(name)} called`);
+  },
+});
+
+const sha256 = (text: string) => createHash('sha256').update(text, 'utf8').digest('base64');
+
+describe('status routes', () => {
+  let server: HttpServer;
+  let current: NodeStatus | Error;
+  let logger: CapturingLogger;
+  const url = (path: string) => `http://127.0.0.1:${server.port}${path}`;
+
+  before(async () => {
+    logger = new CapturingLogger();
+    const status = () => {
+      if (current instanceof Error) throw current;
+      return current;
+    };
+    const app = buildApp({
+      api: unusedApi,
+      schemas,
+      logger,
+      routers: [statusRouter({ status, schemas, logger })],
+    });
+    server = await listen(app, '127.0.0.1', 0);
+  });
+
+  beforeEach(() => {
+    current = nodeStatus({ now });
+    logger.records.length = 0;
+  });
+
+  after(async () => {
+    await server.close();
+  });
+
+  for (const [what, status] of [
+    ["a coordinator's own view", nodeStatus({ now })],
+    ['a newcomer that knows nothing yet', newcomer],
+    ['a follower during maintenance and a dry run', inMaintenance],
+  ] as const) {
+    it(`GET /status answers ${what} as JSON matching the status schema`, async () => {
+      current = status;
+      const res = await fetch(url('/status'));
+      expect(res.status).to.equal(200);
+      expect(res.headers.get('content-type')).to.match(/^application\/json/);
+      expect(res.headers.get('cache-control')).to.equal('no-store');
+      const body: unknown = await res.json();
+      expect(schemas.check('status', body)).to.deep.equal({ ok: true });
+      expect(body).to.deep.equal(status);
+    });
+  }
+
+  it('the status schema rejects what NodeStatus does not allow', () => {
+    const good = nodeStatus({ now });
+    const peer = good.peers[0];
+    const bad: Record<string, unknown> = {
+      'an unknown field': { ...good, extra: 1 },
+      'a missing field': { ...good, maintenance: undefined },
+      'an unknown peer state': { ...good, peers: [{ ...peer, state: 'gone' }] },
+      'an unknown field of a peer': { ...good, peers: [{ ...peer, rtt: 1 }] },
+      'a non-canonical peer address': { ...good, peers: [{ ...peer, address: '10.0.0.01:8080' }] },
+      'a negative latency': { ...good, peers: [{ ...peer, latency_ms: -1 }] },
+      'a time that is not ISO': { ...good, now: 'yesterday' },
+      'an unknown view source': { ...good, view: { source: 'gossip', as_of: null } },
+      'a maintenance window without an end': {
+        ...good,
+        maintenance: [{ ...maintenanceWindow(now), until: null }],
+      },
+      'more than 100 events': { ...good, events: new Array(101).fill(statusEvent(now, 1)) },
+    };
+    for (const [what, value] of Object.entries(bad)) {
+      expect(schemas.check('status', JSON.parse(JSON.stringify(value))).ok, what).to.equal(false);
+    }
+  });
+
+  it('GET /status answers 500 naming the errors when the status breaks its schema', async () => {
+    current = { ...nodeStatus({ now }), epoch: -1 };
+    const res = await fetch(url('/status'));
+    expect(res.status).to.equal(500);
+    const body = (await res.json()) as { error: string; details: string[] };
+    expect(body.error).to.equal('status does not match its schema');
+    expect(body.details.join()).to.include('/epoch');
+    expect(logger.at('error')).to.have.length(1);
+  });
+
+  it('GET /status answers 500 when assembling the status throws', async () => {
+    current = new Error('boom: a bug in the status');
+    const res = await fetch(url('/status'));
+    expect(res.status).to.equal(500);
+    expect(await res.json()).to.deep.equal({ error: 'internal error' });
+  });
+
+  it('GET / serves the page as HTML under a strict Content-Security-Policy', async () => {
+    const res = await fetch(url('/'));
+    expect(res.status).to.equal(200);
+    expect(res.headers.get('content-type')).to.equal('text/html; charset=utf-8');
+    expect(res.headers.get('x-content-type-options')).to.equal('nosniff');
+    const csp = (res.headers.get('content-security-policy') ?? '').split(/;\s*/);
+    expect(csp).to.include.members([
+      "default-src 'none'",
+      `script-src 'sha256-${sha256(PAGE_SCRIPT)}'`,
+      `style-src 'sha256-${sha256(PAGE_STYLE)}'`,
+      "connect-src 'self'",
+      "frame-ancestors 'none'",
+    ]);
+    expect(csp.join(';')).to.not.include('unsafe');
+    const html = await res.text();
+    expect(html).to.match(/^<!doctype html>/i);
+    expect(html).to.include(`<script>${PAGE_SCRIPT}</script>`);
+    expect(html).to.include(`<style>${PAGE_STYLE}</style>`);
+    // No external assets: nothing is loaded from another origin, and only `status` is fetched.
+    expect(html).to.not.match(/\b(?:src|href)=["']?(?:https?:)?\/\//i);
+    expect(html).to.not.match(/https?:\/\//i);
+    expect(PAGE_SCRIPT).to.not.include('innerHTML');
+  });
+
+  it("the page's script is valid JavaScript", () => {
+    expect(() => new Script(PAGE_SCRIPT)).to.not.throw();
+  });
+
+  it('leaves other paths to the app (404)', async () => {
+    const res = await fetch(url('/statuses'));
+    expect(res.status).to.equal(404);
+  });
+});
