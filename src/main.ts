@@ -50,6 +50,9 @@ export interface NodeDeps {
   peerSource?: PeerSource;
 }
 
+/** How long a peer that left in order is left alone before it is probed again. */
+const DEPARTED_FOR_MS = 5 * 60_000;
+
 /** How long a node waits to see its own address among the peers before it says why. */
 const SELF_WAIT_WARN_MS = 30_000;
 
@@ -86,13 +89,15 @@ export async function startNode(config: Config, deps: NodeDeps): Promise<Running
     for (const w of ended) events.add('maintenance', `maintenance window ${w.id} ended early`);
   });
   const hold = new AlertHold((peer, now) => pausing(book.all(), peer, now));
-  const departures = new Departures();
+  // Messages a leaving node sent just before its leave may still arrive for a request timeout.
+  const departures = new Departures(2 * config.probeTimeoutMs + 1_000, DEPARTED_FOR_MS);
   /** The coordinator's last announced verdicts (a follower's status page shows them). */
   let followed: { views: PeerView[]; atMs: number } | null = null;
   // When each peer last answered any request: evidence of life while it is suspect.
   const heard = new Map<string, number>();
   const transport = peerClient({
     schemas,
+    ownIp: config.podIp,
     timeoutMs: config.probeTimeoutMs,
     onAnswer: (address) => heard.set(address, clock.now()),
     // A failed heartbeat to a live peer gets it probed at once, not at the next round.
@@ -243,7 +248,7 @@ export async function startNode(config: Config, deps: NodeDeps): Promise<Running
   };
   /** A departed peer that speaks again (it restarted) takes part again. */
   const returned = (address: string) => {
-    if (!departures.clear(address)) return;
+    if (!departures.spoke(address, clock.now())) return;
     events.add('returned', `${address} is back after leaving`, address);
     applyMembership();
   };
@@ -403,6 +408,9 @@ export async function startNode(config: Config, deps: NodeDeps): Promise<Running
         { event: 'left-endpoints', address: self.address },
         `${self.address} is no longer among the endpoints (being removed?): stepping out of the election`,
       );
+      // A coordinator's last announcement carries its latest verdicts, undelivered events and
+      // windows to its successor (sent now; stop() does not cancel requests under way).
+      void election.shareNow(300);
       election.stop();
       waitForSelf();
     } else if (!listed) {
@@ -416,6 +424,19 @@ export async function startNode(config: Config, deps: NodeDeps): Promise<Running
     maintenanceTimer = clock.setTimeout(() => {
       book.prune(clock.now());
       reporter.releaseHeld();
+      // A node gone longer than DEPARTED_FOR_MS is probed again, as the live node it last was.
+      const expired = departures.expire(clock.now());
+      if (expired.length > 0) {
+        applyMembership();
+        for (const d of expired) {
+          events.add(
+            'returned',
+            `${d.id} left ${DEPARTED_FOR_MS / 60_000} min ago: probed again`,
+            d.id,
+          );
+          rounds.presumeAlive(d.address, d.id, d.atMs);
+        }
+      }
       maintenanceTick();
     }, 1_000);
   };

@@ -4,7 +4,7 @@ import type { Logger } from '../core/logger.js';
 import type { NodeRef } from '../core/node-ref.js';
 import type { RoundReport, SanityState, SelfSuspicion } from '../prober/rounds.js';
 import { fromView, type Judgement, type PeerRecord, type PeerView } from '../prober/verdict.js';
-import type { AlertHold } from './alert-hold.js';
+import { incidentOf, type AlertHold } from './alert-hold.js';
 import type { MaintenanceWindow } from '../maintenance/windows.js';
 import type { Notifier } from './notifier.js';
 import {
@@ -55,6 +55,28 @@ const EVENT: Partial<Record<NonNullable<Judgement['transition']>, PeerStatusEven
   'path-restored': 'path_restored',
 };
 
+const OPENS_INCIDENT: Partial<Record<PeerStatusEvent, true>> = {
+  peer_dead: true,
+  path_broken: true,
+};
+
+/**
+ * Whether the incident an alert opened is still open in `records`: the peer is dead since that
+ * very moment, or its path broken since then. Null when the peer has no record here.
+ */
+function isOpen(
+  payload: PeerStatusPayload,
+  records: ReadonlyMap<string, PeerRecord>,
+): boolean | null {
+  const r = records.get(payload.peer.address);
+  if (!r) return null;
+  const parts = payload.dedup_key.split(':');
+  const incident = Number(parts[parts.length - 2]);
+  return payload.event === 'peer_dead'
+    ? r.health === 'dead' && r.sinceMs === incident
+    : r.brokenPath?.sinceMs === incident;
+}
+
 /** Handlers run synchronously from the prober's callbacks; they only queue work. */
 export class Reporter {
   private leadership: Leadership | null = null;
@@ -88,8 +110,23 @@ export class Reporter {
 
   /** Delivers events another coordinator decided and did not deliver, unless already pending. */
   resend(inherited: readonly PeerStatusPayload[]): void {
-    if (!this.leadership) return;
-    const fresh = inherited.filter((p) => !this.known(p.dedup_key));
+    const lead = this.leadership;
+    if (!lead) return;
+    // An alert whose incident this node's verdicts show over (another coordinator saw the end, or
+    // a newer incident started) is stale: dropped, and its resolution with it.
+    const records = new Map(lead.records().map((r) => [r.address, r]));
+    const stale = new Set(
+      inherited
+        .filter((p) => OPENS_INCIDENT[p.event] && isOpen(p, records) === false)
+        .map(incidentOf),
+    );
+    if (stale.size > 0) {
+      this.opts.logger.info(
+        { event: 'stale-dropped', incidents: [...stale] },
+        `${stale.size} inherited alert(s) no longer true here: not sent`,
+      );
+    }
+    const fresh = inherited.filter((p) => !this.known(p.dedup_key) && !stale.has(incidentOf(p)));
     if (fresh.length > 0) {
       this.opts.logger.info(
         { event: 'resending', keys: fresh.map((p) => p.dedup_key) },
@@ -346,9 +383,7 @@ export class Reporter {
     const records = new Map(lead.records().map((r) => [r.address, r]));
     for (const payload of this.opts.hold.release(this.opts.clock.now())) {
       // Held since an earlier term, perhaps: only what is still true goes out.
-      const r = records.get(payload.peer.address);
-      const open = payload.event === 'peer_dead' ? r?.health === 'dead' : !!r?.brokenPath;
-      if (!open) {
+      if (isOpen(payload, records) !== true) {
         this.pending.delete(payload.dedup_key);
         this.opts.logger.info(
           { event: 'alert-dropped', dedupKey: payload.dedup_key },

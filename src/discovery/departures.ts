@@ -1,12 +1,18 @@
 // Peers that said they were leaving (POST /leave on SIGTERM): left out of the election and of the
-// probes, so a node that shuts down in order is never reported dead. Any message from one again
-// (it restarted: it holds an election, or announces itself), or discovery listing it anew, brings
-// it back.
+// probes, so a node that shuts down in order is never reported dead. It comes back when it speaks
+// again (it restarted: it holds an election or announces itself) once a short quarantine is over
+// (messages it sent just before leaving may still arrive), when discovery lists it anew, or when
+// the departure expires: a node gone for longer than that is probed again, as a live node would be.
 import type { NodeRef } from '../core/node-ref.js';
 import type { Departed } from '../status/assemble.js';
 
 export class Departures {
   private readonly left = new Map<string, Departed>();
+
+  constructor(
+    private readonly quarantineMs: number,
+    private readonly expireAfterMs: number,
+  ) {}
 
   /** Records a departure; false when the address is not a discovered peer (ignored). */
   mark(from: NodeRef, discovered: readonly string[], now: number): boolean {
@@ -15,9 +21,23 @@ export class Departures {
     return true;
   }
 
-  /** Forgets a departure; true when there was one. */
+  /** The departed node spoke: forgets its departure unless within the quarantine. */
+  spoke(address: string, now: number): boolean {
+    const d = this.left.get(address);
+    if (!d || now - d.atMs < this.quarantineMs) return false;
+    return this.left.delete(address);
+  }
+
+  /** Discovery listed it anew: forgets its departure. */
   clear(address: string): boolean {
     return this.left.delete(address);
+  }
+
+  /** Removes and returns the departures older than the expiry. */
+  expire(now: number): Departed[] {
+    const old = [...this.left.values()].filter((d) => now - d.atMs >= this.expireAfterMs);
+    for (const d of old) this.left.delete(d.address);
+    return old;
   }
 
   has(address: string): boolean {
@@ -26,8 +46,9 @@ export class Departures {
 
   /** The discovered peers minus the departed ones; departures of undiscovered peers are dropped. */
   present(discovered: readonly string[]): string[] {
-    for (const address of this.left.keys())
+    for (const address of this.left.keys()) {
       if (!discovered.includes(address)) this.left.delete(address);
+    }
     return discovered.filter((a) => !this.left.has(a));
   }
 

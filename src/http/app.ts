@@ -5,6 +5,7 @@ import type { Announcement, PingResponse, RelayProbeRequest } from '../core/tran
 import type { RelayAnswer } from '../prober/relay.js';
 import type { AnnouncementReply, ElectionAnswer, ElectionRequest } from '../election/messages.js';
 import type { SchemaName, SchemaRegistry } from '../wire/schemas.js';
+import { remoteIp, sentBy } from './sender.js';
 
 /** What the routes call; null from a handler means the node is not taking part yet (503). */
 export interface NodeApi {
@@ -25,6 +26,11 @@ export interface AppOptions {
   bodyLimitBytes?: number;
   /** Further routes (health, status, maintenance), each built by the module that owns them. */
   routers?: readonly Router[];
+  /**
+   * Whether a message claiming to come from `claimed` (ip:port) may be taken from the connection's
+   * remote address; default: only from that IP (sender.ts).
+   */
+  senderCheck?: (remote: string | undefined, claimed: string) => boolean;
 }
 
 export function buildApp({
@@ -33,6 +39,7 @@ export function buildApp({
   logger,
   bodyLimitBytes = 4 * 1024 * 1024,
   routers = [],
+  senderCheck = sentBy,
 }: AppOptions) {
   const app = express();
   app.disable('x-powered-by');
@@ -52,9 +59,21 @@ export function buildApp({
 
   /** Validates the body against `schema`, then answers with `handle`'s result or 503. */
   const message =
-    <T, R>(schema: SchemaName, handle: (body: T) => R | null) =>
+    <T extends { from: { address: string } }, R>(
+      schema: SchemaName,
+      handle: (body: T) => R | null,
+    ) =>
     (req: Request, res: Response) => {
       if (rejectMalformed(schema, req, res)) return;
+      const claimed = (req.body as T).from.address;
+      if (!senderCheck(req.socket.remoteAddress, claimed)) {
+        logger.warn(
+          { path: req.path, from: remoteIp(req.socket.remoteAddress), claimed },
+          'message refused: not sent from the address it names',
+        );
+        res.status(403).json({ error: `a message from ${claimed} must come from its own IP` });
+        return;
+      }
       const result = handle(req.body as T);
       if (result === null) {
         res.status(503).json({ error: 'this node is not taking part in elections yet' });

@@ -1,6 +1,8 @@
 // POST /leave: a peer shutting down in order says so; it is then neither probed nor elected.
 import { Router } from 'express';
 import type { Logger } from '../core/logger.js';
+import { parseAddress } from '../core/node-ref.js';
+import { remoteIp, sentBy } from './sender.js';
 import type { LeaveNotice } from '../core/transport.js';
 import type { SchemaRegistry } from '../wire/schemas.js';
 
@@ -22,6 +24,17 @@ export function leaveRouter(opts: {
       return;
     }
     const notice = req.body as LeaveNotice;
+    // Only a node itself says it is leaving: the request must come from the address it names.
+    if (!sentBy(req.socket.remoteAddress, notice.from.address)) {
+      opts.logger.warn(
+        { path: req.path, from: remoteIp(req.socket.remoteAddress), sender: notice.from },
+        'leave refused: not sent from the leaving node',
+      );
+      res.status(403).json({
+        error: `a leave for ${notice.from.address} must come from ${parseAddress(notice.from.address)?.ip ?? 'that address'}`,
+      });
+      return;
+    }
     if (!opts.onLeave(notice)) {
       opts.logger.warn(
         { path: req.path, from: req.ip, sender: notice.from },

@@ -36,6 +36,12 @@ export interface PeerClientOptions {
   onAnswer?: (address: string) => void;
   /** Called with the peer's address whenever a request to it fails (not when aborted). */
   onFailure?: (address: string) => void;
+  /**
+   * This node's own IP. Peers take a message only from the IP it names, so when several nodes
+   * share the loopback interface (127.0.0.2, 127.0.0.3…: tests, the demo) requests to them leave
+   * from this IP; a pod's only interface already sends from its own.
+   */
+  ownIp?: string;
 }
 
 /**
@@ -59,10 +65,12 @@ interface Call {
   signal?: AbortSignal;
   /** A keep-alive agent; none: a new connection per request. */
   agent?: Agent;
+  /** Source IP to connect from. */
+  localAddress?: string;
 }
 
 export function call<T>(
-  { url, method, body, schema, timeoutMs, signal, agent }: Call,
+  { url, method, body, schema, timeoutMs, signal, agent, localAddress }: Call,
   schemas: SchemaRegistry,
 ): Promise<Outcome<T>> {
   const started = performance.now();
@@ -86,6 +94,7 @@ export function call<T>(
     const req = request(url, {
       method,
       agent: agent ?? false,
+      ...(localAddress ? { localAddress } : {}),
       headers: {
         accept: 'application/json',
         ...(payload
@@ -178,10 +187,19 @@ export function peerClient({
   timeoutMs,
   onAnswer,
   onFailure,
+  ownIp,
 }: PeerClientOptions): PeerTransport {
   const agent = peerAgent();
+  const loopback = (ip: string | undefined) => !!ip && (ip.startsWith('127.') || ip === '::1');
+  const bindFor = (address: string) =>
+    loopback(ownIp) && loopback(parseAddress(address)?.ip) ? { localAddress: ownIp } : {};
   const send = async <T>(address: string, path: string, rest: Omit<Call, 'url' | 'agent'>) => {
-    const outcome = await toPeer<T>(address, path, { ...rest, agent }, schemas);
+    const outcome = await toPeer<T>(
+      address,
+      path,
+      { ...rest, agent, ...bindFor(address) },
+      schemas,
+    );
     if (outcome.ok) onAnswer?.(address);
     else if (outcome.reason !== 'aborted') onFailure?.(address);
     return outcome;

@@ -6,10 +6,13 @@ import { Router, type Request, type Response } from 'express';
 import { parseDuration } from '../config/duration.js';
 import type { Logger } from '../core/logger.js';
 import type { SchemaRegistry } from '../wire/schemas.js';
-import { isActive, MAX_WINDOWS, type MaintenanceBook, type MaintenanceWindow } from './windows.js';
-
-/** The longest window one request may open. */
-export const MAX_WINDOW_MS = 7 * 24 * 3_600_000;
+import {
+  isActive,
+  MAX_WINDOW_MS,
+  MAX_WINDOWS,
+  type MaintenanceBook,
+  type MaintenanceWindow,
+} from './windows.js';
 
 export interface MaintenanceRequest {
   nodes?: string[];
@@ -111,7 +114,7 @@ export function maintenanceRouter({
       // The book is full of windows ending later (ended ones are kept until their end, so that
       // the end reaches every node): this one would be dropped at once, pausing nothing.
       res.status(409).json({
-        error: `this node already holds ${MAX_WINDOWS} maintenance windows that end later; none can be added before some of them end`,
+        error: `this node already holds ${MAX_WINDOWS} running maintenance windows; none can be added before some of them end`,
       });
       return;
     }

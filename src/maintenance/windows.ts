@@ -16,7 +16,11 @@ export interface MaintenanceWindow {
 }
 
 /** At most this many windows are held and shared: a bound on what a peer can make us store. */
-export const MAX_WINDOWS = 100;
+export const MAX_WINDOWS = 50;
+/** The longest a window may last; one heard that lasts longer, or ends further ahead, is ignored. */
+export const MAX_WINDOW_MS = 7 * 24 * 3_600_000;
+/** Clock skew between nodes tolerated on windows heard from peers. */
+const SKEW_MS = 10 * 60_000;
 /** How long after its end a window is still held (so late merges do not revive it). */
 const KEEP_AFTER_END_MS = 60_000;
 
@@ -62,7 +66,7 @@ export function mergeWindows(
   for (const w of theirs) {
     const known = byId.get(w.id);
     if (!known) {
-      if (w.until + KEEP_AFTER_END_MS <= now) continue;
+      if (w.until + KEEP_AFTER_END_MS <= now || !plausible(w, now)) continue;
       byId.set(w.id, w);
       changed = true;
     } else if (w.cancelled && !known.cancelled) {
@@ -73,13 +77,26 @@ export function mergeWindows(
   const kept = [...byId.values()].filter((w) => w.until + KEEP_AFTER_END_MS > now);
   if (kept.length !== byId.size) changed = true;
   if (kept.length > MAX_WINDOWS) {
-    kept.sort((a, b) => b.until - a.until);
+    // Over the bound: ended and cancelled windows go first, then those ending first. A running
+    // window is never pushed out by one heard later (the newest go instead).
+    const rank = (w: MaintenanceWindow) => (isActive(w, now) ? (mine.includes(w) ? 2 : 1) : 0);
+    kept.sort((a, b) => rank(b) - rank(a) || b.until - a.until);
     kept.length = MAX_WINDOWS;
     changed = true;
   }
   // The cap may have dropped just what was heard: then nothing changed after all.
   if (changed && kept.length === mine.length && kept.every((w) => mine.includes(w))) return mine;
   return changed ? kept : mine;
+}
+
+/** A window as any node could have opened it: at most MAX_WINDOW_MS long, not far in the future. */
+function plausible(w: MaintenanceWindow, now: number): boolean {
+  return (
+    w.starts <= w.until &&
+    w.until - w.starts <= MAX_WINDOW_MS &&
+    w.starts <= now + SKEW_MS &&
+    w.until <= now + MAX_WINDOW_MS + SKEW_MS
+  );
 }
 
 /** One node's copy of the set, with what changed for whoever shows or logs it. */

@@ -182,6 +182,17 @@ export class ProbeRounds {
     }
   }
 
+  /**
+   * A peer back from a departure that expired: judged as the live node it was when it left, so a
+   * node that never came back is reported dead rather than waited for as a newcomer.
+   */
+  presumeAlive(address: string, id: string, sinceMs: number): void {
+    const r = this.records.get(address);
+    if (!r || r.health !== 'unknown' || r.lastProbeMs !== null) return;
+    const nodeName = id.includes('@') ? id.slice(0, id.lastIndexOf('@')) : id;
+    this.records.set(address, { ...r, id, nodeName, health: 'alive', sinceMs });
+  }
+
   /** Starts leading: seeds verdicts from the predecessor's view, then probes at once. */
   start(inherited: readonly PeerView[]): void {
     if (this.running) return;

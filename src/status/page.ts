@@ -216,7 +216,9 @@ export const PAGE_SCRIPT = String.raw`
         el('strong', { text: 'Maintenance: alerts paused' }),
         held === 1 ? '1 alert would have fired; it is marked in Recent events.'
           : held ? held + ' alerts would have fired; they are marked in Recent events.'
-            : 'No alert withheld yet.',
+            : s.view.source === 'coordinator'
+              ? 'Alerts it holds back are listed on the coordinator\'s page.'
+              : 'No alert withheld yet.',
         el('ul', {}, ...s.maintenance.map(windowItem))));
     }
     byId('banners').replaceChildren(...out);
@@ -236,7 +238,7 @@ export const PAGE_SCRIPT = String.raw`
     if (p.path_broken) notes.push(chip('suspect', 'path broken',
       'The coordinator cannot reach it, but other peers can'));
     if (p.in_maintenance) notes.push(chip('maint', 'maintenance', 'Alerts about it are paused'));
-    if (p.alerted) notes.push(chip('dead', s.maintenance.length ? 'alert withheld' : 'alerted'));
+    if (p.alerted) notes.push(chip('dead', 'alerted'));
     const td = (col, labelText, ...c) => el('td', { 'data-col': col, 'data-label': labelText }, ...c);
     return el('tr', { class: 'r-' + p.state, 'data-peer': p.address, 'data-state': p.state },
       td('node', 'Node', el('div', { class: 'name', text: nodeName(p) }),

@@ -13,7 +13,9 @@ import { loadSchemas, type SchemaName } from '../../src/wire/schemas.js';
 import { CapturingLogger } from '../support/capturing-logger.js';
 
 const self = { id: 'worker-3@127.0.0.1', address: '127.0.0.1:8080' };
-const lower = { id: 'worker-1@10.0.0.1', address: '10.0.0.1:8080' };
+// The tests' requests come from 127.0.0.1: a peer speaks only for its own IP.
+const lower = { id: 'worker-1@127.0.0.1', address: '127.0.0.1:8079' };
+const elsewhere = { id: 'worker-2@10.0.0.1', address: '10.0.0.1:8080' };
 const schemas = loadSchemas();
 
 const pingBody: PingResponse = {
@@ -127,6 +129,18 @@ describe('HTTP app', () => {
     );
     expect(body).to.deep.include({ type: 'answer', from: self });
     expect(api.elections).to.deep.equal([request]);
+  });
+
+  it('refuses (403) election messages and announcements naming another IP than the sender’s, unseen by the node', async () => {
+    const forged = [
+      ['/election', { from: elsewhere, epoch: 2 }],
+      ['/coordinator', { from: elsewhere, epoch: 9, peers: [] }],
+    ] as const;
+    for (const [path, body] of forged) {
+      await expectJson(await post(path, JSON.stringify(body)), 403, 'error-response');
+    }
+    expect(api.elections).to.deep.equal([]);
+    expect(api.announcements).to.deep.equal([]);
   });
 
   it('POST /coordinator with a valid announcement answers 200 with the reply', async () => {

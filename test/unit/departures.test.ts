@@ -18,30 +18,32 @@ const T = Date.UTC(2025, 0, 1);
 const A = { id: 'a@10.0.0.1', address: '10.0.0.1:8080' };
 const B = { id: 'b@10.0.0.2', address: '10.0.0.2:8080' };
 const C = { id: 'c@10.0.0.3', address: '10.0.0.3:8080' };
+const QUARANTINE = 3_000;
+const EXPIRY = 300_000;
 
 describe('Departures', () => {
   it('marks a discovered peer as departed, with who and when', () => {
-    const d = new Departures();
+    const d = new Departures(QUARANTINE, EXPIRY);
     expect(d.mark(A, [A.address, B.address], T)).to.be.true;
     expect(d.has(A.address)).to.be.true;
     expect(d.list()).to.deep.equal([{ address: A.address, id: A.id, atMs: T }]);
   });
 
   it('ignores a leave notice from an address discovery does not list', () => {
-    const d = new Departures();
+    const d = new Departures(QUARANTINE, EXPIRY);
     expect(d.mark(C, [A.address, B.address], T)).to.be.false;
     expect(d.has(C.address)).to.be.false;
     expect(d.list()).to.deep.equal([]);
   });
 
   it('leaves departed peers out of the present ones', () => {
-    const d = new Departures();
+    const d = new Departures(QUARANTINE, EXPIRY);
     d.mark(B, [A.address, B.address, C.address], T);
     expect(d.present([A.address, B.address, C.address])).to.deep.equal([A.address, C.address]);
   });
 
   it('clear brings a peer back (it spoke again), and says whether it had left', () => {
-    const d = new Departures();
+    const d = new Departures(QUARANTINE, EXPIRY);
     d.mark(A, [A.address, B.address], T);
     expect(d.clear(A.address)).to.be.true;
     expect(d.clear(A.address)).to.be.false;
@@ -50,7 +52,7 @@ describe('Departures', () => {
   });
 
   it('forgets the departure of a peer discovery no longer lists, so a new pod there takes part', () => {
-    const d = new Departures();
+    const d = new Departures(QUARANTINE, EXPIRY);
     d.mark(A, [A.address, B.address], T);
     expect(d.present([B.address])).to.deep.equal([B.address]);
     expect(d.has(A.address)).to.be.false;
@@ -59,8 +61,27 @@ describe('Departures', () => {
     expect(d.present([A.address, B.address])).to.deep.equal([A.address, B.address]);
   });
 
+  it('ignores a message from the departed node within the quarantine (sent before it left), not after', () => {
+    const d = new Departures(QUARANTINE, EXPIRY);
+    d.mark(A, [A.address], T);
+    expect(d.spoke(A.address, T + QUARANTINE - 1)).to.be.false;
+    expect(d.has(A.address)).to.be.true;
+    expect(d.spoke(A.address, T + QUARANTINE)).to.be.true;
+    expect(d.has(A.address)).to.be.false;
+  });
+
+  it('expires a departure after its time, returning it once, so the node is probed again', () => {
+    const d = new Departures(QUARANTINE, EXPIRY);
+    d.mark(A, [A.address, B.address], T);
+    d.mark(B, [A.address, B.address], T + 10_000);
+    expect(d.expire(T + EXPIRY - 1)).to.deep.equal([]);
+    expect(d.expire(T + EXPIRY)).to.deep.equal([{ address: A.address, id: A.id, atMs: T }]);
+    expect(d.expire(T + EXPIRY)).to.deep.equal([]);
+    expect(d.present([A.address, B.address])).to.deep.equal([A.address]);
+  });
+
   it('keeps the latest notice of a peer that leaves twice', () => {
-    const d = new Departures();
+    const d = new Departures(QUARANTINE, EXPIRY);
     d.mark(A, [A.address], T);
     d.mark(A, [A.address], T + 5_000);
     expect(d.list()).to.deep.equal([{ address: A.address, id: A.id, atMs: T + 5_000 }]);

@@ -262,25 +262,33 @@ describe('maintenance routes', () => {
     expect((await api.list()).map((x) => x.id).sort()).to.deep.equal(['later', 'now']);
   });
 
-  it('answers 409, not 201, when the book is full of windows ending later (it would pause nothing)', async () => {
+  it('makes room by dropping windows ended early (DELETE), never running ones; 409 when all run', async () => {
     const api = await serve();
-    // Ended early (DELETE) but kept until their end, so that every node hears of the end.
-    book.merge(
+    const held = (cancelled: boolean) =>
       Array.from({ length: MAX_WINDOWS }, (_, i) => ({
-        id: `old${i}`,
+        id: `${cancelled ? 'old' : 'run'}${i}`,
         scope: 'nodes' as const,
         nodes: [`n${i}`],
         starts: T,
         until: T + 7 * 24 * 60 * MIN,
         reason: 'x',
-        cancelled: true,
-      })),
-      T,
-    );
-    const res = await api.open({ duration: '30m', reason: 'x' });
-    expect(res.status).to.equal(409);
-    expect(((await res.json()) as { error: string }).error).to.include(String(MAX_WINDOWS));
-    expect(await api.list()).to.deep.equal([]);
+        cancelled,
+      }));
+    // Ended early but kept until their end, so that every node hears of the end: room to spare.
+    book.merge(held(true), T);
+    const res = await api.open({ duration: '30m', reason: 'fits' });
+    expect(res.status).to.equal(201);
+    expect((await api.list()).map((w) => w.reason)).to.deep.equal(['fits']);
+
+    // Full of running windows: a new one would push one out, so it is refused.
+    book = new MaintenanceBook();
+    const full = await serve();
+    book.merge(held(false), T);
+    changed = 0;
+    const refused = await full.open({ duration: '30m', reason: 'x' });
+    expect(refused.status).to.equal(409);
+    expect(((await refused.json()) as { error: string }).error).to.include(String(MAX_WINDOWS));
+    expect(await full.list()).to.have.length(MAX_WINDOWS);
     expect(changed).to.equal(0);
   });
 

@@ -140,14 +140,26 @@ describe('maintenance windows: mergeWindows', () => {
     const kept = new Set(merged.map((w) => w.id));
     for (let i = 0; i < 5; i++) expect(kept.has(`w${i}`), `w${i} ends first`).to.be.false;
     expect(kept.has(`w${MAX_WINDOWS + 4}`)).to.be.true;
-    // A peer cannot push the set past the bound either.
+    // A peer can neither push the set past the bound nor push a running window out of it.
     const again = mergeWindows(merged, [win('late', { until: T + 999 * MIN })], T);
-    expect(again).to.have.length(MAX_WINDOWS);
-    expect(again.some((w) => w.id === 'late')).to.be.true;
-    expect(
-      again.some((w) => w.id === 'w5'),
-      'now the one ending first',
-    ).to.be.false;
+    expect(again).to.equal(merged);
+    // A window ended early makes room.
+    const ended = merged.map((w) => (w.id === 'w5' ? { ...w, cancelled: true } : w));
+    const room = mergeWindows(ended, [win('late', { until: T + 999 * MIN })], T);
+    expect(room).to.have.length(MAX_WINDOWS);
+    expect(room.some((w) => w.id === 'late')).to.be.true;
+    expect(room.some((w) => w.id === 'w5')).to.be.false;
+  });
+
+  it('ignores windows heard from a peer that last longer than 7 days or end further ahead', () => {
+    const day = 24 * 60 * MIN;
+    const heard = [
+      win('forever', { until: 8_640_000_000_000_000 }),
+      win('long', { starts: T - day, until: T + 7 * day }),
+      win('future', { starts: T + 30 * day, until: T + 31 * day }),
+      win('fine', { until: T + 7 * day }),
+    ];
+    expect(mergeWindows([], heard, T).map((w) => w.id)).to.deep.equal(['fine']);
   });
 
   it('returns the very same array when the cap drops just the window heard', () => {

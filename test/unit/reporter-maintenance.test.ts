@@ -321,6 +321,23 @@ describe('Reporter during maintenance', () => {
     expect(reporter.undelivered()).to.deep.equal([]);
   });
 
+  it('a leader handed a stale alert (its verdicts show the peer alive again) drops it and its resolution', async () => {
+    windows = [meshWindow()];
+    const first = setup(clock, () => windows);
+    const died = dies(up('a', '10.0.0.1', t0), t0 + 1_000);
+    first.reporter.onJudgement(died);
+    const stale = structuredClone(first.reporter.undelivered());
+    windows = [];
+    await clock.advanceAsync(20 * MIN);
+    const next = setup(clock, () => windows, SUCCESSOR);
+    next.records.set(died.record.address, recovers(died, t0 + 5 * MIN).record);
+    next.reporter.resend(stale);
+    next.reporter.releaseHeld();
+    await clock.advanceAsync(MIN);
+    expect(next.peerPosts()).to.deep.equal([]);
+    expect(next.reporter.undelivered()).to.deep.equal([]);
+  });
+
   it('releases nothing while it does not lead', async () => {
     windows = [meshWindow()];
     const { reporter, peerPosts, leadership } = setup(clock, () => windows);

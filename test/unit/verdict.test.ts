@@ -465,6 +465,9 @@ describe('verdict: records', () => {
       health: 'dead',
       since: T0 + 5_000,
       alerted: true,
+      // For followers' status pages: the last probe and the last answered one's latency.
+      last_probe: r.lastProbeMs,
+      latency_ms: 1,
     });
     expect(fromView(view)).to.deep.include({
       address: r.address,
