@@ -33,6 +33,11 @@ import { assembleStatus } from './status/assemble.js';
 import { EventLog } from './status/event-log.js';
 import { statusRouter } from './status/status-routes.js';
 import { sayGoodbye } from './shutdown/goodbye.js';
+import { AlertDispatcher } from './receivers/dispatcher.js';
+import { alertOf } from './receivers/lifecycle.js';
+import { buildAdapters } from './receivers/receivers.js';
+import { testAlertRouter } from './receivers/test-alert-route.js';
+import { peerStatusPayload } from './alerts/payloads.js';
 import { judgementEntry, viewChanges } from './status/event-feed.js';
 import { loadSchemas } from './wire/schemas.js';
 
@@ -48,6 +53,10 @@ export interface NodeDeps {
   logger: Logger;
   clock?: Clock;
   peerSource?: PeerSource;
+}
+
+function partition<T>(items: readonly T[], pred: (item: T) => boolean): [T[], T[]] {
+  return [items.filter(pred), items.filter((i) => !pred(i))];
 }
 
 /** How long a peer that left in order is left alone before it is probed again. */
@@ -126,7 +135,33 @@ export async function startNode(config: Config, deps: NodeDeps): Promise<Running
         onSettled: (kind, outcome) => metrics.webhooks.settled(kind, outcome),
       }),
   });
+  const dispatcher = new AlertDispatcher({
+    adapters: buildAdapters(config, clock, logger.child({ component: 'receivers' })),
+    schemas,
+    clock,
+    logger: logger.child({ component: 'receivers' }),
+    holdDownMs: config.alertHoldDownMs,
+    groupWaitMs: config.alertGroupWaitMs,
+    makeQueue: (url) =>
+      new WebhookQueue({
+        url,
+        poster,
+        clock,
+        logger: logger.child({ component: 'receivers' }),
+        timeoutMs: config.webhookTimeoutMs,
+        retryForMs: config.webhookRetryForMs,
+        maxSize: config.webhookQueueSize,
+        onSettled: (kind, outcome) => metrics.webhooks.settled(kind, outcome),
+      }),
+  });
+  if (dispatcher.enabled) {
+    logger.info(
+      { event: 'receivers', receivers: dispatcher.receivers },
+      `alerts also go to ${dispatcher.receivers.join(', ')}`,
+    );
+  }
   const reporter = new Reporter({
+    onSent: (payload) => dispatcher.onPeerStatus(payload),
     notifier,
     clock,
     logger: logger.child({ component: 'reporter' }),
@@ -202,9 +237,11 @@ export async function startNode(config: Config, deps: NodeDeps): Promise<Running
       if (change.isSelf) return; // duties start once leadership is confirmed (onLeading)
       if (rounds.running) election.keepOwnView(rounds.snapshot().map(toView));
       reporter.stopLeading();
+      dispatcher.stopLeading();
       rounds.stop();
     },
     maintenance: () => [...book.all()],
+    alerts: () => (dispatcher.enabled ? dispatcher.firing() : []),
     onMaintenance: (windows) => book.merge(windows, clock.now()),
     onFollowedView: (views) => {
       for (const e of viewChanges(followed?.views ?? views, views))
@@ -228,6 +265,37 @@ export async function startNode(config: Config, deps: NodeDeps): Promise<Running
         },
         election.inheritedUndelivered(),
       );
+      // The alerts still firing: as the predecessor shared them (with their grouped pages), and any
+      // other peer inherited dead. Alertmanager keeps getting them re-posted.
+      const dead = new Set(
+        rounds
+          .snapshot()
+          .filter((r) => r.health === 'dead')
+          .map((r) => r.address),
+      );
+      const [still, over] = partition(
+        election.inheritedAlerts(),
+        (a) => a.kind === 'peer_dead' && dead.has(a.peer.address),
+      );
+      dispatcher.resolveInherited(over);
+      dispatcher.startLeading([
+        ...still,
+        ...rounds
+          .snapshot()
+          .filter((r) => r.health === 'dead' && r.alerted)
+          .map((record) =>
+            alertOf(
+              peerStatusPayload({
+                record,
+                event: 'peer_dead',
+                incidentMs: record.sinceMs,
+                coordinator: self,
+                epoch: election.epoch,
+                now: clock.now(),
+              }),
+            ),
+          ),
+      ]);
       // This node was reported dead and is back (a restart): it resolves its own incident.
       const own = election.inheritedSelf();
       if (own?.health === 'dead' && own.alerted) reporter.selfRecovered(own);
@@ -314,6 +382,10 @@ export async function startNode(config: Config, deps: NodeDeps): Promise<Running
           applyMembership();
           return true;
         },
+      }),
+      testAlertRouter({
+        logger: logger.child({ component: 'receivers' }),
+        send: () => dispatcher.sendTest(),
       }),
       maintenanceRouter({
         book,
@@ -456,6 +528,7 @@ export async function startNode(config: Config, deps: NodeDeps): Promise<Running
         const wasStarted = election.started;
         election.stop();
         reporter.stopLeading();
+        dispatcher.stop();
         rounds.stop();
         // Then every peer hears it is leaving: the next node takes over at once, nobody reports it.
         if (wasStarted) await sayGoodbye(transport, present, { from: self, epoch }, clock, logger);
@@ -463,7 +536,10 @@ export async function startNode(config: Config, deps: NodeDeps): Promise<Running
         // Alerts still being shared with followers go to the queues first, then the queues drain.
         const deadline = clock.now() + graceMs;
         await waitAtMost(clock, reporter.flush(), graceMs);
-        await notifier.drain(Math.max(0, deadline - clock.now()));
+        await Promise.all([
+          notifier.drain(Math.max(0, deadline - clock.now())),
+          dispatcher.drain(Math.max(0, deadline - clock.now())),
+        ]);
         await server.close();
         health.stop();
       })()),

@@ -1,8 +1,9 @@
-// POSTs JSON with axios; classifies failures as retryable (network, 408, 429, 5xx) or final.
+// POSTs JSON with axios; classifies failures as retryable (network, 429, 5xx) or final.
 import type { AxiosError, AxiosInstance } from 'axios';
 import type { Poster } from './poster.js';
 
-const RETRYABLE_STATUS = new Set([408, 425, 429]);
+// Of the 4xx, only 429 (Too Many Requests) is worth another try: the others will fail again.
+const RETRYABLE_STATUS = new Set([429]);
 
 export function axiosPoster(userAgent: string): Poster {
   // Loaded on the first webhook: only a coordinator sends any, and axios costs ~0.1 s to load.
@@ -18,10 +19,13 @@ export function axiosPoster(userAgent: string): Poster {
       }),
     ));
   return {
-    async post(url, body, timeoutMs) {
+    async post(url, body, timeoutMs, headers) {
       try {
         const http = await getClient();
-        const res = await http.post(url, body, { signal: AbortSignal.timeout(timeoutMs) });
+        const res = await http.post(url, body, {
+          signal: AbortSignal.timeout(timeoutMs),
+          ...(headers ? { headers } : {}),
+        });
         if (res.status >= 200 && res.status < 300) return { ok: true, status: res.status };
         const retryable = res.status >= 500 || RETRYABLE_STATUS.has(res.status);
         return { ok: false, retryable, detail: `HTTP ${res.status}` };

@@ -2,7 +2,7 @@
 import type { Logger } from '../core/logger.js';
 import type { SchemaRegistry } from '../wire/schemas.js';
 import type { ClusterStatusPayload, PeerStatusPayload } from './payloads.js';
-import type { DeliveryOutcome, WebhookEvent, WebhookQueue } from './webhook-queue.js';
+import type { DeliveryOutcome, WebhookQueue } from './webhook-queue.js';
 
 export interface NotifierOptions {
   schemas: SchemaRegistry;
@@ -43,7 +43,7 @@ export class Notifier {
   /** Returns whether the event was queued. */
   private send(
     url: string | null,
-    kind: WebhookEvent['kind'],
+    kind: 'peer-status' | 'cluster-status',
     key: string,
     body: unknown,
     onSettled?: (outcome: DeliveryOutcome) => void,

@@ -4,5 +4,10 @@ export type PostResult =
   { ok: true; status: number } | { ok: false; retryable: boolean; detail: string };
 
 export interface Poster {
-  post(url: string, body: unknown, timeoutMs: number): Promise<PostResult>;
+  post(
+    url: string,
+    body: unknown,
+    timeoutMs: number,
+    headers?: Record<string, string>,
+  ): Promise<PostResult>;
 }

@@ -33,6 +33,8 @@ export interface ReporterOptions {
    * resolution that cancelled one held back: for the status page.
    */
   onSuppressed?: (payload: PeerStatusPayload, window: MaintenanceWindow | null) => void;
+  /** Every peer-status event as it goes out (after any hold): for the other receivers. */
+  onSent?: (payload: PeerStatusPayload) => void;
 }
 
 /** What the reporter reads of the current leadership. */
@@ -401,6 +403,7 @@ export class Reporter {
 
   private queue(payload: PeerStatusPayload, share: boolean): void {
     const key = payload.dedup_key;
+    this.opts.onSent?.(payload);
     const shareFirst = share && this.opts.shareVerdicts ? this.opts.shareVerdicts : null;
     this.send(async () => {
       if (shareFirst) await shareFirst();

@@ -4,7 +4,10 @@ import type { Logger } from '../core/logger.js';
 import type { Poster } from './poster.js';
 
 export interface WebhookEvent {
-  kind: 'peer-status' | 'cluster-status';
+  /** KNH's two webhooks, or a receiver adapter's name (slack, alertmanager, pagerduty, webhook). */
+  kind: 'peer-status' | 'cluster-status' | 'slack' | 'alertmanager' | 'pagerduty' | 'webhook';
+  /** Extra request headers (a receiver's auth). */
+  headers?: Record<string, string>;
   /** Logged with every outcome, e.g. the dedup key. */
   key: string;
   body: unknown;
@@ -100,7 +103,7 @@ export class WebhookQueue {
     try {
       for (let head = this.queue[0]; head; head = this.queue[0]) {
         head.firstTryMs ??= clock.now();
-        const result = await poster.post(url, head.body, this.opts.timeoutMs);
+        const result = await poster.post(url, head.body, this.opts.timeoutMs, head.headers);
         const log = { url, key: head.key, kind: head.kind };
         if (result.ok) {
           this.finish('delivered');

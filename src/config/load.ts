@@ -45,6 +45,17 @@ export interface Config {
   maxMemoryMiB: number | null;
   /** On SIGTERM: the bound on draining webhooks. */
   shutdownGraceMs: number;
+  slackWebhookUrl: string | null;
+  alertmanagerUrl: string | null;
+  pagerDutyRoutingKey: string | null;
+  pagerDutyUrl: string;
+  alertWebhookUrl: string | null;
+  alertWebhookAuthFile: string | null;
+  alertWebhookAuthHeader: string;
+  alertWebhookHeartbeatMs: number;
+  alertHoldDownMs: number;
+  alertGroupWaitMs: number;
+  clusterName: string | null;
 }
 
 export type LoadResult = { ok: true; config: Config } | { ok: false; errors: string[] };
@@ -179,6 +190,22 @@ export function loadConfig(
     );
   }
 
+  const routingKey = str('PAGERDUTY_ROUTING_KEY');
+  if (routingKey !== null && !/^\S{32}$/.test(routingKey)) {
+    errors.push(
+      `PAGERDUTY_ROUTING_KEY: expected the 32-character integration key of a PagerDuty Events API v2 integration (got ${routingKey.length} characters)`,
+    );
+  }
+  if (values.get('ALERT_WEBHOOK_AUTH_FILE') && !values.get('ALERT_WEBHOOK_URL')) {
+    errors.push(
+      'ALERT_WEBHOOK_AUTH_FILE is set but ALERT_WEBHOOK_URL is not: set both, or neither',
+    );
+  }
+  if (!/^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/.test(str('ALERT_WEBHOOK_AUTH_HEADER') ?? 'Authorization')) {
+    errors.push(
+      `ALERT_WEBHOOK_AUTH_HEADER=${JSON.stringify(str('ALERT_WEBHOOK_AUTH_HEADER'))}: expected an HTTP header name (letters, digits, -)`,
+    );
+  }
   if (num('MAX_MEMORY_USAGE') === 0) {
     errors.push('MAX_MEMORY_USAGE=0: expected -1 (off) or a limit in MiB from 1 to 1048576');
   }
@@ -225,6 +252,17 @@ export function loadConfig(
       dryRun: str('DRY_RUN') === 'true',
       maxMemoryMiB: num('MAX_MEMORY_USAGE') > 0 ? num('MAX_MEMORY_USAGE') : null,
       shutdownGraceMs: num('SHUTDOWN_GRACE_PERIOD'),
+      slackWebhookUrl: str('SLACK_WEBHOOK_URL'),
+      alertmanagerUrl: str('ALERTMANAGER_URL'),
+      pagerDutyRoutingKey: str('PAGERDUTY_ROUTING_KEY'),
+      pagerDutyUrl: str('PAGERDUTY_URL') ?? 'https://events.pagerduty.com/v2/enqueue',
+      alertWebhookUrl: str('ALERT_WEBHOOK_URL'),
+      alertWebhookAuthFile: str('ALERT_WEBHOOK_AUTH_FILE'),
+      alertWebhookAuthHeader: str('ALERT_WEBHOOK_AUTH_HEADER') ?? 'Authorization',
+      alertWebhookHeartbeatMs: num('ALERT_WEBHOOK_HEARTBEAT'),
+      alertHoldDownMs: num('ALERT_HOLD_DOWN'),
+      alertGroupWaitMs: num('ALERT_GROUP_WAIT'),
+      clusterName: str('CLUSTER_NAME'),
     },
   };
 }

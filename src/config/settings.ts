@@ -238,7 +238,7 @@ export const SETTINGS = [
     default: '10m',
     unit: 'seconds',
     description:
-      'A webhook that fails (network error, timeout, 408, 425, 429, 5xx) is retried with backoff (0.5 s doubling to 30 s) for this long, then given up with an error log.',
+      'A webhook that fails (network error, timeout, 429, 5xx; not other 4xx) is retried with backoff (0.5 s doubling to 30 s) for this long, then given up with an error log.',
     origin: 'knh',
   },
   {
@@ -248,6 +248,88 @@ export const SETTINGS = [
     unit: 'events',
     description:
       'Events waiting per receiver (besides the one being sent); past it the oldest waiting one is dropped with an error log.',
+    origin: 'knh',
+  },
+  {
+    env: 'SLACK_WEBHOOK_URL',
+    type: { kind: 'url' },
+    description:
+      'Slack incoming webhook: a readable message when nodes fail (grouped), and when they recover.',
+    origin: 'knh',
+  },
+  {
+    env: 'ALERTMANAGER_URL',
+    type: { kind: 'url' },
+    description:
+      'Base URL of a Prometheus Alertmanager (e.g. `http://alertmanager:9093`): alerts posted to its API v2, re-posted every 30 s while firing, resolved with `endsAt`; plus an always-firing `KnhWatchdog` alert (dead man’s switch).',
+    origin: 'knh',
+  },
+  {
+    env: 'PAGERDUTY_ROUTING_KEY',
+    type: { kind: 'string' },
+    description:
+      'PagerDuty Events API v2 integration key: trigger and resolve with a stable `dedup_key`; failures at once are one incident.',
+    origin: 'knh',
+  },
+  {
+    env: 'PAGERDUTY_URL',
+    type: { kind: 'url' },
+    default: 'https://events.pagerduty.com/v2/enqueue',
+    description: 'Where PagerDuty events go (override for tests or a proxy).',
+    origin: 'knh',
+  },
+  {
+    env: 'ALERT_WEBHOOK_URL',
+    type: { kind: 'url' },
+    description:
+      'A generic receiver: alert groups as JSON (`schemas/alert-webhook.schema.json`), for in-house tools.',
+    origin: 'knh',
+  },
+  {
+    env: 'ALERT_WEBHOOK_AUTH_FILE',
+    type: { kind: 'string' },
+    description:
+      'File holding the value of ALERT_WEBHOOK_AUTH_HEADER sent with every ALERT_WEBHOOK_URL request (mount a Secret); re-read when it changes.',
+    origin: 'knh',
+  },
+  {
+    env: 'ALERT_WEBHOOK_AUTH_HEADER',
+    type: { kind: 'string' },
+    default: 'Authorization',
+    description: 'Name of the header that carries ALERT_WEBHOOK_AUTH_FILE’s content.',
+    origin: 'knh',
+  },
+  {
+    env: 'ALERT_WEBHOOK_HEARTBEAT',
+    type: duration(0, 86_400_000),
+    default: '0',
+    unit: 'seconds',
+    description:
+      'If not 0, the coordinator POSTs a heartbeat to ALERT_WEBHOOK_URL this often (a dead man’s switch: the receiver pages when they stop).',
+    origin: 'knh',
+  },
+  {
+    env: 'ALERT_HOLD_DOWN',
+    type: duration(0, 3_600_000),
+    default: '30',
+    unit: 'seconds',
+    description:
+      'Slack, Alertmanager, PagerDuty, ALERT_WEBHOOK_URL: a recovered node is resolved only after staying up this long; failing again within it continues the same alert (a flapping node pages once).',
+    origin: 'knh',
+  },
+  {
+    env: 'ALERT_GROUP_WAIT',
+    type: duration(0, 600_000),
+    default: '2',
+    unit: 'seconds',
+    description:
+      'Slack, Alertmanager, PagerDuty, ALERT_WEBHOOK_URL: alert changes within this window of the first one go out as one message listing every node.',
+    origin: 'knh',
+  },
+  {
+    env: 'CLUSTER_NAME',
+    type: { kind: 'string' },
+    description: 'Names the cluster in alert messages and as the `cluster` label in Alertmanager.',
     origin: 'knh',
   },
   {

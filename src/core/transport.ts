@@ -4,6 +4,7 @@ import type { NodeRef } from './node-ref.js';
 import type { PeerView } from '../prober/verdict.js';
 import type { PeerStatusPayload } from '../alerts/payloads.js';
 import type { MaintenanceWindow } from '../maintenance/windows.js';
+import type { Alert } from '../receivers/alert.js';
 
 /** Why a request failed. `connect` failures never reached the peer's process; `send` ones did. */
 export type FailureReason =
@@ -43,6 +44,8 @@ export interface Announcement {
   undelivered?: PeerStatusPayload[];
   /** Maintenance windows the coordinator knows (every node merges them). */
   maintenance?: MaintenanceWindow[];
+  /** Alerts firing at the other receivers (Slack, PagerDuty...), so a successor resolves them. */
+  alerts?: Alert[];
 }
 
 /** POST /probe: the coordinator asks a peer to probe another one for it (an indirect probe). */

@@ -6,6 +6,7 @@ import type { Announcement, PeerTransport } from '../core/transport.js';
 import type { PeerView } from '../prober/verdict.js';
 import type { PeerStatusPayload } from '../alerts/payloads.js';
 import type { MaintenanceWindow } from '../maintenance/windows.js';
+import type { Alert } from '../receivers/alert.js';
 import {
   initialState,
   step,
@@ -54,6 +55,16 @@ export interface ElectionDriverOptions {
   onMaintenance?(windows: MaintenanceWindow[]): void;
   /** A follower accepted the coordinator's announcement: its current verdicts. */
   onFollowedView?(views: PeerView[]): void;
+  /** The alerts firing at the other receivers, sent with announcements (bounded). */
+  alerts?(): Alert[];
+}
+
+/** At most this many firing alerts ride on an announcement (the newest). */
+export const MAX_SHARED_ALERTS = 500;
+
+function alertsToShare(alerts: Alert[]): { alerts?: Alert[] } {
+  if (alerts.length === 0) return {};
+  return { alerts: alerts.slice(-MAX_SHARED_ALERTS) };
 }
 
 /** How long a new coordinator waits for its first announcement round's answers at most. */
@@ -65,6 +76,7 @@ export class ElectionDriver {
   private lastLeader: NodeRef | null = null;
   private inheritedView: PeerView[] = [];
   private inheritedEvents: PeerStatusPayload[] = [];
+  private inheritedAlertList: Alert[] = [];
   private readonly tickMs: number;
   /** The announcement launched by the latest dispatch, for shareNow() to await. */
   private lastAnnouncement: Promise<void> | null = null;
@@ -120,6 +132,11 @@ export class ElectionDriver {
   /** This node as the last followed coordinator's view had it (dead, if it was reported dead). */
   inheritedSelf(): PeerView | null {
     return this.inheritedView.find((v) => v.address === this.opts.self.address) ?? null;
+  }
+
+  /** The alerts firing at the other receivers, as the last followed coordinator shared them. */
+  inheritedAlerts(): Alert[] {
+    return this.inheritedAlertList;
   }
 
   /** The undelivered events the last followed coordinator shared. */
@@ -194,6 +211,7 @@ export class ElectionDriver {
     if (reply.reply.accepted) {
       this.inheritedView = announcement.peers;
       this.inheritedEvents = announcement.undelivered ?? [];
+      this.inheritedAlertList = announcement.alerts ?? [];
       this.opts.onFollowedView?.(announcement.peers);
     }
     const windows = this.opts.maintenance?.() ?? [];
@@ -327,6 +345,7 @@ export class ElectionDriver {
       peers: this.opts.view(),
       undelivered: this.opts.undelivered(),
       ...(windows.length > 0 ? { maintenance: windows } : {}),
+      ...alertsToShare(this.opts.alerts?.() ?? []),
     };
     const replies = new Map<string, AnnouncementReply | null>();
     const all = Promise.all(

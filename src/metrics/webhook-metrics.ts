@@ -2,7 +2,14 @@
 import { Counter, Gauge, type Registry } from 'prom-client';
 import type { DeliveryOutcome, WebhookEvent } from '../alerts/webhook-queue.js';
 
-const KINDS: readonly WebhookEvent['kind'][] = ['peer-status', 'cluster-status'];
+const KINDS: readonly WebhookEvent['kind'][] = [
+  'peer-status',
+  'cluster-status',
+  'slack',
+  'alertmanager',
+  'pagerduty',
+  'webhook',
+];
 const OUTCOMES: readonly DeliveryOutcome[] = [
   'delivered',
   'given-up',

@@ -8,6 +8,8 @@ export interface ReceivedWebhook {
   kind: 'peer-status' | 'cluster-status' | 'unknown';
   body: unknown;
   receivedMs: number;
+  /** The request's headers (lower-case names). */
+  headers: Record<string, string | string[] | undefined>;
   /** Schema check against knh's own schema for that kind. */
   errors: string[];
 }
@@ -143,6 +145,7 @@ export class Receiver extends EventEmitter {
           kind,
           body,
           receivedMs: Date.now(),
+          headers: req.headers,
           errors: check.ok ? [] : check.errors,
         };
         this.received.push(webhook);

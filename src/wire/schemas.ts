@@ -22,9 +22,14 @@ export type SchemaName =
   | 'probe-request'
   | 'probe-result'
   | 'status'
+  | 'alert'
   | 'leave'
   | 'maintenance-window'
-  | 'maintenance-request';
+  | 'maintenance-request'
+  | 'slack-message'
+  | 'pagerduty-event'
+  | 'alert-webhook'
+  | 'alertmanager-alerts';
 
 /** schemas/ beside dist/ (the build) — the same layout in the repo and in the image. */
 export const SCHEMA_DIR = new URL('../../../schemas/', import.meta.url);

@@ -68,6 +68,17 @@ describe('loadConfig', () => {
       dryRun: false,
       maxMemoryMiB: null,
       shutdownGraceMs: 5_000,
+      slackWebhookUrl: null,
+      alertmanagerUrl: null,
+      pagerDutyRoutingKey: null,
+      pagerDutyUrl: 'https://events.pagerduty.com/v2/enqueue',
+      alertWebhookUrl: null,
+      alertWebhookAuthFile: null,
+      alertWebhookAuthHeader: 'Authorization',
+      alertWebhookHeartbeatMs: 0,
+      alertHoldDownMs: 30_000,
+      alertGroupWaitMs: 2_000,
+      clusterName: null,
     } satisfies Config);
   });
 

@@ -1,0 +1,170 @@
+// Prometheus Alertmanager as a receiver: knh's alerts as postable alerts of its API v2 (POST /api/v2/alerts).
+import type { Alert, AlertGroup, ReceiverAdapter, ReceiverRequest } from './alert.js';
+
+export interface AlertmanagerOptions {
+  /** Alertmanager's base URL, e.g. `http://alertmanager:9093` (a path prefix is kept). */
+  baseUrl: string;
+  /** How often firing alerts and the watchdog are re-posted. */
+  resendMs?: number;
+  /** Shown as the alert's source link in Alertmanager (e.g. knh's status page). */
+  generatorUrl?: string;
+  /** Added as the `cluster` label to every alert, to tell clusters apart in one Alertmanager. */
+  cluster?: string;
+}
+
+/** One element of Alertmanager's `postableAlerts` (schemas/alertmanager-alerts.schema.json). */
+export interface PostableAlert {
+  labels: Record<string, string>;
+  annotations: Record<string, string>;
+  startsAt: string;
+  endsAt: string;
+  generatorURL?: string;
+}
+
+/**
+ * A firing alert ends by itself this many resend intervals after it was last posted. Alertmanager
+ * keeps an alert firing until its endsAt; if knh stops re-posting (every coordinator gone, the
+ * network to Alertmanager cut) its alerts resolve by themselves instead of firing forever, while
+ * three lost re-posts in a row do not make a real problem look resolved.
+ */
+const EXPIRY_RESENDS = 4;
+/** The test alert (POST /test-alert) is never resolved by knh: Alertmanager ends it after this. */
+const TEST_ALERT_MS = 60_000;
+
+const ALERTNAME: Record<Alert['kind'], string> = {
+  peer_dead: 'KnhPeerUnreachable',
+  path_broken: 'KnhPathBroken',
+};
+const SEVERITY: Record<Alert['kind'], string> = {
+  peer_dead: 'critical',
+  path_broken: 'warning',
+};
+
+const iso = (ms: number) => new Date(ms).toISOString();
+
+/** The IP of `ip:port` or `[ipv6]:port`. */
+function ipOf(address: string): string {
+  const ip = address.slice(0, address.lastIndexOf(':'));
+  return ip.startsWith('[') ? ip.slice(1, -1) : ip;
+}
+
+/** `name@ip` → `name` (a node id is `NODE_NAME@POD_IP`). */
+function nameOf(id: string): string {
+  const at = id.lastIndexOf('@');
+  return at > 0 ? id.slice(0, at) : id;
+}
+
+/**
+ * Alertmanager identifies an alert by its whole label set, so labels hold only what stays the same
+ * from firing to resolution. The coordinator is not one of them: the coordinator that resolves an
+ * alert may not be the one that fired it (it is in the annotations). Alertmanager drops labels with
+ * an empty value, so they are left out here too.
+ */
+function alertLabels(alert: Alert, cluster: string | undefined): Record<string, string> {
+  const labels: Record<string, string> = {
+    alertname: ALERTNAME[alert.kind],
+    severity: SEVERITY[alert.kind],
+    node: alert.peer.node_name,
+    pod_ip: ipOf(alert.peer.address),
+    instance: alert.peer.address,
+    knh_key: alert.key,
+  };
+  if (alert.path) {
+    labels.path_from = alert.path.from;
+    labels.path_to = alert.path.to;
+  }
+  if (cluster) labels.cluster = cluster;
+  return Object.fromEntries(Object.entries(labels).filter(([, v]) => v !== ''));
+}
+
+function alertAnnotations(alert: Alert): Record<string, string> {
+  const node = `${alert.peer.node_name} (${alert.peer.address})`;
+  const coordinator = nameOf(alert.coordinator.id);
+  const summary = alert.path
+    ? `knh: ${alert.path.from} cannot reach ${alert.path.to}`
+    : `knh: node ${node} is unreachable`;
+  const since = `since ${iso(alert.startsAt)}`;
+  const why = alert.reason ? `; last failure: ${alert.reason}` : '';
+  const ended = alert.endsAt === null ? '' : `; ended ${iso(alert.endsAt)}`;
+  const annotations: Record<string, string> = {
+    summary,
+    description: `${summary} ${since}${why}${ended}; decided by coordinator ${coordinator} (${alert.coordinator.address}).`,
+    coordinator: alert.coordinator.id,
+  };
+  if (alert.path) {
+    annotations.witnesses = alert.path.witnesses.join(', ') || 'none';
+  }
+  return annotations;
+}
+
+export function alertmanagerAdapter({
+  baseUrl,
+  resendMs = 30_000,
+  generatorUrl,
+  cluster,
+}: AlertmanagerOptions): ReceiverAdapter {
+  const url = `${baseUrl.replace(/\/+$/, '')}/api/v2/alerts`;
+  const source = generatorUrl ? { generatorURL: generatorUrl } : {};
+
+  const postable = (alert: Alert, endsAt: number): PostableAlert => ({
+    labels: alertLabels(alert, cluster),
+    annotations: alertAnnotations(alert),
+    startsAt: iso(alert.startsAt),
+    // Alertmanager rejects an alert that ends before it starts (clocks of two coordinators may differ).
+    endsAt: iso(Math.max(alert.startsAt, endsAt)),
+    ...source,
+  });
+  const firing = (alert: Alert, now: number) => postable(alert, now + EXPIRY_RESENDS * resendMs);
+  const request = (body: PostableAlert[], key: string): ReceiverRequest[] =>
+    body.length === 0 ? [] : [{ url, body, key, headers: { 'content-type': 'application/json' } }];
+
+  /** Always firing: an external dead man's switch pages when it stops arriving. */
+  const watchdog = (now: number): PostableAlert => ({
+    labels: { alertname: 'KnhWatchdog', severity: 'none', ...(cluster ? { cluster } : {}) },
+    annotations: {
+      summary: 'knh is alive and posting to Alertmanager',
+      description:
+        "Always firing while a knh coordinator runs. Route it to a dead man's switch: its silence means knh (or its path to Alertmanager) is broken, not that the cluster is healthy.",
+    },
+    startsAt: iso(now),
+    endsAt: iso(now + EXPIRY_RESENDS * resendMs),
+    ...source,
+  });
+
+  const testAlerts = (group: AlertGroup): PostableAlert[] => {
+    const labels = (alert: Alert | undefined): Record<string, string> => ({
+      ...(alert ? alertLabels(alert, cluster) : cluster ? { cluster } : {}),
+      alertname: 'KnhTestAlert',
+      severity: 'none',
+      knh_key: group.key,
+    });
+    const one = (alert: Alert | undefined): PostableAlert => ({
+      labels: labels(alert),
+      annotations: {
+        summary: 'knh test alert: not a real problem',
+        description: `Sent by POST /test-alert at ${iso(group.at)}; Alertmanager resolves it by itself after a minute.`,
+      },
+      startsAt: iso(group.at),
+      endsAt: iso(group.at + TEST_ALERT_MS),
+      ...source,
+    });
+    return group.changes.length === 0 ? [one(undefined)] : group.changes.map((c) => one(c.alert));
+  };
+
+  return {
+    name: 'alertmanager',
+    schema: 'alertmanager-alerts',
+    heartbeatMs: resendMs,
+    render(group) {
+      if (group.test) return request(testAlerts(group), group.key);
+      // Every change goes in one request: Alertmanager groups and routes them itself.
+      const body = group.changes.map(({ type, alert }) =>
+        type === 'firing' ? firing(alert, group.at) : postable(alert, alert.endsAt ?? group.at),
+      );
+      return request(body, group.key);
+    },
+    heartbeat(alerts, now) {
+      return request([...alerts.map((a) => firing(a, now)), watchdog(now)], 'knh-watchdog');
+    },
+  };
+}

@@ -1,0 +1,122 @@
+// Peer-status events become alerts with a lifecycle: one firing, one resolved, per problem. A peer
+// that comes back is resolved only once it has stayed up for the hold-down; dying again within it
+// continues the same alert, so a flapping peer pages once, not on every flap. Pure: time is given.
+import type { PeerStatusPayload } from '../alerts/payloads.js';
+import type { Alert, AlertChange, AlertKind } from './alert.js';
+
+const OPENING: Partial<Record<PeerStatusPayload['event'], AlertKind>> = {
+  peer_dead: 'peer_dead',
+  path_broken: 'path_broken',
+};
+
+/** `knh:<subject>:<incident ms>`: the dedup key without its event suffix. */
+export function alertKeyOf(payload: PeerStatusPayload): string {
+  return payload.dedup_key.slice(0, payload.dedup_key.lastIndexOf(':'));
+}
+
+/** What the alert is about, whichever incident: the peer, or the path to it. */
+function subjectOf(payload: PeerStatusPayload): string {
+  const path = payload.event === 'path_broken' || payload.event === 'path_restored';
+  return path
+    ? `path:${payload.coordinator_address}->${payload.peer.address}`
+    : payload.peer.address;
+}
+
+function incidentOf(key: string): number {
+  return Number(key.slice(key.lastIndexOf(':') + 1));
+}
+
+export function alertOf(payload: PeerStatusPayload): Alert {
+  const key = alertKeyOf(payload);
+  const path = payload.event === 'path_broken' || payload.event === 'path_restored';
+  return {
+    key,
+    kind: path ? 'path_broken' : 'peer_dead',
+    peer: { id: payload.peer.id, address: payload.peer.address, node_name: payload.peer.node_name },
+    coordinator: { id: payload.coordinator, address: payload.coordinator_address },
+    reason: payload.reason ?? null,
+    path: payload.path ?? null,
+    startsAt: incidentOf(key) || Date.parse(payload.timestamp),
+    endsAt: null,
+  };
+}
+
+export class AlertLifecycle {
+  /** Firing alerts by subject. */
+  private readonly firing = new Map<string, Alert>();
+  /** Alerts whose problem ended, waiting out the hold-down, by subject: since when it ended. */
+  private readonly ending = new Map<string, number>();
+
+  constructor(private readonly holdDownMs: number) {}
+
+  /** A peer-status event (as sent to KNH's webhook): the alert changes it makes now, if any. */
+  onEvent(payload: PeerStatusPayload, now: number): AlertChange[] {
+    const subject = subjectOf(payload);
+    if (OPENING[payload.event]) {
+      if (this.ending.delete(subject)) return []; // back down within the hold-down: same alert
+      if (this.firing.has(subject)) return [];
+      const alert = alertOf(payload);
+      this.firing.set(subject, alert);
+      return [{ type: 'firing', alert }];
+    }
+    const alert = this.firing.get(subject);
+    if (!alert) {
+      // Never seen firing here (it fired under another coordinator): resolve it by its own key.
+      return [{ type: 'resolved', alert: { ...alertOf(payload), endsAt: now } }];
+    }
+    if (this.holdDownMs <= 0) return this.resolve(subject, alert, now);
+    if (!this.ending.has(subject)) this.ending.set(subject, now);
+    return [];
+  }
+
+  /** Resolutions whose hold-down is over. */
+  tick(now: number): AlertChange[] {
+    const out: AlertChange[] = [];
+    for (const [subject, since] of this.ending) {
+      if (now - since < this.holdDownMs) continue;
+      const alert = this.firing.get(subject);
+      this.ending.delete(subject);
+      if (alert) out.push(...this.resolve(subject, alert, since));
+    }
+    return out;
+  }
+
+  /** A new coordinator starts from the alerts still firing (no change: they fired already). */
+  adopt(alerts: readonly Alert[]): void {
+    for (const a of alerts) {
+      const subject =
+        a.kind === 'path_broken'
+          ? `path:${a.coordinator.address}->${a.peer.address}`
+          : a.peer.address;
+      if (!this.firing.has(subject)) this.firing.set(subject, a);
+    }
+  }
+
+  /** Records that these firing alerts went out together in group `key`. */
+  markGroup(keys: ReadonlySet<string>, key: string): void {
+    for (const [subject, alert] of this.firing) {
+      if (keys.has(alert.key) && alert.group === undefined)
+        this.firing.set(subject, { ...alert, group: key });
+    }
+  }
+
+  /** Every alert firing now (those waiting out their hold-down included). */
+  firingAlerts(): Alert[] {
+    return [...this.firing.values()];
+  }
+
+  /** When the next hold-down ends, if one is running. */
+  nextDue(): number | null {
+    let next: number | null = null;
+    for (const since of this.ending.values()) {
+      const due = since + this.holdDownMs;
+      if (next === null || due < next) next = due;
+    }
+    return next;
+  }
+
+  private resolve(subject: string, alert: Alert, endsAt: number): AlertChange[] {
+    this.firing.delete(subject);
+    return [{ type: 'resolved', alert: { ...alert, endsAt } }];
+  }
+}

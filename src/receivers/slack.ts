@@ -1,0 +1,353 @@
+// Slack incoming-webhook messages: one readable message (text fallback plus Block Kit) per group; pure.
+import type { Alert, AlertChange, AlertGroup, ReceiverAdapter } from './alert.js';
+
+/** Slack's documented limits: Block Kit reference; chat.postMessage truncates text past 40,000. */
+export const SLACK_LIMITS = {
+  text: 40_000,
+  blocks: 50,
+  sectionText: 3000,
+  field: 2000,
+  header: 150,
+} as const;
+/** Alerts a group's message names in each of its sections, and in its text; the rest are counted. */
+export const LISTED = 20;
+const LISTED_IN_TEXT = 50;
+
+export interface SlackOptions {
+  webhookUrl: string;
+  /** Shown in every message, for workspaces that hear from several clusters. */
+  clusterName?: string;
+}
+
+interface PlainText {
+  type: 'plain_text';
+  text: string;
+  emoji: true;
+}
+interface Mrkdwn {
+  type: 'mrkdwn';
+  text: string;
+}
+export type SlackBlock =
+  | { type: 'header'; text: PlainText }
+  | { type: 'section'; text?: Mrkdwn; fields?: Mrkdwn[] }
+  | { type: 'context'; elements: Mrkdwn[] };
+export interface SlackMessage {
+  text: string;
+  blocks: SlackBlock[];
+}
+
+/** Slack's three control characters as entities, so alert text cannot open a link or a mention. */
+export function escapeSlack(raw: string): string {
+  return raw.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;');
+}
+
+/** `raw` escaped, cut (ending in …) so the escaped text has at most `max` characters. */
+export function fit(raw: string, max: number): string {
+  // Escaping only lengthens: a text longer than `max` is cut before it is escaped.
+  if (raw.length <= max) {
+    const whole = escapeSlack(raw);
+    if (whole.length <= max) return whole;
+  }
+  // Cut the raw text, never an entity; an entity is at most 5 characters for 1, so cutting a
+  // fifth of the excess never cuts more than needed.
+  let keep = max - 1;
+  for (;;) {
+    if (keep > 0 && /[\uD800-\uDBFF]/.test(raw.charAt(keep - 1))) keep -= 1; // a whole pair
+    const cut = `${escapeSlack(raw.slice(0, Math.max(0, keep)))}…`;
+    if (cut.length <= max) return cut;
+    keep -= Math.max(1, Math.floor((cut.length - max) / 5));
+  }
+}
+
+/** `worker-3@10.0.0.3` → `worker-3` (ids are `NODE_NAME@POD_IP`). */
+const nameOf = (id: string) => (id.lastIndexOf('@') > 0 ? id.slice(0, id.lastIndexOf('@')) : id);
+const plural = (n: number, one: string, many: string) => `${n} ${n === 1 ? one : many}`;
+
+/** `12:03:04 UTC`, with the date in front unless it is `now`'s (UTC) day. */
+export function utc(ms: number, now: number): string {
+  const iso = new Date(ms).toISOString();
+  const time = `${iso.slice(11, 19)} UTC`;
+  return iso.slice(0, 10) === new Date(now).toISOString().slice(0, 10)
+    ? time
+    : `${iso.slice(0, 10)} ${time}`;
+}
+
+/** Slack shows the time in the reader's zone; other clients show the UTC fallback. */
+const slackDate = (ms: number, now: number) =>
+  `<!date^${Math.floor(ms / 1000)}^{date_short_pretty} {time_secs}|${utc(ms, now)}>`;
+
+export function duration(ms: number): string {
+  const s = Math.max(0, Math.round(ms / 1000));
+  if (s < 60) return `${s} s`;
+  if (s < 3600) return `${Math.round(s / 60)} min`;
+  const h = Math.floor(s / 3600);
+  if (h < 24) return `${h} h ${Math.floor((s % 3600) / 60)} min`;
+  return `${Math.floor(h / 24)} d ${h % 24} h`;
+}
+
+type Section = 'unreachable' | 'broken' | 'recovered' | 'restored';
+const SECTIONS: readonly Section[] = ['unreachable', 'broken', 'recovered', 'restored'];
+const sectionOf = (c: AlertChange): Section =>
+  c.type === 'firing'
+    ? c.alert.kind === 'peer_dead'
+      ? 'unreachable'
+      : 'broken'
+    : c.alert.kind === 'peer_dead'
+      ? 'recovered'
+      : 'restored';
+const label = (s: Section, n: number) =>
+  s === 'unreachable' || s === 'recovered'
+    ? `${plural(n, 'node', 'nodes')} ${s}`
+    : `${plural(n, 'path', 'paths')} ${s}`;
+
+const coordinatorOf = (a: Alert) => `${nameOf(a.coordinator.id)} (${a.coordinator.address})`;
+const endOf = (a: Alert, at: number) => a.endsAt ?? at;
+const witnessesOf = (a: Alert) => {
+  const w = a.path?.witnesses.map(nameOf) ?? [];
+  if (w.length === 0) return 'other nodes';
+  const shown = w.slice(0, LISTED).join(', ');
+  return w.length > LISTED ? `${shown} and ${w.length - LISTED} more` : shown;
+};
+const fromOf = (a: Alert) => nameOf(a.path?.from ?? a.coordinator.id);
+
+/** One alert's change as plain text (the fallback's words). */
+function describe(c: AlertChange, at: number): string {
+  const a = c.alert;
+  const where = `${a.peer.node_name} (${a.peer.address})`;
+  const since = utc(a.startsAt, at);
+  const after = duration(endOf(a, at) - a.startsAt);
+  if (a.kind === 'peer_dead') {
+    return c.type === 'firing'
+      ? `${where} unreachable since ${since}${a.reason ? ` (last failure: ${a.reason})` : ''}`
+      : `${where} recovered after ${after} (unreachable since ${since})`;
+  }
+  const path = `path from ${fromOf(a)} to ${where}`;
+  return c.type === 'firing'
+    ? `${path} broken since ${since}; reachable from ${witnessesOf(a)}`
+    : `${path} restored after ${after} (broken since ${since})`;
+}
+
+/**
+ * One alert's change as a mrkdwn list item (alert text escaped and bounded); its start is shown
+ * when it differs from the section's, `sectionSince`.
+ */
+function item(c: AlertChange, at: number, sectionSince: number): string {
+  const a = c.alert;
+  const node = `*${fit(a.peer.node_name, 120)}* \`${fit(a.peer.address, 60)}\``;
+  const after = duration(endOf(a, at) - a.startsAt);
+  const path = `*${fit(fromOf(a), 120)}* → ${node}`;
+  const since =
+    Math.floor(a.startsAt / 1000) === Math.floor(sectionSince / 1000)
+      ? ''
+      : ` since ${slackDate(a.startsAt, at)}`;
+  switch (sectionOf(c)) {
+    case 'unreachable':
+      return `• ${node}${since}${a.reason ? ` — ${fit(a.reason, 200)}` : ''}`;
+    case 'broken':
+      return `• ${path}${since}; reachable from ${fit(witnessesOf(a), 300)}`;
+    case 'recovered':
+      return `• ${node} recovered after ${after}`;
+    case 'restored':
+      return `• ${path} restored after ${after}`;
+  }
+}
+
+/** One alert's change as the mrkdwn sentence of a single-alert message. */
+function sentence(c: AlertChange, at: number): string {
+  const a = c.alert;
+  const name = `*${fit(a.peer.node_name, 300)}*`;
+  const node = `${name} (\`${fit(a.peer.address, 100)}\`)`;
+  const since = slackDate(a.startsAt, at);
+  const after = duration(endOf(a, at) - a.startsAt);
+  const path = `The path from *${fit(fromOf(a), 300)}* to ${node}`;
+  switch (sectionOf(c)) {
+    case 'unreachable':
+      return `${node} is unreachable since ${since}.`;
+    case 'broken':
+      return `${path} is broken since ${since}; ${name} is reachable from ${fit(witnessesOf(a), 1500)}, so it is up.`;
+    case 'recovered':
+      return `${node} recovered after ${after} (unreachable since ${since}).`;
+    case 'restored':
+      return `${path} is restored after ${after} (broken since ${since}).`;
+  }
+}
+
+const earliest = (cs: readonly AlertChange[]) =>
+  cs.reduce((min, c) => Math.min(min, c.alert.startsAt), Number.POSITIVE_INFINITY);
+
+/** The first items joined under a title, until the count or the section's characters run out. */
+function list(title: string, total: number, itemAt: (i: number) => string): string {
+  const more = (n: number) => `\n_and ${n} more_`;
+  let text = title;
+  let shown = 0;
+  while (shown < Math.min(total, LISTED)) {
+    const line = itemAt(shown);
+    const reserve = shown + 1 < total ? more(total).length : 0;
+    if (text.length + 1 + line.length + reserve > SLACK_LIMITS.sectionText) break;
+    text += `\n${line}`;
+    shown += 1;
+  }
+  return shown < total ? text + more(total - shown) : text;
+}
+
+const mrkdwn = (text: string): Mrkdwn => ({ type: 'mrkdwn', text });
+const field = (name: string, value: string) => mrkdwn(`*${name}*\n${value}`);
+
+function singleFields(c: AlertChange, at: number): Mrkdwn[] {
+  const a = c.alert;
+  const fields = [
+    field('Node', fit(a.peer.node_name, 1000)),
+    field('Pod address', fit(a.peer.address, 1000)),
+    field(c.type === 'firing' ? 'Since' : 'Down since', slackDate(a.startsAt, at)),
+    field('Coordinator', fit(coordinatorOf(a), 1000)),
+  ];
+  if (a.reason) fields.push(field('Reason', fit(a.reason, 1000)));
+  if (a.kind === 'path_broken') {
+    fields.push(field('Path', `${fit(fromOf(a), 900)} → ${fit(a.peer.node_name, 900)}`));
+    fields.push(field('Reachable from', fit(witnessesOf(a), 1500)));
+  }
+  if (c.type === 'resolved') {
+    fields.push(field('Recovered', slackDate(endOf(a, at), at)));
+    fields.push(field('Down for', duration(endOf(a, at) - a.startsAt)));
+  }
+  return fields;
+}
+
+/** `k1`, `k2` … within one context element. */
+function keys(alerts: readonly Alert[]): string {
+  const shown: string[] = [];
+  let length = 0;
+  for (const a of alerts) {
+    const k = `\`${fit(a.key, 300)}\``;
+    if (shown.length === LISTED || length + k.length + 60 > SLACK_LIMITS.sectionText) break;
+    shown.push(k);
+    length += k.length + 2;
+  }
+  const rest = alerts.length - shown.length;
+  return `${alerts.length === 1 ? 'Alert' : 'Alerts'} ${shown.join(', ')}${rest > 0 ? ` and ${rest} more` : ''}`;
+}
+
+export function slackMessage(group: AlertGroup, { clusterName }: { clusterName?: string } = {}) {
+  const { at, changes, test } = group;
+  const by = new Map<Section, AlertChange[]>(SECTIONS.map((s) => [s, []]));
+  for (const c of changes) by.get(sectionOf(c))?.push(c);
+  const present = SECTIONS.filter((s) => (by.get(s) ?? []).length > 0);
+  const emoji = test
+    ? ':test_tube:'
+    : present.includes('unreachable')
+      ? ':red_circle:'
+      : present.includes('broken')
+        ? ':large_orange_circle:'
+        : ':large_green_circle:';
+  const cluster = clusterName ? ` (${clusterName})` : '';
+  const prefix = `${emoji} ${test ? '[TEST] ' : ''}knh${cluster}: `;
+  const testNote = test ? ' — a test alert, not a real problem' : '';
+  const coordinators = [...new Set(changes.map((c) => coordinatorOf(c.alert)))];
+  const seenBy = `seen by ${coordinators.length === 1 ? 'coordinator' : 'coordinators'} ${coordinators.slice(0, 5).join(', ')}`;
+  const blocks: SlackBlock[] = [];
+  let text: string;
+  let headline: string;
+
+  const single = changes.length === 1 ? changes[0] : undefined;
+  if (changes.length === 0) {
+    headline = 'test alert';
+    text = `${prefix}test alert: this receiver works; nothing is wrong`;
+  } else if (single) {
+    const a = single.alert;
+    headline =
+      a.kind === 'peer_dead'
+        ? `${a.peer.node_name} ${single.type === 'firing' ? 'unreachable' : 'recovered'}`
+        : `path ${fromOf(a)} → ${a.peer.node_name} ${single.type === 'firing' ? 'broken' : 'restored'}`;
+    text = `${prefix}${describe(single, at)} — ${seenBy}${testNote}`;
+  } else {
+    headline = present.map((s) => label(s, by.get(s)?.length ?? 0)).join(', ');
+    const lines = present.map((s) => {
+      const cs = by.get(s) ?? [];
+      const since = s === 'unreachable' || s === 'broken' ? ` since ${utc(earliest(cs), at)}` : '';
+      const names = cs
+        .slice(0, LISTED_IN_TEXT)
+        .map((c) =>
+          s === 'unreachable' || s === 'recovered'
+            ? c.alert.peer.node_name
+            : `${fromOf(c.alert)} → ${c.alert.peer.node_name}`,
+        );
+      const more = cs.length > LISTED_IN_TEXT ? ` and ${cs.length - LISTED_IN_TEXT} more` : '';
+      return `${label(s, cs.length)}${since}: ${names.join(', ')}${more}`;
+    });
+    text =
+      lines.length === 1
+        ? `${prefix}${lines[0]} — ${seenBy}${testNote}`
+        : `${prefix}${headline}${testNote}\n${lines.join('\n')}\n${seenBy}`;
+  }
+
+  blocks.push({
+    type: 'header',
+    text: {
+      type: 'plain_text',
+      text: fit(
+        `${emoji} ${test ? '[TEST] ' : ''}${clusterName ? `${clusterName}: ` : ''}${headline}`,
+        SLACK_LIMITS.header,
+      ),
+      emoji: true,
+    },
+  });
+  if (test) {
+    blocks.push({
+      type: 'section',
+      text: mrkdwn(
+        ':test_tube: *Test alert* from knh (POST /test-alert) to check this receiver: nothing is wrong.',
+      ),
+    });
+  }
+  if (single) {
+    blocks.push({
+      type: 'section',
+      text: mrkdwn(sentence(single, at)),
+      fields: singleFields(single, at),
+    });
+  } else if (changes.length > 0) {
+    for (const s of present) {
+      const cs = by.get(s) ?? [];
+      const since = earliest(cs);
+      const title = `*${label(s, cs.length)}*${s === 'unreachable' || s === 'broken' ? ` since ${slackDate(since, at)}` : ''}`;
+      const itemAt = (i: number) => (cs[i] ? item(cs[i], at, since) : '');
+      blocks.push({ type: 'section', text: mrkdwn(list(title, cs.length, itemAt)) });
+    }
+    blocks.push({
+      type: 'section',
+      fields: [
+        field(
+          coordinators.length === 1 ? 'Coordinator' : 'Coordinators',
+          fit(coordinators.slice(0, 5).join(', '), 1000),
+        ),
+        field(
+          present.includes('unreachable') || present.includes('broken') ? 'Since' : 'Down since',
+          slackDate(earliest(changes), at),
+        ),
+      ],
+    });
+  }
+  const firingNow = group.firing.length;
+  const context = [
+    mrkdwn(
+      firingNow === 0
+        ? 'No alert firing now'
+        : `${plural(firingNow, 'alert', 'alerts')} firing now`,
+    ),
+  ];
+  if (changes.length > 0) context.unshift(mrkdwn(keys(changes.map((c) => c.alert))));
+  blocks.push({ type: 'context', elements: context });
+  return { text: fit(text, SLACK_LIMITS.text), blocks } satisfies SlackMessage;
+}
+
+export function slackAdapter({ webhookUrl, clusterName }: SlackOptions): ReceiverAdapter {
+  return {
+    name: 'slack',
+    schema: 'slack-message',
+    render(group) {
+      if (group.changes.length === 0 && !group.test) return [];
+      return [{ url: webhookUrl, body: slackMessage(group, { clusterName }), key: group.key }];
+    },
+  };
+}

@@ -1,0 +1,216 @@
+// The generic webhook receiver for in-house receivers: knh's own JSON (schemas/alert-webhook); pure.
+import type {
+  Alert,
+  AlertChange,
+  AlertGroup,
+  AlertKind,
+  ReceiverAdapter,
+  ReceiverRequest,
+} from './alert.js';
+
+/** Bounds shared with schemas/alert-webhook.schema.json: text longer than these is clipped. */
+export const SUMMARY_MAX = 1000;
+export const REASON_MAX = 1000;
+export const CLUSTER_MAX = 253;
+
+export interface WebhookAlert {
+  status: 'firing' | 'resolved';
+  key: string;
+  kind: AlertKind;
+  node_name: string;
+  peer_id: string;
+  address: string;
+  starts_at: string;
+  /** When it ended; null while firing. */
+  ends_at: string | null;
+  coordinator: { id: string; address: string };
+  reason: string | null;
+  path: { from: string; to: string; witnesses: string[] } | null;
+}
+
+export interface WebhookAlertBody {
+  version: 1;
+  type: 'alert' | 'test';
+  group_key: string;
+  timestamp: string;
+  cluster?: string;
+  /** firing if any change in the group fires. */
+  status: 'firing' | 'resolved';
+  changes: WebhookAlert[];
+  /** Every alert still firing after these changes. */
+  firing: WebhookAlert[];
+  summary: string;
+}
+
+export interface WebhookHeartbeatBody {
+  version: 1;
+  type: 'heartbeat';
+  timestamp: string;
+  cluster?: string;
+  firing_count: number;
+  summary: string;
+}
+
+export interface WebhookOptions {
+  url: string;
+  /** Called for every request, so a rotated Secret (AuthHeaderSource) is used at once. */
+  auth?: () => Record<string, string>;
+  /** Send a heartbeat this often (ms); none when absent. */
+  heartbeatMs?: number;
+  /** A name for the cluster, for receivers that hear from several. */
+  cluster?: string;
+}
+
+const iso = (ms: number) => new Date(ms).toISOString();
+
+function clip(text: string, max: number): string {
+  return text.length <= max ? text : `${text.slice(0, max - 1)}…`;
+}
+
+const plural = (n: number, one: string, many: string) => `${n} ${n === 1 ? one : many}`;
+
+function webhookAlert(alert: Alert, status: 'firing' | 'resolved', at: number): WebhookAlert {
+  return {
+    status,
+    key: alert.key,
+    kind: alert.kind,
+    node_name: alert.peer.node_name,
+    peer_id: alert.peer.id,
+    address: alert.peer.address,
+    starts_at: iso(alert.startsAt),
+    // A resolution always says when: the group's time if the alert did not record it.
+    ends_at: status === 'resolved' ? iso(alert.endsAt ?? at) : null,
+    coordinator: { id: alert.coordinator.id, address: alert.coordinator.address },
+    reason: alert.reason === null ? null : clip(alert.reason, REASON_MAX),
+    path: alert.path
+      ? { from: alert.path.from, to: alert.path.to, witnesses: [...alert.path.witnesses] }
+      : null,
+  };
+}
+
+const node = (a: Alert) => `node ${a.peer.node_name || a.peer.id} (${a.peer.address})`;
+
+/** One change in words: what a person reading a chat line or a log needs first. */
+function describeChange({ type, alert }: AlertChange): string {
+  if (alert.kind === 'peer_dead') {
+    if (type === 'resolved') return `${node(alert)} is back up`;
+    return `${node(alert)} is down${alert.reason ? ` (${alert.reason})` : ''}`;
+  }
+  const path = `the path from ${alert.path?.from ?? alert.coordinator.id} to ${node(alert)}`;
+  if (type === 'resolved') return `${path} is restored`;
+  const witnesses = alert.path?.witnesses.length ?? 0;
+  return `${path} is broken (${plural(witnesses, 'other node reaches', 'other nodes reach')} it)`;
+}
+
+/** Several changes in words: counts per kind, so the sentence stays short for any group size. */
+function describeChanges(changes: readonly AlertChange[]): string {
+  const [only] = changes;
+  if (changes.length === 1 && only) return describeChange(only);
+  if (changes.length === 0) return 'no changes';
+  const count = (kind: AlertKind, type: AlertChange['type']) =>
+    changes.filter((c) => c.alert.kind === kind && c.type === type).length;
+  const parts = [
+    [count('peer_dead', 'firing'), 'node down', 'nodes down'],
+    [count('peer_dead', 'resolved'), 'node back up', 'nodes back up'],
+    [count('path_broken', 'firing'), 'path broken', 'paths broken'],
+    [count('path_broken', 'resolved'), 'path restored', 'paths restored'],
+  ] as const;
+  return parts
+    .filter(([n]) => n > 0)
+    .map(([n, one, many]) => plural(n, one, many))
+    .join(', ');
+}
+
+const firingNow = (n: number) =>
+  n === 0 ? 'no alerts firing' : `${plural(n, 'alert', 'alerts')} firing`;
+
+function capitalized(text: string): string {
+  return text.charAt(0).toUpperCase() + text.slice(1);
+}
+
+export function webhookAlertBody(group: AlertGroup, cluster?: string): WebhookAlertBody {
+  const prefix = cluster ? `[${cluster}] ` : '';
+  const what = `${describeChanges(group.changes)}; ${firingNow(group.firing.length)}`;
+  const summary = group.test
+    ? `${prefix}Test alert from knh, not a real problem: ${what}.`
+    : `${prefix}${capitalized(what)}.`;
+  return {
+    version: 1,
+    type: group.test ? 'test' : 'alert',
+    group_key: group.key,
+    timestamp: iso(group.at),
+    ...(cluster ? { cluster } : {}),
+    status: group.changes.some((c) => c.type === 'firing') ? 'firing' : 'resolved',
+    changes: group.changes.map((c) => webhookAlert(c.alert, c.type, group.at)),
+    firing: group.firing.map((a) => webhookAlert(a, 'firing', group.at)),
+    summary: clip(summary, SUMMARY_MAX),
+  };
+}
+
+export function webhookHeartbeatBody(
+  firing: readonly Alert[],
+  now: number,
+  cluster?: string,
+): WebhookHeartbeatBody {
+  const prefix = cluster ? `[${cluster}] ` : '';
+  return {
+    version: 1,
+    type: 'heartbeat',
+    timestamp: iso(now),
+    ...(cluster ? { cluster } : {}),
+    firing_count: firing.length,
+    summary: clip(`${prefix}knh is watching: ${firingNow(firing.length)}.`, SUMMARY_MAX),
+  };
+}
+
+/**
+ * A receiver that POSTs knh's own JSON to `url`. Alert groups and test alerts are rendered as
+ * they come. With `heartbeatMs`, a heartbeat is also POSTed to the same URL that often, for a
+ * dead man's switch: the receiver must page when heartbeats stop (say after three missed ones),
+ * because a dead cluster, a dead knh or a broken route to the receiver all look like silence,
+ * and silence must not pass for health. A heartbeat carries `firing_count`, so a receiver can
+ * also notice an alert it missed. Throws on options a config loader should have refused.
+ */
+export function webhookAdapter({
+  url,
+  auth,
+  heartbeatMs,
+  cluster,
+}: WebhookOptions): ReceiverAdapter {
+  let parsed: URL;
+  try {
+    parsed = new URL(url);
+  } catch (err) {
+    throw new Error(`webhook url is not a URL`, { cause: err });
+  }
+  if (parsed.protocol !== 'http:' && parsed.protocol !== 'https:') {
+    throw new Error(`webhook url must be http or https, got ${parsed.protocol}`);
+  }
+  if (heartbeatMs !== undefined && !(Number.isInteger(heartbeatMs) && heartbeatMs > 0)) {
+    throw new Error(`webhook heartbeatMs must be a positive integer, got ${heartbeatMs}`);
+  }
+  if (cluster !== undefined && (cluster.length === 0 || cluster.length > CLUSTER_MAX)) {
+    throw new Error(`webhook cluster name must be 1 to ${CLUSTER_MAX} characters`);
+  }
+  // Read per request, never cached: the Secret may have rotated since the last one.
+  const request = (key: string, body: unknown): ReceiverRequest => ({
+    url,
+    body,
+    key,
+    ...(auth ? { headers: { ...auth() } } : {}),
+  });
+  const adapter: ReceiverAdapter = {
+    name: 'webhook',
+    schema: 'alert-webhook',
+    render: (group) => [request(group.key, webhookAlertBody(group, cluster))],
+  };
+  if (heartbeatMs === undefined) return adapter;
+  return {
+    ...adapter,
+    heartbeatMs,
+    // A key per beat: each is a delivery of its own, never a duplicate of the previous one.
+    heartbeat: (firing, now) => [
+      request(`knh:heartbeat:${now}`, webhookHeartbeatBody(firing, now, cluster)),
+    ],
+  };
+}

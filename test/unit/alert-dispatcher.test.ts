@@ -1,0 +1,156 @@
+// The dispatcher end to end on a fake clock: peer-status events → grouped alerts → each receiver's
+// own queue; a grouped PagerDuty page survives a change of coordinator; a hung receiver delays no
+// other; heartbeats only while leading.
+import { expect } from 'chai';
+import { peerStatusPayload, type PeerStatusPayload } from '../../src/alerts/payloads.js';
+import { WebhookQueue } from '../../src/alerts/webhook-queue.js';
+import {
+  answered,
+  attemptFailed,
+  confirm,
+  newRecord,
+  type PeerRecord,
+} from '../../src/prober/verdict.js';
+import { alertmanagerAdapter } from '../../src/receivers/alertmanager.js';
+import { AlertDispatcher } from '../../src/receivers/dispatcher.js';
+import { pagerDutyAdapter } from '../../src/receivers/pagerduty.js';
+import { slackAdapter } from '../../src/receivers/slack.js';
+import type { ReceiverAdapter } from '../../src/receivers/alert.js';
+import { loadSchemas } from '../../src/wire/schemas.js';
+import { CapturingLogger } from '../support/capturing-logger.js';
+import { FakeClock } from '../support/fake-clock.js';
+import { FakePoster, OK } from '../support/fake-poster.js';
+
+const schemas = loadSchemas();
+const COORD = { id: 'lead@10.0.0.9', address: '10.0.0.9:8080' };
+const KEY = 'R0123456789abcdef0123456789abcde';
+const PD = 'http://pd.test/v2/enqueue';
+const SLACK = 'http://slack.test/hook';
+
+interface PdEvent {
+  event_action: string;
+  dedup_key: string;
+}
+
+function events(
+  at: number,
+  ...ips: string[]
+): { dead: PeerStatusPayload[]; back: (t: number) => PeerStatusPayload[] } {
+  const records = ips.map((ip) => {
+    const up: PeerRecord = answered(
+      newRecord(`${ip}:8080`, at - 10_000),
+      { latencyMs: 1, id: `n${ip}@${ip}`, nodeName: `n${ip}` },
+      at - 10_000,
+    ).record;
+    const s = attemptFailed(up, { latencyMs: 1, detail: 'refused' }, at - 1_000, at - 999);
+    return confirm(s.record, { reachedBy: [], unhealthyMs: 1_000, withhold: null }, at).record;
+  });
+  const make = (r: PeerRecord, event: 'peer_dead' | 'peer_recovered', now: number) =>
+    peerStatusPayload({ record: r, event, incidentMs: at, coordinator: COORD, epoch: 1, now });
+  return {
+    dead: records.map((r) => make(r, 'peer_dead', at)),
+    back: (t) =>
+      records.map((r) =>
+        make(
+          answered(r, { latencyMs: 1, id: r.id, nodeName: r.nodeName }, t).record,
+          'peer_recovered',
+          t,
+        ),
+      ),
+  };
+}
+
+function dispatcher(clock: FakeClock, poster: FakePoster, adapters: ReceiverAdapter[]) {
+  const logger = new CapturingLogger();
+  return new AlertDispatcher({
+    adapters,
+    schemas,
+    clock,
+    logger,
+    holdDownMs: 0,
+    groupWaitMs: 2_000,
+    makeQueue: (url) =>
+      new WebhookQueue({
+        url,
+        poster,
+        clock,
+        logger,
+        timeoutMs: 1_000,
+        retryForMs: 60_000,
+        maxSize: 100,
+      }),
+  });
+}
+
+describe('AlertDispatcher', () => {
+  it('pages once for failures at once; a successor given the shared alerts resolves that one page', async () => {
+    const clock = new FakeClock();
+    const poster = new FakePoster(clock);
+    const first = dispatcher(clock, poster, [pagerDutyAdapter({ routingKey: KEY, url: PD })]);
+    first.startLeading([]);
+    const t0 = clock.now();
+    const { dead, back } = events(t0, '10.0.0.1', '10.0.0.2', '10.0.0.3');
+    for (const p of dead) first.onPeerStatus(p);
+    await clock.advanceAsync(2_000);
+    const triggers = (poster.bodies as PdEvent[]).filter((e) => e.event_action === 'trigger');
+    expect(triggers.map((e) => e.dedup_key)).to.have.length(1);
+    const groupKey = triggers[0]?.dedup_key ?? '';
+    expect(groupKey).to.match(/^knh:group:/);
+
+    // The coordinator dies; its successor starts from the alerts it shared (a fresh adapter: no memory).
+    const shared = structuredClone(first.firing());
+    first.stopLeading();
+    const next = dispatcher(clock, poster, [pagerDutyAdapter({ routingKey: KEY, url: PD })]);
+    next.startLeading(shared);
+    const recovered = back(clock.now());
+    next.onPeerStatus(recovered[0] as PeerStatusPayload);
+    next.onPeerStatus(recovered[1] as PeerStatusPayload);
+    await clock.advanceAsync(2_000);
+    const resolves = () =>
+      (poster.bodies as PdEvent[]).filter(
+        (e) => e.event_action === 'resolve' && e.dedup_key === groupKey,
+      );
+    expect(resolves(), 'not while one of its nodes is still down').to.have.length(0);
+    next.onPeerStatus(recovered[2] as PeerStatusPayload);
+    await clock.advanceAsync(2_000);
+    expect(resolves(), 'the grouped page resolves with its last node').to.have.length(1);
+  });
+
+  it('a receiver that hangs delays no other receiver', async () => {
+    const clock = new FakeClock();
+    const poster = new FakePoster(clock, (call) => (call.url === SLACK ? 'hang' : OK));
+    const d = dispatcher(clock, poster, [
+      slackAdapter({ webhookUrl: SLACK }),
+      pagerDutyAdapter({ routingKey: KEY, url: PD }),
+    ]);
+    d.startLeading([]);
+    const first = events(clock.now(), '10.0.0.1');
+    for (const p of first.dead) d.onPeerStatus(p);
+    await clock.advanceAsync(2_000);
+    const later = events(clock.now(), '10.0.0.2');
+    for (const p of later.dead) d.onPeerStatus(p);
+    await clock.advanceAsync(2_000);
+    expect(
+      poster.calls.filter((c) => c.url === PD).map((c) => (c.body as PdEvent).event_action),
+    ).to.deep.equal(['trigger', 'trigger']);
+    expect(
+      poster.calls.filter((c) => c.url === SLACK),
+      'the hung one is still on its first',
+    ).to.have.length(1);
+  });
+
+  it('sends heartbeats (Alertmanager re-posts and watchdog) only while leading', async () => {
+    const clock = new FakeClock();
+    const poster = new FakePoster(clock);
+    const d = dispatcher(clock, poster, [
+      alertmanagerAdapter({ baseUrl: 'http://am.test', resendMs: 1_000 }),
+    ]);
+    d.startLeading([]);
+    await clock.advanceAsync(3_500);
+    const beats = poster.calls.length;
+    expect(beats, 'one at once, then every second').to.equal(4);
+    d.stopLeading();
+    await clock.advanceAsync(5_000);
+    expect(poster.calls.length).to.equal(beats);
+  });
+});

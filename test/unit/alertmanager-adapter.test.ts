@@ -1,0 +1,246 @@
+// The Alertmanager adapter: postable alerts valid against its API v2, identifying the node, firing
+// alerts ending in the future, resolved ones at the resolution, a heartbeat with the watchdog.
+import { expect } from 'chai';
+import type { Alert, AlertGroup, ReceiverRequest } from '../../src/receivers/alert.js';
+import { alertmanagerAdapter, type PostableAlert } from '../../src/receivers/alertmanager.js';
+import { loadSchemas } from '../../src/wire/schemas.js';
+
+const schemas = loadSchemas();
+const T0 = Date.parse('2025-03-01T10:00:00.000Z');
+const RESEND_MS = 30_000;
+
+function alert(overrides: Partial<Alert> = {}): Alert {
+  return {
+    key: `knh:10.0.0.7:8080:${T0}`,
+    kind: 'peer_dead',
+    peer: { id: 'node-7@10.0.0.7', address: '10.0.0.7:8080', node_name: 'node-7' },
+    coordinator: { id: 'node-9@10.0.0.9', address: '10.0.0.9:8080' },
+    reason: 'timeout',
+    path: null,
+    startsAt: T0,
+    endsAt: null,
+    ...overrides,
+  };
+}
+
+const pathAlert = alert({
+  key: `knh:10.0.0.3:8080->10.0.0.7:8080:${T0}`,
+  kind: 'path_broken',
+  path: {
+    from: '10.0.0.3:8080',
+    to: '10.0.0.7:8080',
+    witnesses: ['10.0.0.4:8080', '10.0.0.5:8080'],
+  },
+});
+
+function group(changes: AlertGroup['changes'], overrides: Partial<AlertGroup> = {}): AlertGroup {
+  const first = changes[0];
+  return {
+    key: first ? first.alert.key : 'knh:test',
+    at: T0 + 5_000,
+    changes,
+    firing: changes.filter((c) => c.type === 'firing').map((c) => c.alert),
+    test: false,
+    ...overrides,
+  };
+}
+
+/** The one request, checked against the schema, and its alerts. */
+function only(requests: ReceiverRequest[]): { request: ReceiverRequest; alerts: PostableAlert[] } {
+  expect(requests).to.have.length(1);
+  const request = requests[0] as ReceiverRequest;
+  expect(schemas.check('alertmanager-alerts', request.body)).to.deep.equal({ ok: true });
+  return { request, alerts: request.body as PostableAlert[] };
+}
+
+const byName = (alerts: PostableAlert[], name: string) =>
+  alerts.filter((a) => a.labels.alertname === name);
+
+describe('alertmanagerAdapter', () => {
+  const adapter = alertmanagerAdapter({
+    baseUrl: 'http://alertmanager:9093/',
+    resendMs: RESEND_MS,
+  });
+
+  it('names itself, its schema and re-posts every resend interval', () => {
+    expect(adapter.name).to.equal('alertmanager');
+    expect(adapter.schema).to.equal('alertmanager-alerts');
+    expect(adapter.heartbeatMs).to.equal(RESEND_MS);
+    expect(alertmanagerAdapter({ baseUrl: 'http://a:9093' }).heartbeatMs).to.equal(30_000);
+  });
+
+  it('posts a firing alert to /api/v2/alerts with labels identifying the node', () => {
+    const { request, alerts } = only(adapter.render(group([{ type: 'firing', alert: alert() }])));
+    expect(request.url).to.equal('http://alertmanager:9093/api/v2/alerts');
+    expect(request.key).to.equal(alert().key);
+    expect(alerts).to.have.length(1);
+    const [a] = alerts as [PostableAlert];
+    expect(a.labels).to.deep.equal({
+      alertname: 'KnhPeerUnreachable',
+      severity: 'critical',
+      node: 'node-7',
+      pod_ip: '10.0.0.7',
+      instance: '10.0.0.7:8080',
+      knh_key: alert().key,
+    });
+    expect(a.annotations.summary).to.include('node-7');
+    expect(a.annotations.description)
+      .to.include(new Date(T0).toISOString())
+      .and.include('timeout')
+      .and.include('node-9');
+    expect(a.startsAt).to.equal(new Date(T0).toISOString());
+    // Firing: ends by itself 4 resend intervals after this post unless posted again.
+    expect(Date.parse(a.endsAt)).to.equal(T0 + 5_000 + 4 * RESEND_MS);
+    expect(a).to.not.have.property('generatorURL');
+  });
+
+  it('keeps the labels of an alert identical from firing to resolution (Alertmanager identity)', () => {
+    const fired = only(adapter.render(group([{ type: 'firing', alert: alert() }]))).alerts;
+    // Resolved by another coordinator, after a hand-over.
+    const resolvedBy = { id: 'node-8@10.0.0.8', address: '10.0.0.8:8080' };
+    const resolved = alert({ endsAt: T0 + 60_000, coordinator: resolvedBy });
+    const ended = only(
+      adapter.render(group([{ type: 'resolved', alert: resolved }], { at: T0 + 61_000 })),
+    ).alerts;
+    expect(ended[0]?.labels).to.deep.equal(fired[0]?.labels);
+    expect(ended[0]?.annotations.coordinator).to.equal('node-8@10.0.0.8');
+  });
+
+  it('resolves with endsAt = the resolution time', () => {
+    const resolved = alert({ endsAt: T0 + 60_000 });
+    const { alerts } = only(
+      adapter.render(group([{ type: 'resolved', alert: resolved }], { at: T0 + 62_000 })),
+    );
+    expect(alerts[0]?.endsAt).to.equal(new Date(T0 + 60_000).toISOString());
+    expect(alerts[0]?.startsAt).to.equal(new Date(T0).toISOString());
+  });
+
+  it('never ends an alert before it starts (Alertmanager rejects that)', () => {
+    const skewed = alert({ endsAt: T0 - 1_000 });
+    const { alerts } = only(adapter.render(group([{ type: 'resolved', alert: skewed }])));
+    expect(alerts[0]?.endsAt).to.equal(alerts[0]?.startsAt);
+  });
+
+  it('puts every change of a group, firing and resolved, in one request', () => {
+    const other = alert({
+      key: `knh:10.0.0.6:8080:${T0 - 90_000}`,
+      peer: { id: 'node-6@10.0.0.6', address: '10.0.0.6:8080', node_name: 'node-6' },
+      startsAt: T0 - 90_000,
+      endsAt: T0 + 4_000,
+    });
+    const { alerts } = only(
+      adapter.render(
+        group([
+          { type: 'firing', alert: alert() },
+          { type: 'resolved', alert: other },
+          { type: 'firing', alert: pathAlert },
+        ]),
+      ),
+    );
+    expect(alerts.map((a) => a.labels.knh_key)).to.deep.equal([
+      alert().key,
+      other.key,
+      pathAlert.key,
+    ]);
+    const now = T0 + 5_000;
+    expect(Date.parse(alerts[0]?.endsAt ?? '')).to.be.above(now);
+    expect(Date.parse(alerts[1]?.endsAt ?? '')).to.equal(T0 + 4_000);
+  });
+
+  it('labels a broken path with both ends and lists the witnesses', () => {
+    const { alerts } = only(adapter.render(group([{ type: 'firing', alert: pathAlert }])));
+    const [a] = alerts as [PostableAlert];
+    expect(a.labels).to.include({
+      alertname: 'KnhPathBroken',
+      severity: 'warning',
+      node: 'node-7',
+      path_from: '10.0.0.3:8080',
+      path_to: '10.0.0.7:8080',
+    });
+    expect(a.annotations.witnesses).to.equal('10.0.0.4:8080, 10.0.0.5:8080');
+  });
+
+  it('adds the cluster label and the generator URL when configured', () => {
+    const named = alertmanagerAdapter({
+      baseUrl: 'http://am:9093/prefix',
+      cluster: 'prod-eu',
+      generatorUrl: 'http://knh.example/status',
+    });
+    const { request, alerts } = only(named.render(group([{ type: 'firing', alert: alert() }])));
+    expect(request.url).to.equal('http://am:9093/prefix/api/v2/alerts');
+    expect(alerts[0]?.labels.cluster).to.equal('prod-eu');
+    expect(alerts[0]?.generatorURL).to.equal('http://knh.example/status');
+    const beat = only(named.heartbeat?.([], T0) ?? []).alerts;
+    expect(beat[0]?.labels).to.deep.equal({
+      alertname: 'KnhWatchdog',
+      severity: 'none',
+      cluster: 'prod-eu',
+    });
+  });
+
+  it('leaves out a label Alertmanager would drop for being empty', () => {
+    const unnamed = alert({
+      peer: { id: '10.0.0.7:8080', address: '10.0.0.7:8080', node_name: '' },
+    });
+    const { alerts } = only(adapter.render(group([{ type: 'firing', alert: unnamed }])));
+    expect(alerts[0]?.labels).to.not.have.property('node');
+  });
+
+  it('heartbeat re-posts every firing alert with a fresh endsAt, and the watchdog', () => {
+    const now = T0 + 600_000;
+    const { request, alerts } = only(adapter.heartbeat?.([alert(), pathAlert], now) ?? []);
+    expect(request.url).to.equal('http://alertmanager:9093/api/v2/alerts');
+    expect(alerts.map((a) => a.labels.knh_key)).to.deep.equal([
+      alert().key,
+      pathAlert.key,
+      undefined,
+    ]);
+    for (const a of alerts) expect(Date.parse(a.endsAt)).to.equal(now + 4 * RESEND_MS);
+    const [dog] = byName(alerts, 'KnhWatchdog');
+    expect(dog?.labels).to.deep.equal({ alertname: 'KnhWatchdog', severity: 'none' });
+    expect(Date.parse(dog?.startsAt ?? '')).to.equal(now);
+  });
+
+  it('heartbeat with nothing firing still posts the watchdog', () => {
+    const { alerts } = only(adapter.heartbeat?.([], T0) ?? []);
+    expect(alerts.map((a) => a.labels.alertname)).to.deep.equal(['KnhWatchdog']);
+  });
+
+  it('posts a test group as a KnhTestAlert that Alertmanager ends after a minute', () => {
+    const test = group([{ type: 'firing', alert: alert() }], { test: true, key: 'knh:test:1' });
+    const { alerts } = only(adapter.render(test));
+    expect(alerts).to.have.length(1);
+    const [a] = alerts as [PostableAlert];
+    expect(a.labels).to.include({ alertname: 'KnhTestAlert', severity: 'none', node: 'node-7' });
+    expect(Date.parse(a.startsAt)).to.equal(test.at);
+    expect(Date.parse(a.endsAt)).to.equal(test.at + 60_000);
+    expect(byName(alerts, 'KnhPeerUnreachable')).to.be.empty;
+
+    const bare = only(adapter.render(group([], { test: true, key: 'knh:test:2' }))).alerts;
+    expect(bare.map((b) => b.labels.alertname)).to.deep.equal(['KnhTestAlert']);
+  });
+
+  it('sends nothing for a group without changes', () => {
+    expect(adapter.render(group([]))).to.deep.equal([]);
+  });
+
+  it('the schema rejects what Alertmanager rejects', () => {
+    const valid: PostableAlert = {
+      labels: { alertname: 'X' },
+      annotations: {},
+      startsAt: new Date(T0).toISOString(),
+      endsAt: new Date(T0).toISOString(),
+    };
+    const ok = (v: unknown) => schemas.check('alertmanager-alerts', v).ok;
+    expect(ok([valid])).to.equal(true);
+    expect(ok([]), 'empty').to.equal(false);
+    expect(ok([{ ...valid, labels: {} }]), 'no label').to.equal(false);
+    expect(ok([{ ...valid, labels: { 'pod-ip': '1' } }]), 'label name').to.equal(false);
+    expect(ok([{ ...valid, labels: { '1x': '1' } }]), 'label name').to.equal(false);
+    expect(ok([{ ...valid, annotations: { 'a.b': 'c' } }]), 'annotation name').to.equal(false);
+    expect(ok([{ ...valid, labels: { a: 1 } }]), 'label value').to.equal(false);
+    expect(ok([{ ...valid, endsAt: 'yesterday' }]), 'date').to.equal(false);
+    expect(ok([{ ...valid, generatorURL: 'not a uri' }]), 'uri').to.equal(false);
+    expect(ok([{ ...valid, status: 'firing' }]), 'unknown property').to.equal(false);
+  });
+});

@@ -1,0 +1,317 @@
+// The PagerDuty adapter: Events API v2 triggers and resolves, one page per group, bounded state.
+import { expect } from 'chai';
+import type { Alert, AlertChange, AlertGroup } from '../../src/receivers/alert.js';
+import {
+  MAX_TRACKED,
+  PAGERDUTY_EVENTS_URL,
+  pagerDutyAdapter,
+  type PagerDutyAdapter,
+  type PagerDutyEvent,
+  type TriggerEvent,
+} from '../../src/receivers/pagerduty.js';
+import { loadSchemas } from '../../src/wire/schemas.js';
+
+const ROUTING_KEY = 'e93facc04764012d7bfb002500d5d1a6';
+const T = Date.UTC(2025, 4, 6, 12, 3, 4);
+const schemas = loadSchemas();
+const coordinator = { id: 'worker-1@10.0.0.1', address: '10.0.0.1:8080' };
+
+function dead(n: number, over: Partial<Alert> = {}): Alert {
+  return {
+    key: `knh:10.0.0.${n}:8080:${T}`,
+    kind: 'peer_dead',
+    peer: { id: `worker-${n}@10.0.0.${n}`, address: `10.0.0.${n}:8080`, node_name: `worker-${n}` },
+    coordinator,
+    reason: 'timeout',
+    path: null,
+    startsAt: T,
+    endsAt: null,
+    ...over,
+  };
+}
+
+function broken(n: number): Alert {
+  return dead(n, {
+    key: `knh:10.0.0.1:8080->10.0.0.${n}:8080:${T}`,
+    kind: 'path_broken',
+    reason: null,
+    path: { from: coordinator.id, to: `worker-${n}@10.0.0.${n}`, witnesses: ['worker-2@10.0.0.2'] },
+  });
+}
+
+const firing = (alert: Alert): AlertChange => ({ type: 'firing', alert });
+const resolved = (alert: Alert): AlertChange => ({
+  type: 'resolved',
+  alert: { ...alert, endsAt: alert.startsAt + 120_000 },
+});
+/** Groups as the lifecycle builds them: `firing` lists every alert still firing after the window. */
+function lifecycle() {
+  const firingNow = new Map<string, Alert>();
+  return (changes: AlertChange[], over: Partial<AlertGroup> = {}): AlertGroup => {
+    for (const c of changes) {
+      if (c.type === 'firing') firingNow.set(c.alert.key, c.alert);
+      else firingNow.delete(c.alert.key);
+    }
+    return {
+      key: changes[0]?.alert.key ?? `knh:test:${T}`,
+      at: T + 30_000,
+      changes,
+      firing: [...firingNow.values()],
+      test: false,
+      ...over,
+    };
+  };
+}
+
+/**
+ * The Events API v2 request as PagerDuty documents it (docs/events-API-v2/02-Trigger-Events.md),
+ * checked by hand so a wrong schema cannot hide a wrong event.
+ */
+function expectDocumentedShape(e: PagerDutyEvent) {
+  expect(e.routing_key).to.have.length(32);
+  expect(e.dedup_key.length).to.be.within(1, 255);
+  if (e.event_action === 'resolve') {
+    expect(Object.keys(e).sort()).to.deep.equal(['dedup_key', 'event_action', 'routing_key']);
+    return;
+  }
+  expect(e.event_action).to.equal('trigger');
+  const p = e.payload;
+  expect(p.summary.length).to.be.within(1, 1024);
+  expect(p.source).to.be.a('string').and.not.empty;
+  expect(['critical', 'error', 'warning', 'info']).to.include(p.severity);
+  expect(new Date(p.timestamp).toISOString()).to.equal(p.timestamp);
+  expect(p).to.include({ component: 'pod-network', group: 'knh' });
+  expect(e.client).to.equal('knh');
+}
+
+/** Renders, checks every event against the schema and the documented shape, returns them. */
+function send(adapter: PagerDutyAdapter, g: AlertGroup, url = PAGERDUTY_EVENTS_URL) {
+  return adapter.render(g).map((r) => {
+    expect(r.url).to.equal(url);
+    const e = r.body as PagerDutyEvent;
+    expect(r.key).to.equal(e.dedup_key);
+    expect(schemas.check('pagerduty-event', e)).to.deep.equal({ ok: true });
+    expectDocumentedShape(e);
+    return e;
+  });
+}
+
+const triggerOf = (e: PagerDutyEvent | undefined): TriggerEvent => {
+  if (e?.event_action !== 'trigger') throw new Error(`not a trigger: ${JSON.stringify(e)}`);
+  return e;
+};
+const adapter = (over: { maxTracked?: number; url?: string; source?: string } = {}) =>
+  pagerDutyAdapter({ routingKey: ROUTING_KEY, ...over });
+
+describe('PagerDuty adapter', () => {
+  it('names itself and its schema, and sends no heartbeat', () => {
+    const pd = adapter();
+    expect([pd.name, pd.schema]).to.deep.equal(['pagerduty', 'pagerduty-event']);
+    expect('heartbeat' in pd).to.equal(false);
+  });
+
+  it('triggers a dead peer and resolves it under the same dedup key', () => {
+    const group = lifecycle();
+    const pd = adapter();
+    const [open, ...rest] = send(pd, group([firing(dead(3))]));
+    expect(rest).to.deep.equal([]);
+    expect(triggerOf(open)).to.deep.equal({
+      routing_key: ROUTING_KEY,
+      event_action: 'trigger',
+      dedup_key: `knh:10.0.0.3:8080:${T}`,
+      payload: {
+        summary:
+          'knh: worker-3 (10.0.0.3:8080) unreachable since 2025-05-06T12:03:04Z; last failure: ' +
+          'timeout — seen by coordinator worker-1 (10.0.0.1:8080)',
+        source: 'worker-3',
+        severity: 'critical',
+        timestamp: '2025-05-06T12:03:04.000Z',
+        component: 'pod-network',
+        group: 'knh',
+        class: 'peer_dead',
+        custom_details: {
+          alert_key: `knh:10.0.0.3:8080:${T}`,
+          kind: 'peer_dead',
+          node: 'worker-3',
+          peer_id: 'worker-3@10.0.0.3',
+          pod_address: '10.0.0.3:8080',
+          since: '2025-05-06T12:03:04.000Z',
+          coordinator: 'worker-1@10.0.0.1',
+          coordinator_address: '10.0.0.1:8080',
+          reason: 'timeout',
+        },
+      },
+      client: 'knh',
+    });
+    expect(send(pd, group([resolved(dead(3))]))).to.deep.equal([
+      { routing_key: ROUTING_KEY, event_action: 'resolve', dedup_key: `knh:10.0.0.3:8080:${T}` },
+    ]);
+  });
+
+  it('pages a broken path as a warning saying who still reaches the node', () => {
+    const group = lifecycle();
+    const pd = adapter({ url: 'http://127.0.0.1:9999/v2/enqueue', source: 'prod-eu' });
+    const [open] = send(pd, group([firing(broken(4))]), 'http://127.0.0.1:9999/v2/enqueue');
+    const { payload, dedup_key } = triggerOf(open);
+    expect(dedup_key).to.equal(`knh:10.0.0.1:8080->10.0.0.4:8080:${T}`);
+    expect(payload).to.include({ severity: 'warning', class: 'path_broken', source: 'prod-eu' });
+    expect(payload.summary).to.equal(
+      'knh: path from worker-1 to worker-4 (10.0.0.4:8080) broken since 2025-05-06T12:03:04Z; ' +
+        'reachable from worker-2 — seen by coordinator worker-1 (10.0.0.1:8080)',
+    );
+  });
+
+  it('pages 30 failures once, and resolves that page only when the last of them resolves', () => {
+    const group = lifecycle();
+    const pd = adapter();
+    const alerts = Array.from({ length: 30 }, (_, i) => dead(i + 3));
+    const events = send(pd, group(alerts.map(firing)));
+    expect(events).to.have.length(1);
+    const open = triggerOf(events[0]);
+    const groupKey = `knh:group:knh:10.0.0.3:8080:${T}`;
+    expect(open.dedup_key).to.equal(groupKey);
+    expect(open.payload.summary).to.match(
+      /^knh: 30 nodes unreachable: worker-3, worker-4, .*, worker-32 — since 2025-05-06T12:03:04Z, seen by coordinator worker-1$/,
+    );
+    expect(open.payload.severity).to.equal('critical');
+    expect(open.payload.custom_details).to.include({ group_key: alerts[0]?.key, alert_count: 30 });
+    const listed = open.payload.custom_details.alerts as { node: string }[];
+    expect(listed.map((a) => a.node)).to.deep.equal(alerts.map((a) => a.peer.node_name));
+    expect([pd.openGroups, pd.tracked]).to.deep.equal([1, 30]);
+
+    // A member firing again (another coordinator's view) is not paged on its own.
+    expect(send(pd, group([firing(alerts[5] ?? dead(0))]))).to.deep.equal([]);
+    // Recoveries over several windows, a newcomer among them: only the newcomer and, at the end,
+    // the group are resolved.
+    expect(send(pd, group(alerts.slice(0, 10).map(resolved)))).to.deep.equal([]);
+    const newcomer = dead(99);
+    expect(send(pd, group([firing(newcomer)])).map((e) => e.dedup_key)).to.deep.equal([
+      newcomer.key,
+    ]);
+    expect(send(pd, group([...alerts.slice(10, 29), newcomer].map(resolved)))).to.deep.equal([
+      { routing_key: ROUTING_KEY, event_action: 'resolve', dedup_key: newcomer.key },
+    ]);
+    expect(pd.tracked).to.equal(1);
+    expect(send(pd, group([resolved(alerts[29] ?? dead(0))]))).to.deep.equal([
+      { routing_key: ROUTING_KEY, event_action: 'resolve', dedup_key: groupKey },
+    ]);
+    expect([pd.openGroups, pd.tracked]).to.deep.equal([0, 0]);
+  });
+
+  it('triggers before resolving when one window holds both', () => {
+    const group = lifecycle();
+    const pd = adapter();
+    const events = send(pd, group([resolved(dead(3)), firing(dead(4)), firing(broken(5))]));
+    expect(events.map((e) => e.event_action)).to.deep.equal(['trigger', 'resolve']);
+    expect(triggerOf(events[0]).payload.summary).to.match(
+      /^knh: 1 node unreachable, 1 path broken: worker-4, worker-1→worker-5 — since/,
+    );
+  });
+
+  it('keeps summaries within 1024 characters and dedup keys within 255', () => {
+    const group = lifecycle();
+    const pd = adapter();
+    const long = (n: number) =>
+      dead(n, {
+        key: `knh:${'k'.repeat(300)}:${n}`,
+        peer: { id: `x@10.0.0.${n}`, address: `10.0.0.${n}:8080`, node_name: 'n'.repeat(2000) },
+        reason: 'r'.repeat(5000),
+      });
+    const [single] = send(pd, group([firing(long(1))]));
+    expect(triggerOf(single).payload.summary).to.have.length(1024);
+    const [resolve] = send(pd, group([resolved(long(1))]));
+    expect(resolve?.dedup_key)
+      .to.equal(single?.dedup_key)
+      .and.match(/^knh:sha256:[0-9a-f]{64}$/);
+    const many = Array.from({ length: 1000 }, (_, i) =>
+      firing(dead(i, { peer: { ...dead(i).peer, node_name: `node-${i}-${'z'.repeat(40)}` } })),
+    );
+    const [grouped] = send(pd, group(many));
+    const summary = triggerOf(grouped).payload.summary;
+    expect(summary.length).to.be.at.most(1024);
+    expect(summary).to.match(
+      / and \d+ more — since 2025-05-06T12:03:04Z, seen by coordinator worker-1$/,
+    );
+    expect(triggerOf(grouped).payload.custom_details).to.include({ alerts_omitted: 800 });
+  });
+
+  it('sends a test as a trigger labelled TEST, resolved at once under the same key', () => {
+    const group = lifecycle();
+    const pd = adapter();
+    for (const changes of [[], [firing(dead(3))]]) {
+      const g = group(changes, { test: true });
+      const [open, close, ...rest] = send(pd, g);
+      expect(rest).to.deep.equal([]);
+      expect(open?.dedup_key).to.equal(`knh:test:${g.at}`);
+      expect(triggerOf(open).payload.summary).to.match(/^TEST: knh test alert, not a real problem/);
+      expect(triggerOf(open).payload).to.include({ severity: 'info' });
+      expect(close).to.deep.equal({
+        routing_key: ROUTING_KEY,
+        event_action: 'resolve',
+        dedup_key: `knh:test:${g.at}`,
+      });
+    }
+    expect(pd.tracked).to.equal(0);
+  });
+
+  it('remembers a bounded number of grouped alerts, forgetting the oldest incidents', () => {
+    const group = lifecycle();
+    const pd = adapter({ maxTracked: 10 });
+    const pairs = Array.from({ length: 20 }, (_, i) => [dead(2 * i), dead(2 * i + 1)]);
+    for (const pair of pairs) send(pd, group(pair.map(firing)));
+    expect([pd.tracked, pd.openGroups]).to.deep.equal([10, 5]);
+    // The newest incident still resolves with its last member; a forgotten one falls back to
+    // the alert's own key.
+    const [a, b] = pairs[19] ?? [];
+    if (!a || !b) throw new Error('no pair');
+    expect(send(pd, group([resolved(a)]))).to.deep.equal([]);
+    expect(send(pd, group([resolved(b)])).map((e) => e.dedup_key)).to.deep.equal([
+      `knh:group:${a.key}`,
+    ]);
+    const oldest = pairs[0]?.[0] ?? dead(0);
+    expect(send(pd, group([resolved(oldest)])).map((e) => e.dedup_key)).to.deep.equal([oldest.key]);
+
+    expect(MAX_TRACKED).to.equal(10_000);
+  });
+
+  it('resolves a grouped incident once none of its alerts is firing, resolution seen or not', () => {
+    const group = lifecycle();
+    const pd = adapter();
+    const [a, b, c] = [dead(3), dead(4), dead(5)];
+    send(pd, group([a, b, c].map(firing)));
+    expect(send(pd, group([resolved(a)]))).to.deep.equal([]);
+    // b and c stopped firing without a resolution reaching this adapter (say a lost window).
+    expect(
+      send(pd, group([firing(dead(6))], { firing: [dead(6)] })).map((e) => e.dedup_key),
+    ).to.deep.equal([dead(6).key, `knh:group:${a.key}`]);
+    expect([pd.openGroups, pd.tracked]).to.deep.equal([0, 0]);
+
+    // A resolution counts even if the window's list of firing alerts still names the alert.
+    const [d, e] = [dead(7), dead(8)];
+    send(pd, group([d, e].map(firing)));
+    const resolving = group([resolved(d), resolved(e)], { firing: [d, e] });
+    expect(send(pd, resolving).map((x) => x.dedup_key)).to.deep.equal([`knh:group:${d.key}`]);
+  });
+
+  it('has a schema that rejects what PagerDuty rejects', () => {
+    const group = lifecycle();
+    const [open] = send(adapter(), group([firing(dead(3))]));
+    const t = triggerOf(open);
+    const bad: unknown[] = [
+      { ...t, routing_key: 'short' },
+      { ...t, event_action: 'escalate' },
+      { ...t, payload: undefined },
+      { ...t, payload: { ...t.payload, summary: 's'.repeat(1025) } },
+      { ...t, payload: { ...t.payload, severity: 'fatal' } },
+      { ...t, payload: { ...t.payload, source: undefined } },
+      { ...t, dedup_key: 'd'.repeat(256) },
+      { routing_key: ROUTING_KEY, event_action: 'resolve' },
+      { routing_key: ROUTING_KEY, event_action: 'resolve', dedup_key: 'k', payload: t.payload },
+    ];
+    for (const b of bad) {
+      expect(schemas.check('pagerduty-event', b).ok, JSON.stringify(b).slice(0, 100)).to.equal(
+        false,
+      );
+    }
+  });
+});

@@ -1,0 +1,318 @@
+// The Slack adapter: one schema-valid, readable message per group, within Slack's documented limits.
+import { expect } from 'chai';
+import type { Alert, AlertChange, AlertGroup } from '../../src/receivers/alert.js';
+import {
+  escapeSlack,
+  fit,
+  slackAdapter,
+  type SlackBlock,
+  type SlackMessage,
+} from '../../src/receivers/slack.js';
+import { loadSchemas } from '../../src/wire/schemas.js';
+
+const WEBHOOK = 'https://hooks.slack.com/services/T000/B000/XXXX';
+const T = Date.UTC(2025, 4, 6, 12, 3, 4);
+const UNIX = Math.floor(T / 1000);
+const schemas = loadSchemas();
+const coordinator = { id: 'worker-1@10.0.0.1', address: '10.0.0.1:8080' };
+
+function dead(n: number, over: Partial<Alert> = {}): Alert {
+  return {
+    key: `knh:10.0.0.${n}:8080:${T}`,
+    kind: 'peer_dead',
+    peer: { id: `worker-${n}@10.0.0.${n}`, address: `10.0.0.${n}:8080`, node_name: `worker-${n}` },
+    coordinator,
+    reason: 'timeout',
+    path: null,
+    startsAt: T,
+    endsAt: null,
+    ...over,
+  };
+}
+
+function broken(n: number): Alert {
+  return dead(n, {
+    key: `knh:10.0.0.1:8080->10.0.0.${n}:8080:${T}`,
+    kind: 'path_broken',
+    reason: 'refused',
+    path: {
+      from: coordinator.id,
+      to: `worker-${n}@10.0.0.${n}`,
+      witnesses: ['worker-2@10.0.0.2', 'worker-5@10.0.0.5'],
+    },
+  });
+}
+
+const firing = (alert: Alert): AlertChange => ({ type: 'firing', alert });
+const resolved = (alert: Alert, after = 125_000): AlertChange => ({
+  type: 'resolved',
+  alert: { ...alert, endsAt: alert.startsAt + after },
+});
+
+function group(changes: AlertChange[], over: Partial<AlertGroup> = {}): AlertGroup {
+  return {
+    key: changes[0]?.alert.key ?? `knh:test:${T}`,
+    at: T + 30_000,
+    changes,
+    firing: changes.filter((c) => c.type === 'firing').map((c) => c.alert),
+    test: false,
+    ...over,
+  };
+}
+
+/**
+ * Slack's documented shape, checked by hand (not through our schema, so a wrong schema cannot
+ * hide a wrong message): https://docs.slack.dev/reference/block-kit/blocks and the message text.
+ */
+function expectSlackShape(m: SlackMessage) {
+  expect(m.text.length).to.be.within(1, 40_000);
+  expect(m.blocks.length).to.be.within(1, 50);
+  for (const b of m.blocks) {
+    if (b.type === 'header') {
+      expect(b.text.type).to.equal('plain_text');
+      expect(b.text.text.length).to.be.within(1, 150);
+    } else if (b.type === 'section') {
+      expect(b.text ?? b.fields, 'a section has text or fields').to.exist;
+      if (b.text) expect(b.text.text.length).to.be.within(1, 3000);
+      expect(b.fields?.length ?? 0).to.be.at.most(10);
+      for (const f of b.fields ?? []) expect(f.text.length).to.be.within(1, 2000);
+    } else {
+      expect(b.type).to.equal('context');
+      expect(b.elements.length).to.be.within(1, 10);
+      for (const e of b.elements) expect(e.text.length).to.be.within(1, 3000);
+    }
+  }
+}
+
+/** Every string Slack will parse for control characters. */
+function texts(m: SlackMessage): string[] {
+  const of = (b: SlackBlock): string[] =>
+    b.type === 'header'
+      ? [b.text.text]
+      : b.type === 'section'
+        ? [...(b.text ? [b.text.text] : []), ...(b.fields ?? []).map((f) => f.text)]
+        : b.elements.map((e) => e.text);
+  return [m.text, ...m.blocks.flatMap(of)];
+}
+
+function render(g: AlertGroup, clusterName?: string): SlackMessage {
+  const requests = slackAdapter({ webhookUrl: WEBHOOK, clusterName }).render(g);
+  expect(requests).to.have.length(1);
+  const [request] = requests;
+  expect(request?.url).to.equal(WEBHOOK);
+  expect(request?.key).to.equal(g.key);
+  const body = request?.body as SlackMessage;
+  expect(schemas.check('slack-message', body)).to.deep.equal({ ok: true });
+  expectSlackShape(body);
+  return body;
+}
+
+const section = (m: SlackMessage, i: number) => {
+  const b = m.blocks.filter((x) => x.type === 'section')[i];
+  if (b?.type !== 'section') throw new Error(`no section ${i}`);
+  return b;
+};
+const fieldsOf = (m: SlackMessage) =>
+  Object.fromEntries(
+    (section(m, 0).fields ?? []).map((f) => {
+      const [name = '', ...value] = f.text.split('\n');
+      return [name.replace(/\*/g, ''), value.join('\n')];
+    }),
+  );
+
+describe('Slack adapter', () => {
+  it('names itself and its schema, and sends no heartbeat', () => {
+    const adapter = slackAdapter({ webhookUrl: WEBHOOK });
+    expect(adapter.name).to.equal('slack');
+    expect(adapter.schema).to.equal('slack-message');
+    expect('heartbeat' in adapter).to.equal(false);
+    expect(adapter.render(group([]))).to.deep.equal([]);
+  });
+
+  it('says what failed, where, since when and which coordinator saw it', () => {
+    const m = render(group([firing(dead(3))]));
+    expect(m.text).to.equal(
+      ':red_circle: knh: worker-3 (10.0.0.3:8080) unreachable since 12:03:04 UTC ' +
+        '(last failure: timeout) — seen by coordinator worker-1 (10.0.0.1:8080)',
+    );
+    expect(m.blocks[0]).to.deep.equal({
+      type: 'header',
+      text: { type: 'plain_text', text: ':red_circle: worker-3 unreachable', emoji: true },
+    });
+    expect(fieldsOf(m)).to.deep.equal({
+      Node: 'worker-3',
+      'Pod address': '10.0.0.3:8080',
+      Since: `<!date^${UNIX}^{date_short_pretty} {time_secs}|12:03:04 UTC>`,
+      Coordinator: 'worker-1 (10.0.0.1:8080)',
+      Reason: 'timeout',
+    });
+    const context = m.blocks.at(-1);
+    expect(context?.type).to.equal('context');
+    expect(JSON.stringify(context)).to.include(`knh:10.0.0.3:8080:${T}`);
+  });
+
+  it('shows the date in the fallback when the problem began on another day', () => {
+    const m = render(group([firing(dead(3, { startsAt: T - 86_400_000 }))]));
+    expect(m.text).to.include('since 2025-05-05 12:03:04 UTC');
+  });
+
+  it('names the cluster when configured', () => {
+    const m = render(group([firing(dead(3))]), 'prod-eu');
+    expect(m.text).to.match(/^:red_circle: knh \(prod-eu\): worker-3/);
+    expect(m.blocks[0]).to.have.nested.property(
+      'text.text',
+      ':red_circle: prod-eu: worker-3 unreachable',
+    );
+  });
+
+  it('announces a recovery, with how long the node was down', () => {
+    const m = render(group([resolved(dead(3))], { firing: [] }));
+    expect(m.text).to.equal(
+      ':large_green_circle: knh: worker-3 (10.0.0.3:8080) recovered after 2 min ' +
+        '(unreachable since 12:03:04 UTC) — seen by coordinator worker-1 (10.0.0.1:8080)',
+    );
+    expect(m.blocks[0]).to.have.nested.property(
+      'text.text',
+      ':large_green_circle: worker-3 recovered',
+    );
+    const fields = fieldsOf(m);
+    expect(fields['Down for']).to.equal('2 min');
+    expect(fields.Recovered).to.equal(
+      `<!date^${UNIX + 125}^{date_short_pretty} {time_secs}|12:05:09 UTC>`,
+    );
+    expect(JSON.stringify(m.blocks.at(-1))).to.include('No alert firing now');
+  });
+
+  it('groups 30 failures into one message listing 20 nodes and counting the rest', () => {
+    const changes = Array.from({ length: 30 }, (_, i) => firing(dead(i + 3)));
+    const m = render(group(changes));
+    expect(m.text).to.match(
+      /^:red_circle: knh: 30 nodes unreachable since 12:03:04 UTC: worker-3, worker-4, .*worker-32 — seen by coordinator worker-1 \(10\.0\.0\.1:8080\)$/,
+    );
+    expect(m.blocks[0]).to.have.nested.property('text.text', ':red_circle: 30 nodes unreachable');
+    const list = section(m, 0).text?.text ?? '';
+    expect(list.split('\n')[0]).to.equal(
+      `*30 nodes unreachable* since <!date^${UNIX}^{date_short_pretty} {time_secs}|12:03:04 UTC>`,
+    );
+    expect(list.match(/^• /gm)).to.have.length(20);
+    expect(list).to.include('• *worker-22* `10.0.0.22:8080` — timeout');
+    expect(list).to.not.include('worker-23');
+    expect(list).to.match(/\n_and 10 more_$/);
+    expect(JSON.stringify(section(m, 1).fields)).to.include('worker-1 (10.0.0.1:8080)');
+    const keys = JSON.stringify(m.blocks.at(-1));
+    expect(keys).to.include(`knh:10.0.0.3:8080:${T}`).and.include('and 10 more');
+    expect(keys).to.include('30 alerts firing now');
+  });
+
+  it('describes a broken path: from where to where, and who still reaches the node', () => {
+    const m = render(group([firing(broken(4))]));
+    expect(m.text).to.equal(
+      ':large_orange_circle: knh: path from worker-1 to worker-4 (10.0.0.4:8080) broken since ' +
+        '12:03:04 UTC; reachable from worker-2, worker-5 — seen by coordinator worker-1 (10.0.0.1:8080)',
+    );
+    expect(section(m, 0).text?.text).to.include(
+      'is reachable from worker-2, worker-5, so it is up',
+    );
+    expect(fieldsOf(m)).to.include({
+      Path: 'worker-1 → worker-4',
+      'Reachable from': 'worker-2, worker-5',
+    });
+    // The key's `->` is escaped like any other text taken from the alert.
+    expect(JSON.stringify(m.blocks.at(-1))).to.include('8080-&gt;10.0.0.4');
+  });
+
+  it('puts firings and recoveries of one window in one message, one section each', () => {
+    const changes = [firing(dead(3)), firing(dead(4)), firing(broken(6)), resolved(dead(7))];
+    const m = render(group(changes));
+    expect(m.text.split('\n')).to.deep.equal([
+      ':red_circle: knh: 2 nodes unreachable, 1 path broken, 1 node recovered',
+      '2 nodes unreachable since 12:03:04 UTC: worker-3, worker-4',
+      '1 path broken since 12:03:04 UTC: worker-1 → worker-6',
+      '1 node recovered: worker-7',
+      'seen by coordinator worker-1 (10.0.0.1:8080)',
+    ]);
+    expect(m.blocks.filter((b) => b.type === 'section')).to.have.length(4);
+    expect(section(m, 2).text?.text).to.include('*worker-7* `10.0.0.7:8080` recovered after 2 min');
+  });
+
+  it('escapes Slack control characters in everything taken from an alert', () => {
+    const evil = dead(3, {
+      key: 'knh:<!everyone>:1',
+      peer: { id: 'x<@U1>@10.0.0.3', address: '10.0.0.3:8080', node_name: 'evil<!channel>&co' },
+      coordinator: { id: 'c<#C1>@10.0.0.1', address: '10.0.0.1:8080' },
+      reason: '<https://evil.example|click here> & more',
+    });
+    for (const g of [group([firing(evil)]), group([firing(evil), firing(dead(4))])]) {
+      const m = render(g);
+      for (const t of texts(m)) {
+        // Our only markup with angle brackets is the date token; nothing else may open one.
+        const rest = t.replace(/<!date\^\d+\^\{date_short_pretty\} \{time_secs\}\|[^<>|]+>/g, '');
+        expect(rest, t).to.not.match(/[<>]/);
+        expect(rest, t).to.not.match(/&(?!amp;|lt;|gt;)/);
+      }
+      expect(m.text).to.include('evil&lt;!channel&gt;&amp;co');
+    }
+  });
+
+  it('stays within Slack limits with huge names, reasons and groups', () => {
+    const huge = 'n'.repeat(5000);
+    const long = (n: number) =>
+      dead(n, {
+        key: `knh:${'k'.repeat(400)}:${n}`,
+        peer: { id: `${huge}@10.0.0.${n}`, address: `10.0.0.${n}:8080`, node_name: `${huge}<${n}` },
+        reason: '&'.repeat(100_000),
+      });
+    const single = render(group([firing(long(3))]));
+    expect(single.text).to.match(
+      /^:red_circle: knh: n{5000}&lt;3 \(10\.0\.0\.3:8080\) unreachable/,
+    );
+    expect(single.text.length).to.be.at.most(40_000);
+    const many = Array.from({ length: 500 }, (_, i) => firing(long(i)));
+    const paths = Array.from({ length: 300 }, (_, i) => firing(broken(i)));
+    const m = render(group([...many, ...paths, resolved(long(9))]));
+    expect(m.text.length).to.be.at.most(40_000);
+    expect(m.text.endsWith('…')).to.equal(true);
+    expect(texts(m).join('')).to.not.match(/&(?!amp;|lt;|gt;)/, 'no entity is cut in half');
+  });
+
+  it('labels a test group clearly as a test', () => {
+    const m = render(group([firing(dead(3))], { test: true }));
+    expect(m.text).to.match(
+      /^:test_tube: \[TEST\] knh: worker-3 .* — a test alert, not a real problem$/,
+    );
+    expect(m.blocks[0]).to.have.nested.property(
+      'text.text',
+      ':test_tube: [TEST] worker-3 unreachable',
+    );
+    expect(section(m, 0).text?.text).to.include('*Test alert*').and.include('nothing is wrong');
+    const bare = render(group([], { test: true, key: `knh:test:${T}` }));
+    expect(bare.text).to.include('[TEST]').and.include('nothing is wrong');
+  });
+
+  it('has a schema that rejects what Slack rejects', () => {
+    const ok = render(group([firing(dead(3))]));
+    const bad: unknown[] = [
+      { blocks: ok.blocks },
+      { ...ok, text: 'x'.repeat(40_001) },
+      { ...ok, blocks: Array.from({ length: 51 }, () => ok.blocks[0]) },
+      { ...ok, blocks: [{ type: 'header', text: { type: 'plain_text', text: 'x'.repeat(151) } }] },
+      { ...ok, blocks: [{ type: 'header', text: { type: 'mrkdwn', text: 'x' } }] },
+      { ...ok, blocks: [{ type: 'section' }] },
+      { ...ok, blocks: [{ type: 'section', text: { type: 'mrkdwn', text: 'x'.repeat(3001) } }] },
+      { ...ok, blocks: [{ type: 'context', elements: [] }] },
+    ];
+    for (const b of bad)
+      expect(schemas.check('slack-message', b).ok, JSON.stringify(b).slice(0, 80)).to.equal(false);
+  });
+
+  it('escapes and cuts text without splitting an entity', () => {
+    expect(escapeSlack('a<b>&c')).to.equal('a&lt;b&gt;&amp;c');
+    expect(fit('&&&&', 10)).to.equal('&amp;…');
+    expect(fit('abc', 3)).to.equal('abc');
+    for (let max = 1; max < 30; max += 1) {
+      const out = fit('<&>'.repeat(20), max);
+      expect(out.length).to.be.at.most(max);
+      expect(out.replace(/&(amp|lt|gt);/g, '')).to.match(/^[^&]*…$/);
+    }
+  });
+});

@@ -1,0 +1,295 @@
+// The generic webhook receiver: every body valid against alert-webhook, auth on every request.
+import { expect } from 'chai';
+import type { Alert, AlertChange, AlertGroup } from '../../src/receivers/alert.js';
+import {
+  webhookAdapter,
+  type WebhookAlertBody,
+  type WebhookHeartbeatBody,
+} from '../../src/receivers/webhook.js';
+import { loadSchemas } from '../../src/wire/schemas.js';
+
+const schemas = loadSchemas();
+
+function expectValid(body: unknown, what: string) {
+  expect(schemas.check('alert-webhook', body), `${what}: ${JSON.stringify(body)}`).to.deep.equal({
+    ok: true,
+  });
+}
+
+const T0 = Date.UTC(2025, 4, 1, 12, 0, 0);
+const URL_ = 'https://hooks.example.internal/knh';
+const coordinator = { id: 'worker-9@10.0.0.9', address: '10.0.0.9:8080' };
+
+function deadAlert(n: number, endsAt: number | null = null): Alert {
+  return {
+    key: `knh:10.0.0.${n}:8080:${T0}`,
+    kind: 'peer_dead',
+    peer: { id: `worker-${n}@10.0.0.${n}`, address: `10.0.0.${n}:8080`, node_name: `worker-${n}` },
+    coordinator,
+    reason: 'refused (ECONNREFUSED) after 3 attempts',
+    path: null,
+    startsAt: T0,
+    endsAt,
+  };
+}
+
+const pathAlert: Alert = {
+  key: `knh:10.0.0.9:8080->10.0.0.4:8080:${T0}`,
+  kind: 'path_broken',
+  peer: { id: 'worker-4@10.0.0.4', address: '10.0.0.4:8080', node_name: 'worker-4' },
+  coordinator,
+  reason: 'timeout after 3 attempts',
+  path: {
+    from: 'worker-9@10.0.0.9',
+    to: 'worker-4@10.0.0.4',
+    witnesses: ['worker-1@10.0.0.1', 'worker-2@10.0.0.2'],
+  },
+  startsAt: T0,
+  endsAt: null,
+};
+
+function group(changes: AlertChange[], firing: Alert[], test = false): AlertGroup {
+  const [first] = changes;
+  return { key: first?.alert.key ?? 'knh:test', at: T0 + 5_000, changes, firing, test };
+}
+
+function renderOne(g: AlertGroup, options: { cluster?: string } = {}) {
+  const requests = webhookAdapter({ url: URL_, ...options }).render(g);
+  expect(requests).to.have.length(1);
+  const [request] = requests;
+  if (!request) throw new Error('no request');
+  expect(request.url).to.equal(URL_);
+  expect(request.key).to.equal(g.key);
+  return request.body as WebhookAlertBody;
+}
+
+describe('webhookAdapter', () => {
+  it('is the webhook receiver validated against alert-webhook', () => {
+    const adapter = webhookAdapter({ url: URL_ });
+    expect(adapter.name).to.equal('webhook');
+    expect(adapter.schema).to.equal('alert-webhook');
+    expect(schemas.names).to.include(adapter.schema);
+  });
+
+  it('renders a firing alert', () => {
+    const alert = deadAlert(3);
+    const body = renderOne(group([{ type: 'firing', alert }], [alert]), { cluster: 'prod-eu' });
+    expectValid(body, 'firing');
+    expect(body).to.deep.equal({
+      version: 1,
+      type: 'alert',
+      group_key: alert.key,
+      timestamp: '2025-05-01T12:00:05.000Z',
+      cluster: 'prod-eu',
+      status: 'firing',
+      changes: [
+        {
+          status: 'firing',
+          key: alert.key,
+          kind: 'peer_dead',
+          node_name: 'worker-3',
+          peer_id: 'worker-3@10.0.0.3',
+          address: '10.0.0.3:8080',
+          starts_at: '2025-05-01T12:00:00.000Z',
+          ends_at: null,
+          coordinator,
+          reason: 'refused (ECONNREFUSED) after 3 attempts',
+          path: null,
+        },
+      ],
+      firing: body.changes,
+      summary:
+        '[prod-eu] Node worker-3 (10.0.0.3:8080) is down (refused (ECONNREFUSED) after 3 attempts); 1 alert firing.',
+    });
+  });
+
+  it('renders a resolution, with when it ended', () => {
+    const alert = deadAlert(3, T0 + 60_000);
+    const body = renderOne(group([{ type: 'resolved', alert }], []));
+    expectValid(body, 'resolved');
+    expect(body.status).to.equal('resolved');
+    expect(body).to.not.have.property('cluster');
+    expect(body.changes[0]).to.include({
+      status: 'resolved',
+      ends_at: '2025-05-01T12:01:00.000Z',
+    });
+    expect(body.firing).to.deep.equal([]);
+    expect(body.summary).to.equal('Node worker-3 (10.0.0.3:8080) is back up; no alerts firing.');
+  });
+
+  it('is firing when any change in a mixed group fires', () => {
+    const a = deadAlert(3, T0 + 1_000);
+    const b = deadAlert(4);
+    const body = renderOne(
+      group(
+        [
+          { type: 'resolved', alert: a },
+          { type: 'firing', alert: b },
+        ],
+        [b],
+      ),
+    );
+    expectValid(body, 'mixed');
+    expect(body.status).to.equal('firing');
+    expect(body.summary).to.equal('1 node down, 1 node back up; 1 alert firing.');
+  });
+
+  it('renders a group of 30 in one message with a short summary', () => {
+    const alerts = Array.from({ length: 30 }, (_, i) => deadAlert(i + 10));
+    const body = renderOne(
+      group(
+        alerts.map((alert) => ({ type: 'firing' as const, alert })),
+        [...alerts, pathAlert],
+      ),
+    );
+    expectValid(body, 'group of 30');
+    expect(body.changes).to.have.length(30);
+    expect(body.firing).to.have.length(31);
+    expect(body.changes.map((c) => c.key)).to.deep.equal(alerts.map((a) => a.key));
+    expect(body.summary).to.equal('30 nodes down; 31 alerts firing.');
+  });
+
+  it('renders a broken path with who cannot reach whom and who can', () => {
+    const body = renderOne(group([{ type: 'firing', alert: pathAlert }], [pathAlert]));
+    expectValid(body, 'path');
+    expect(body.changes[0]).to.deep.include({
+      kind: 'path_broken',
+      path: {
+        from: 'worker-9@10.0.0.9',
+        to: 'worker-4@10.0.0.4',
+        witnesses: ['worker-1@10.0.0.1', 'worker-2@10.0.0.2'],
+      },
+    });
+    expect(body.summary).to.equal(
+      'The path from worker-9@10.0.0.9 to node worker-4 (10.0.0.4:8080) is broken (2 other nodes reach it); 1 alert firing.',
+    );
+  });
+
+  it('marks a test alert as a test', () => {
+    const alert = { ...deadAlert(7), key: `knh:test:${T0}` };
+    const body = renderOne(group([{ type: 'firing', alert }], [], true), { cluster: 'prod-eu' });
+    expectValid(body, 'test');
+    expect(body.type).to.equal('test');
+    expect(body.summary).to.match(/^\[prod-eu\] Test alert from knh, not a real problem: /);
+  });
+
+  it('clips a long reason to stay within the schema', () => {
+    const alert = { ...deadAlert(3), reason: 'x'.repeat(5_000) };
+    const body = renderOne(group([{ type: 'firing', alert }], [alert]));
+    expectValid(body, 'long reason');
+    expect(body.changes[0]?.reason).to.have.length(1000);
+    expect(body.summary).to.have.length.at.most(1000);
+  });
+
+  it('sends heartbeats only when asked to', () => {
+    const silent = webhookAdapter({ url: URL_ });
+    expect('heartbeat' in silent || 'heartbeatMs' in silent).to.equal(false);
+    const adapter = webhookAdapter({ url: URL_, heartbeatMs: 60_000, cluster: 'prod-eu' });
+    expect(adapter.heartbeatMs).to.equal(60_000);
+    const quiet = adapter.heartbeat?.([], T0);
+    const busy = adapter.heartbeat?.([deadAlert(3), pathAlert], T0 + 60_000);
+    expect(quiet).to.have.length(1);
+    expect(busy).to.have.length(1);
+    const q = quiet?.[0];
+    const b = busy?.[0];
+    expect(q?.url).to.equal(URL_);
+    expect(q?.key).to.not.equal(b?.key);
+    expectValid(q?.body, 'heartbeat');
+    expectValid(b?.body, 'heartbeat while firing');
+    expect(q?.body).to.deep.equal({
+      version: 1,
+      type: 'heartbeat',
+      timestamp: '2025-05-01T12:00:00.000Z',
+      cluster: 'prod-eu',
+      firing_count: 0,
+      summary: '[prod-eu] knh is watching: no alerts firing.',
+    } satisfies WebhookHeartbeatBody);
+    expect((b?.body as WebhookHeartbeatBody).firing_count).to.equal(2);
+  });
+
+  it('puts the current auth header on every request', () => {
+    let token = 'Bearer one';
+    let calls = 0;
+    const adapter = webhookAdapter({
+      url: URL_,
+      heartbeatMs: 1_000,
+      auth: () => {
+        calls++;
+        return { Authorization: token };
+      },
+    });
+    const alert = deadAlert(3);
+    const g = group([{ type: 'firing', alert }], [alert]);
+    const first = [...adapter.render(g), ...(adapter.heartbeat?.([alert], T0) ?? [])];
+    expect(first.map((r) => r.headers)).to.deep.equal([
+      { Authorization: 'Bearer one' },
+      { Authorization: 'Bearer one' },
+    ]);
+    token = 'Bearer two';
+    const second = [...adapter.render(g), ...(adapter.heartbeat?.([alert], T0 + 1_000) ?? [])];
+    expect(second.map((r) => r.headers)).to.deep.equal([
+      { Authorization: 'Bearer two' },
+      { Authorization: 'Bearer two' },
+    ]);
+    expect(calls).to.equal(4);
+  });
+
+  it('sends no auth header when none is configured', () => {
+    const alert = deadAlert(3);
+    const [request] = webhookAdapter({ url: URL_ }).render(group([{ type: 'firing', alert }], []));
+    expect(request?.headers).to.equal(undefined);
+  });
+
+  it('refuses options a config loader should have refused', () => {
+    expect(() => webhookAdapter({ url: 'not a url' })).to.throw(/not a URL/);
+    expect(() => webhookAdapter({ url: 'ftp://example.com/' })).to.throw(/http or https/);
+    expect(() => webhookAdapter({ url: URL_, heartbeatMs: 0 })).to.throw(/positive integer/);
+    expect(() => webhookAdapter({ url: URL_, cluster: '' })).to.throw(/cluster/);
+  });
+});
+
+describe('schemas/alert-webhook', () => {
+  const alert = deadAlert(3);
+  const valid = () =>
+    webhookAdapter({ url: URL_ }).render(group([{ type: 'firing', alert }], [alert]))[0]
+      ?.body as WebhookAlertBody;
+
+  it('refuses bodies that are neither an alert group nor a heartbeat', () => {
+    const base = valid();
+    const [change] = base.changes;
+    if (!change) throw new Error('no change');
+    const bad: [string, unknown][] = [
+      ['an extra property', { ...base, extra: 1 }],
+      ['an extra property in a change', { ...base, changes: [{ ...change, extra: 1 }] }],
+      ['a missing ends_at', { ...base, changes: [{ ...change, ends_at: undefined }] }],
+      ['an unknown kind', { ...base, changes: [{ ...change, kind: 'node_sad' }] }],
+      ['a heartbeat type on an alert', { ...base, type: 'heartbeat' }],
+      ['another version', { ...base, version: 2 }],
+      ['a bad timestamp', { ...base, timestamp: 'yesterday' }],
+      ['an empty summary', { ...base, summary: '' }],
+      ['a summary too long', { ...base, summary: 'x'.repeat(1001) }],
+      ['too many changes', { ...base, changes: Array.from({ length: 10_001 }, () => change) }],
+      [
+        'a heartbeat with changes',
+        {
+          version: 1,
+          type: 'heartbeat',
+          timestamp: base.timestamp,
+          firing_count: 0,
+          summary: 'x',
+          changes: [],
+        },
+      ],
+      [
+        'a heartbeat without a count',
+        { version: 1, type: 'heartbeat', timestamp: base.timestamp, summary: 'x' },
+      ],
+    ];
+    expectValid(base, 'base');
+    for (const [what, body] of bad) {
+      expect(schemas.check('alert-webhook', JSON.parse(JSON.stringify(body))).ok, what).to.equal(
+        false,
+      );
+    }
+  });
+});
