@@ -1,11 +1,8 @@
 // Composition root: config → adapters → wiring → start; signals and orderly shutdown.
 import { hostname } from 'node:os';
 import { AlertHold } from './alerts/alert-hold.js';
-import { axiosPoster } from './alerts/axios-poster.js';
-import { dryRunPoster } from './alerts/dry-run-poster.js';
-import { Notifier } from './alerts/notifier.js';
+import { outbound } from './alerts/outbound.js';
 import { Reporter } from './alerts/reporter.js';
-import { WebhookQueue } from './alerts/webhook-queue.js';
 import { loadConfig, type Config } from './config/load.js';
 import { processLogger } from './logging.js';
 import { waitAtMost, type Clock, type TimerHandle } from './core/clock.js';
@@ -33,11 +30,8 @@ import { assembleStatus } from './status/assemble.js';
 import { EventLog } from './status/event-log.js';
 import { statusRouter } from './status/status-routes.js';
 import { sayGoodbye } from './shutdown/goodbye.js';
-import { AlertDispatcher } from './receivers/dispatcher.js';
-import { alertOf } from './receivers/lifecycle.js';
-import { buildAdapters } from './receivers/receivers.js';
+import { succession } from './receivers/succession.js';
 import { testAlertRouter } from './receivers/test-alert-route.js';
-import { peerStatusPayload } from './alerts/payloads.js';
 import { judgementEntry, viewChanges } from './status/event-feed.js';
 import { loadSchemas } from './wire/schemas.js';
 
@@ -53,10 +47,6 @@ export interface NodeDeps {
   logger: Logger;
   clock?: Clock;
   peerSource?: PeerSource;
-}
-
-function partition<T>(items: readonly T[], pred: (item: T) => boolean): [T[], T[]] {
-  return [items.filter(pred), items.filter((i) => !pred(i))];
 }
 
 /** How long a peer that left in order is left alone before it is probed again. */
@@ -112,54 +102,14 @@ export async function startNode(config: Config, deps: NodeDeps): Promise<Running
     // A failed heartbeat to a live peer gets it probed at once, not at the next round.
     onFailure: (address) => rounds.probeSoon(address),
   });
-  if (config.dryRun) {
-    logger.warn({ event: 'dry-run' }, 'DRY_RUN=true: webhooks are logged, not sent');
-  }
-  const poster = config.dryRun
-    ? dryRunPoster(logger.child({ component: 'webhooks' }))
-    : axiosPoster(`knh/${VERSION}`);
-  const notifier = new Notifier({
-    schemas,
-    peerStatusUrl: config.peerStatusUrl,
-    clusterStatusUrl: config.clusterStatusUrl,
-    logger: logger.child({ component: 'webhooks' }),
-    makeQueue: (url) =>
-      new WebhookQueue({
-        url,
-        poster,
-        clock,
-        logger: logger.child({ component: 'webhooks' }),
-        timeoutMs: config.webhookTimeoutMs,
-        retryForMs: config.webhookRetryForMs,
-        maxSize: config.webhookQueueSize,
-        onSettled: (kind, outcome) => metrics.webhooks.settled(kind, outcome),
-      }),
-  });
-  const dispatcher = new AlertDispatcher({
-    adapters: buildAdapters(config, clock, logger.child({ component: 'receivers' })),
+  const { notifier, dispatcher } = outbound({
+    config,
     schemas,
     clock,
-    logger: logger.child({ component: 'receivers' }),
-    holdDownMs: config.alertHoldDownMs,
-    groupWaitMs: config.alertGroupWaitMs,
-    makeQueue: (url) =>
-      new WebhookQueue({
-        url,
-        poster,
-        clock,
-        logger: logger.child({ component: 'receivers' }),
-        timeoutMs: config.webhookTimeoutMs,
-        retryForMs: config.webhookRetryForMs,
-        maxSize: config.webhookQueueSize,
-        onSettled: (kind, outcome) => metrics.webhooks.settled(kind, outcome),
-      }),
+    logger,
+    userAgent: `knh/${VERSION}`,
+    onSettled: (kind, outcome) => metrics.webhooks.settled(kind, outcome),
   });
-  if (dispatcher.enabled) {
-    logger.info(
-      { event: 'receivers', receivers: dispatcher.receivers },
-      `alerts also go to ${dispatcher.receivers.join(', ')}`,
-    );
-  }
   const reporter = new Reporter({
     onSent: (payload) => dispatcher.onPeerStatus(payload),
     notifier,
@@ -185,7 +135,7 @@ export async function startNode(config: Config, deps: NodeDeps): Promise<Running
     records: () => (rounds.running ? rounds.snapshot() : []),
     selfSuspicion: () => (rounds.running ? rounds.selfSuspicion : null),
     election: () => election,
-    webhooksPending: () => notifier.pending,
+    webhooksPending: () => notifier.pending + dispatcher.pending,
   });
   const rounds = new ProbeRounds({
     self,
@@ -241,7 +191,9 @@ export async function startNode(config: Config, deps: NodeDeps): Promise<Running
       rounds.stop();
     },
     maintenance: () => [...book.all()],
-    alerts: () => (dispatcher.enabled ? dispatcher.firing() : []),
+    // A follower hands on what its coordinator shared (to a restarted node taking over).
+    alerts: () =>
+      !dispatcher.enabled ? [] : rounds.running ? dispatcher.shared() : election.inheritedAlerts(),
     onMaintenance: (windows) => book.merge(windows, clock.now()),
     onFollowedView: (views) => {
       for (const e of viewChanges(followed?.views ?? views, views))
@@ -256,6 +208,20 @@ export async function startNode(config: Config, deps: NodeDeps): Promise<Running
     },
     onLeading: () => {
       rounds.start(election.inherited(clock.now()));
+      // The alerts still firing at the other receivers: as the predecessor shared them (with their
+      // grouped pages), and any other peer inherited dead whose peer_dead went out (one still
+      // undelivered or held comes through the reporter when it goes). First, so that the
+      // reporter's re-sends below find them and do not page again.
+      const { carried, over } = succession({
+        inherited: election.inheritedAlerts(),
+        records: rounds.snapshot(),
+        undelivered: election.inheritedUndelivered(),
+        self,
+        epoch: election.epoch,
+        now: clock.now(),
+      });
+      dispatcher.startLeading(carried);
+      dispatcher.resolveInherited(over);
       reporter.startLeading(
         {
           epoch: () => election.epoch,
@@ -265,37 +231,6 @@ export async function startNode(config: Config, deps: NodeDeps): Promise<Running
         },
         election.inheritedUndelivered(),
       );
-      // The alerts still firing: as the predecessor shared them (with their grouped pages), and any
-      // other peer inherited dead. Alertmanager keeps getting them re-posted.
-      const dead = new Set(
-        rounds
-          .snapshot()
-          .filter((r) => r.health === 'dead')
-          .map((r) => r.address),
-      );
-      const [still, over] = partition(
-        election.inheritedAlerts(),
-        (a) => a.kind === 'peer_dead' && dead.has(a.peer.address),
-      );
-      dispatcher.resolveInherited(over);
-      dispatcher.startLeading([
-        ...still,
-        ...rounds
-          .snapshot()
-          .filter((r) => r.health === 'dead' && r.alerted)
-          .map((record) =>
-            alertOf(
-              peerStatusPayload({
-                record,
-                event: 'peer_dead',
-                incidentMs: record.sinceMs,
-                coordinator: self,
-                epoch: election.epoch,
-                now: clock.now(),
-              }),
-            ),
-          ),
-      ]);
       // This node was reported dead and is back (a restart): it resolves its own incident.
       const own = election.inheritedSelf();
       if (own?.health === 'dead' && own.alerted) reporter.selfRecovered(own);
@@ -313,6 +248,7 @@ export async function startNode(config: Config, deps: NodeDeps): Promise<Running
     present = next;
     rounds.setPeers(next);
     election.setPeers(next);
+    dispatcher.reconcile(next);
   };
   /** A departed peer that speaks again (it restarted) takes part again. */
   const returned = (address: string) => {
@@ -523,6 +459,8 @@ export async function startNode(config: Config, deps: NodeDeps): Promise<Running
         stopWaiting();
         if (maintenanceTimer) clock.clearTimeout(maintenanceTimer);
         // A coordinator first hands its latest verdicts, undelivered events and windows over.
+        // What is in the receivers' grouping window goes out first, so what it shares is as sent.
+        dispatcher.flushNow();
         if (election.role === 'coordinator') await election.shareNow(300);
         const epoch = election.epoch;
         const wasStarted = election.started;

@@ -11,12 +11,16 @@ export interface WebhookEvent {
   /** Logged with every outcome, e.g. the dedup key. */
   key: string;
   body: unknown;
+  /** What logs show of the body when it differs (secrets redacted); default: the body. */
+  logged?: unknown;
   /** Told how the event ended: delivered, or why not. */
   onSettled?(outcome: DeliveryOutcome): void;
 }
 
 export interface WebhookQueueOptions {
   url: string;
+  /** The URL as logs show it, when the URL holds a secret (a Slack webhook's path); default: url. */
+  logUrl?: string;
   poster: Poster;
   clock: Clock;
   logger: Logger;
@@ -76,14 +80,22 @@ export class WebhookQueue {
       const [dropped] = this.queue.splice(firstWaiting, 1);
       this.settle(dropped, 'dropped');
       this.opts.logger.error(
-        { url: this.opts.url, key: dropped?.key, kind: dropped?.kind, body: dropped?.body },
+        {
+          url: this.opts.logUrl ?? this.opts.url,
+          key: dropped?.key,
+          kind: dropped?.kind,
+          body: dropped ? (dropped.logged ?? dropped.body) : undefined,
+        },
         'webhook queue full: dropped the oldest undelivered event',
       );
     }
     this.queue.push({ ...event, firstTryMs: null });
     if (!this.busy) {
       this.idle = this.run().catch((err: unknown) =>
-        this.opts.logger.error({ err, url: this.opts.url }, 'BUG: webhook delivery loop failed'),
+        this.opts.logger.error(
+          { err, url: this.opts.logUrl ?? this.opts.url },
+          'BUG: webhook delivery loop failed',
+        ),
       );
     }
   }
@@ -104,7 +116,7 @@ export class WebhookQueue {
       for (let head = this.queue[0]; head; head = this.queue[0]) {
         head.firstTryMs ??= clock.now();
         const result = await poster.post(url, head.body, this.opts.timeoutMs, head.headers);
-        const log = { url, key: head.key, kind: head.kind };
+        const log = { url: this.opts.logUrl ?? url, key: head.key, kind: head.kind };
         if (result.ok) {
           this.finish('delivered');
           backoff = minBackoff;
@@ -115,7 +127,7 @@ export class WebhookQueue {
           this.finish('rejected');
           backoff = minBackoff; // the receiver is up: the next event starts afresh
           logger.error(
-            { ...log, detail: result.detail, body: head.body },
+            { ...log, detail: result.detail, body: head.logged ?? head.body },
             'webhook rejected by receiver; not retried',
           );
           continue;
@@ -123,7 +135,7 @@ export class WebhookQueue {
         if (clock.now() - head.firstTryMs + backoff > this.opts.retryForMs) {
           this.finish('given-up');
           logger.error(
-            { ...log, detail: result.detail, body: head.body },
+            { ...log, detail: result.detail, body: head.logged ?? head.body },
             'webhook given up after retries',
           );
           continue;

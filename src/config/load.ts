@@ -2,6 +2,7 @@
 import { isIP } from 'node:net';
 import { canonicalAddress, canonicalIp, formatAddress, nodeId } from '../core/node-ref.js';
 import { parseDuration } from './duration.js';
+import { checkHeaderName } from '../receivers/auth-file.js';
 import { SETTINGS, type Setting, type SettingName } from './settings.js';
 
 export type LogLevel = 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace' | 'silent';
@@ -152,7 +153,8 @@ export function loadConfig(
     }
     const parsed = parseValue(setting, raw);
     if ('error' in parsed) {
-      errors.push(`${source ?? setting.env}=${JSON.stringify(raw)}: ${parsed.error}`);
+      const shown = setting.secret ? '<not shown: a secret>' : JSON.stringify(raw);
+      errors.push(`${source ?? setting.env}=${shown}: ${parsed.error}`);
       values.set(name, null);
     } else {
       values.set(name, parsed.value);
@@ -193,7 +195,7 @@ export function loadConfig(
   const routingKey = str('PAGERDUTY_ROUTING_KEY');
   if (routingKey !== null && !/^\S{32}$/.test(routingKey)) {
     errors.push(
-      `PAGERDUTY_ROUTING_KEY: expected the 32-character integration key of a PagerDuty Events API v2 integration (got ${routingKey.length} characters)`,
+      `PAGERDUTY_ROUTING_KEY=<${routingKey.length} characters, not shown>: expected the 32-character integration key of a PagerDuty Events API v2 integration`,
     );
   }
   if (values.get('ALERT_WEBHOOK_AUTH_FILE') && !values.get('ALERT_WEBHOOK_URL')) {
@@ -201,10 +203,20 @@ export function loadConfig(
       'ALERT_WEBHOOK_AUTH_FILE is set but ALERT_WEBHOOK_URL is not: set both, or neither',
     );
   }
-  if (!/^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/.test(str('ALERT_WEBHOOK_AUTH_HEADER') ?? 'Authorization')) {
+  const headerProblem = checkHeaderName(str('ALERT_WEBHOOK_AUTH_HEADER') ?? 'Authorization');
+  if (headerProblem) {
     errors.push(
-      `ALERT_WEBHOOK_AUTH_HEADER=${JSON.stringify(str('ALERT_WEBHOOK_AUTH_HEADER'))}: expected an HTTP header name (letters, digits, -)`,
+      `ALERT_WEBHOOK_AUTH_HEADER=${JSON.stringify(str('ALERT_WEBHOOK_AUTH_HEADER'))}: ${headerProblem}; expected a header name such as Authorization or X-Api-Key`,
     );
+  }
+  if (num('ALERT_WEBHOOK_HEARTBEAT') > 0 && !values.get('ALERT_WEBHOOK_URL')) {
+    errors.push(
+      'ALERT_WEBHOOK_HEARTBEAT is set but ALERT_WEBHOOK_URL is not: the heartbeat goes there',
+    );
+  }
+  const cluster = str('CLUSTER_NAME');
+  if (cluster !== null && cluster.length > 253) {
+    errors.push(`CLUSTER_NAME=<${cluster.length} characters>: expected at most 253 characters`);
   }
   if (num('MAX_MEMORY_USAGE') === 0) {
     errors.push('MAX_MEMORY_USAGE=0: expected -1 (off) or a limit in MiB from 1 to 1048576');

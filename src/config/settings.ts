@@ -24,6 +24,8 @@ export interface Setting {
   description: string;
   /** Where it came from: KNH, or new in knh. */
   origin: 'KNH' | 'knh';
+  /** Holds a secret: error messages do not repeat its value. */
+  secret?: boolean;
 }
 
 const duration = (minMs: number, maxMs: number): SettingKind => ({
@@ -253,6 +255,7 @@ export const SETTINGS = [
   {
     env: 'SLACK_WEBHOOK_URL',
     type: { kind: 'url' },
+    secret: true,
     description:
       'Slack incoming webhook: a readable message when nodes fail (grouped), and when they recover.',
     origin: 'knh',
@@ -267,6 +270,7 @@ export const SETTINGS = [
   {
     env: 'PAGERDUTY_ROUTING_KEY',
     type: { kind: 'string' },
+    secret: true,
     description:
       'PagerDuty Events API v2 integration key: trigger and resolve with a stable `dedup_key`; failures at once are one incident.',
     origin: 'knh',

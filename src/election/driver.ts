@@ -224,6 +224,7 @@ export class ElectionDriver {
         peers: this.opts.view(),
         undelivered: this.opts.undelivered(),
         ...withWindows,
+        ...alertsToShare(this.opts.alerts?.() ?? []),
       };
     }
     return { ...reply.reply, ...withWindows };
@@ -333,6 +334,7 @@ export class ElectionDriver {
     }
     this.inheritedView = best.peers;
     this.inheritedEvents = best.undelivered ?? [];
+    this.inheritedAlertList = best.alerts ?? [];
     const leader = best.coordinator;
     if (leader && leader.address !== this.opts.self.address) this.lastLeader = leader;
   }

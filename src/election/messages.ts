@@ -3,6 +3,7 @@ import type { NodeRef } from '../core/node-ref.js';
 import type { PeerStatusPayload } from '../alerts/payloads.js';
 import type { PeerView } from '../prober/verdict.js';
 import type { MaintenanceWindow } from '../maintenance/windows.js';
+import type { Alert } from '../receivers/alert.js';
 
 /** POST /election: "I am holding an election; are you, a higher-ranked node, alive?" */
 export interface ElectionRequest {
@@ -34,4 +35,6 @@ export interface AnnouncementReply {
   undelivered?: PeerStatusPayload[];
   /** The maintenance windows the receiver knows. */
   maintenance?: MaintenanceWindow[];
+  /** stale-epoch: the alerts firing at the other receivers, as last shared with the receiver. */
+  alerts?: Alert[];
 }

@@ -25,7 +25,7 @@ export class WebhookMetrics {
   constructor(registry: Registry, pending: () => number) {
     this.deliveries = new Counter({
       name: 'knh_webhook_deliveries_total',
-      help: 'Webhook events that left the queue, by kind (peer-status, cluster-status) and outcome: delivered, given-up (retried too long), rejected (4xx, not retried), dropped (queue full), superseded (a newer cluster status replaced it).',
+      help: 'Webhook events that left the queue, by kind (peer-status, cluster-status, slack, alertmanager, pagerduty, webhook) and outcome: delivered, given-up (retried too long), rejected (4xx other than 429, not retried), dropped (queue full), superseded (a newer cluster status replaced it).',
       labelNames: ['kind', 'outcome'],
       registers: [registry],
     });

@@ -24,6 +24,8 @@ export interface Alert {
    * page). Shared with the followers, so a successor resolves the grouped page too.
    */
   group?: string;
+  /** Shared by a coordinator before it was sent (still in the grouping window). */
+  unsent?: boolean;
 }
 
 export interface AlertChange {

@@ -27,7 +27,7 @@ const RESERVED = new Set([
   'expect',
 ]);
 
-function checkHeaderName(name: string): string | null {
+export function checkHeaderName(name: string): string | null {
   if (name.length === 0 || name.length > 256 || !TOKEN.test(name)) {
     return `auth header name ${JSON.stringify(name.slice(0, 256))} is not an HTTP token`;
   }

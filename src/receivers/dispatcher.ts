@@ -5,6 +5,7 @@
 import type { Clock, TimerHandle } from '../core/clock.js';
 import type { Logger } from '../core/logger.js';
 import type { PeerStatusPayload } from '../alerts/payloads.js';
+import { redactBody } from '../alerts/redact.js';
 import type { WebhookEvent, WebhookQueue } from '../alerts/webhook-queue.js';
 import type { SchemaName, SchemaRegistry } from '../wire/schemas.js';
 import type { Alert, AlertGroup, ReceiverAdapter, ReceiverRequest } from './alert.js';
@@ -29,6 +30,8 @@ export class AlertDispatcher {
   private timer: TimerHandle | null = null;
   private readonly heartbeats: TimerHandle[] = [];
   private leading = false;
+  /** Keys of the firing alerts that went out (their group was flushed). */
+  private readonly notified = new Set<string>();
 
   constructor(private readonly opts: DispatcherOptions) {
     this.lifecycle = new AlertLifecycle(opts.holdDownMs);
@@ -48,6 +51,19 @@ export class AlertDispatcher {
     return this.lifecycle.firingAlerts();
   }
 
+  /**
+   * The firing alerts to share with followers: those not yet sent (still in the grouping window)
+   * are marked `unsent`, so a successor sends them rather than taking them as paged.
+   */
+  shared(): Alert[] {
+    return this.firing().map((a) => (this.notified.has(a.key) ? a : { ...a, unsent: true }));
+  }
+
+  /** Events waiting in the receivers' queues. */
+  get pending(): number {
+    return [...this.queues.values()].reduce((n, q) => n + q.pending, 0);
+  }
+
   /** A peer-status event went to KNH's webhook: the same problem, for every other receiver. */
   onPeerStatus(payload: PeerStatusPayload): void {
     if (!this.enabled) return;
@@ -58,7 +74,19 @@ export class AlertDispatcher {
 
   /** This node leads: it starts from the alerts still firing, and sends heartbeats. */
   startLeading(firing: readonly Alert[]): void {
-    this.lifecycle.adopt(firing);
+    this.reset();
+    const now = this.opts.clock.now();
+    const sent = firing.filter((a) => !a.unsent).map(({ unsent: _, ...a }) => a);
+    const unsent = firing.filter((a) => a.unsent).map(({ unsent: _, ...a }) => a);
+    this.lifecycle.adopt(sent);
+    for (const a of sent) this.notified.add(a.key);
+    // Decided by the predecessor but not sent yet when it went: this node sends them.
+    this.lifecycle.adopt(unsent);
+    this.grouper.add(
+      unsent.map((alert) => ({ type: 'firing' as const, alert })),
+      now,
+    );
+    this.schedule();
     this.leading = true;
     for (const adapter of this.opts.adapters) {
       const every = adapter.heartbeatMs;
@@ -93,10 +121,42 @@ export class AlertDispatcher {
     this.schedule();
   }
 
-  stopLeading(): void {
+  /** Changes still in the grouping window go out now (before sharing, when handing over). */
+  flushNow(): void {
     if (this.leading) this.flush(true);
+  }
+
+  /**
+   * Stops heartbeats, sends what is in the grouping window, and forgets the alerts: the next
+   * coordinator owns them now (this node starts again from what it is handed, should it lead).
+   */
+  stopLeading(): void {
+    this.flushNow();
     this.leading = false;
+    this.reset();
+  }
+
+  /**
+   * Peers no longer discovered (deleted, re-addressed): their alerts are resolved, or they would
+   * fire forever.
+   */
+  reconcile(present: readonly string[]): void {
+    if (!this.leading) return;
+    const here = new Set(present);
+    const gone = this.firing().filter((a) => !here.has(a.peer.address));
+    if (gone.length === 0) return;
+    const now = this.opts.clock.now();
+    this.grouper.add(this.lifecycle.drop(new Set(gone.map((a) => a.key)), now), now);
+    this.schedule();
+  }
+
+  private reset(): void {
     for (const h of this.heartbeats.splice(0)) this.opts.clock.clearTimeout(h);
+    if (this.timer) this.opts.clock.clearTimeout(this.timer);
+    this.timer = null;
+    this.lifecycle.clear();
+    this.grouper.clear();
+    this.notified.clear();
   }
 
   /** Sends a test alert to every receiver now (POST /test-alert); returns their names. */
@@ -145,6 +205,10 @@ export class AlertDispatcher {
     const taken = this.grouper.take(now, this.firing(), force);
     const group = taken ? this.marked(taken) : null;
     if (group) {
+      for (const c of group.changes) {
+        if (c.type === 'firing') this.notified.add(c.alert.key);
+        else this.notified.delete(c.alert.key);
+      }
       this.opts.logger.info(
         {
           event: 'alert-group',
@@ -188,7 +252,12 @@ export class AlertDispatcher {
       const check = this.opts.schemas.check(adapter.schema as SchemaName, request.body);
       if (!check.ok) {
         this.opts.logger.error(
-          { receiver: adapter.name, key: request.key, errors: check.errors, body: request.body },
+          {
+            receiver: adapter.name,
+            key: request.key,
+            errors: check.errors,
+            body: redactBody(request.body),
+          },
           `BUG: outgoing ${adapter.name} payload fails its schema; not sent`,
         );
         continue;
@@ -202,6 +271,7 @@ export class AlertDispatcher {
         kind: adapter.name as WebhookEvent['kind'],
         key: request.key,
         body: request.body,
+        logged: redactBody(request.body),
         ...(request.headers ? { headers: request.headers } : {}),
       });
     }

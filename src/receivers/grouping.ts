@@ -15,6 +15,11 @@ export class Grouper {
     this.pending.push(...changes);
   }
 
+  clear(): void {
+    this.pending = [];
+    this.openedAt = null;
+  }
+
   /** When the open window closes, if one is open. */
   dueAt(): number | null {
     return this.openedAt === null ? null : this.openedAt + this.waitMs;
@@ -27,8 +32,12 @@ export class Grouper {
     const changes = this.pending;
     this.pending = [];
     this.openedAt = null;
+    // Named for its first firing alert: each alert fires once, so no two groups share a name.
+    const first = changes.find((c) => c.type === 'firing') ?? changes[0];
+    const key =
+      first?.type === 'firing' ? first.alert.key : `${first?.alert.key ?? 'knh'}:resolved:${now}`;
     return {
-      key: changes[0]?.alert.key ?? 'knh:group',
+      key,
       at: now,
       changes,
       firing: [...firing],

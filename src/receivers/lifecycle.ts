@@ -100,6 +100,22 @@ export class AlertLifecycle {
     }
   }
 
+  /** Resolves the alerts with these keys now (their peers are gone). */
+  drop(keys: ReadonlySet<string>, now: number): AlertChange[] {
+    const out: AlertChange[] = [];
+    for (const [subject, alert] of this.firing) {
+      if (!keys.has(alert.key)) continue;
+      this.ending.delete(subject);
+      out.push(...this.resolve(subject, alert, now));
+    }
+    return out;
+  }
+
+  clear(): void {
+    this.firing.clear();
+    this.ending.clear();
+  }
+
   /** Every alert firing now (those waiting out their hold-down included). */
   firingAlerts(): Alert[] {
     return [...this.firing.values()];

@@ -153,4 +153,62 @@ describe('AlertDispatcher', () => {
     await clock.advanceAsync(5_000);
     expect(poster.calls.length).to.equal(beats);
   });
+
+  it('forgets its alerts when it steps down: leading again, it starts from what it is handed', async () => {
+    const clock = new FakeClock();
+    const poster = new FakePoster(clock);
+    const d = dispatcher(clock, poster, [pagerDutyAdapter({ routingKey: KEY, url: PD })]);
+    d.startLeading([]);
+    const { dead, back } = events(clock.now(), '10.0.0.1');
+    for (const p of dead) d.onPeerStatus(p);
+    await clock.advanceAsync(2_000);
+    d.stopLeading();
+    expect(d.firing()).to.deep.equal([]);
+    // Another coordinator saw it recover; this one leads again from an empty hand-over, and the
+    // peer fails anew: a new page, not silence.
+    d.startLeading([]);
+    const again = events(clock.now(), '10.0.0.1');
+    for (const p of again.dead) d.onPeerStatus(p);
+    await clock.advanceAsync(2_000);
+    expect((poster.bodies as PdEvent[]).filter((e) => e.event_action === 'trigger')).to.have.length(
+      2,
+    );
+    void back;
+  });
+
+  it('resolves the alert of a peer discovery no longer lists', async () => {
+    const clock = new FakeClock();
+    const poster = new FakePoster(clock);
+    const d = dispatcher(clock, poster, [pagerDutyAdapter({ routingKey: KEY, url: PD })]);
+    d.startLeading([]);
+    const { dead } = events(clock.now(), '10.0.0.1');
+    for (const p of dead) d.onPeerStatus(p);
+    await clock.advanceAsync(2_000);
+    d.reconcile(['10.0.0.2:8080']);
+    await clock.advanceAsync(2_000);
+    expect((poster.bodies as PdEvent[]).map((e) => e.event_action)).to.deep.equal([
+      'trigger',
+      'resolve',
+    ]);
+    expect(d.firing()).to.deep.equal([]);
+  });
+
+  it('a successor sends the alerts its predecessor shared before sending them (grouping window)', async () => {
+    const clock = new FakeClock();
+    const poster = new FakePoster(clock);
+    // Its own clock, never advanced: it crashes inside the window and sends nothing.
+    const first = dispatcher(new FakeClock(clock.now()), poster, [
+      pagerDutyAdapter({ routingKey: KEY, url: PD }),
+    ]);
+    first.startLeading([]);
+    for (const p of events(clock.now(), '10.0.0.1').dead) first.onPeerStatus(p);
+    const shared = structuredClone(first.shared());
+    expect(shared.map((a) => a.unsent)).to.deep.equal([true]);
+    // It crashes inside the window: nothing was sent.
+    const next = dispatcher(clock, poster, [pagerDutyAdapter({ routingKey: KEY, url: PD })]);
+    next.startLeading(shared);
+    await clock.advanceAsync(2_000);
+    expect((poster.bodies as PdEvent[]).map((e) => e.event_action)).to.deep.equal(['trigger']);
+    expect(next.shared().map((a) => a.unsent)).to.deep.equal([undefined]);
+  });
 });

@@ -123,6 +123,31 @@ describe('loadConfig', () => {
     );
   });
 
+  it('checks the receivers: PagerDuty key length, the auth header name, settings that need ALERT_WEBHOOK_URL', () => {
+    const list = errors({
+      ...STATIC,
+      PAGERDUTY_ROUTING_KEY: 'short',
+      ALERT_WEBHOOK_AUTH_FILE: '/run/secret',
+      ALERT_WEBHOOK_AUTH_HEADER: 'content-type',
+      ALERT_WEBHOOK_HEARTBEAT: '60',
+      CLUSTER_NAME: 'c'.repeat(254),
+    });
+    expect(errorFor(list, 'PAGERDUTY_ROUTING_KEY')).to.include('32-character');
+    expect(errorFor(list, 'ALERT_WEBHOOK_AUTH_HEADER')).to.include('reserved');
+    expect(list.some((e) => e.startsWith('ALERT_WEBHOOK_AUTH_FILE is set but ALERT_WEBHOOK_URL')))
+      .to.be.true;
+    expect(list.some((e) => e.startsWith('ALERT_WEBHOOK_HEARTBEAT is set but ALERT_WEBHOOK_URL')))
+      .to.be.true;
+    expect(errorFor(list, 'CLUSTER_NAME')).to.include('253');
+    expect(
+      errorFor(errors({ ...STATIC, SLACK_WEBHOOK_URL: 'ftp://x' }), 'SLACK_WEBHOOK_URL'),
+    ).to.include('http');
+    expect(
+      config({ ...STATIC, PAGERDUTY_ROUTING_KEY: 'R0123456789abcdef0123456789abcde' })
+        .pagerDutyRoutingKey,
+    ).to.have.length(32);
+  });
+
   it('treats an empty variable as unset', () => {
     expect(config({ ...STATIC, CONTAINER_PORT: '', LOG_LEVEL: '' })).to.deep.include({
       port: 8080,

@@ -1,0 +1,73 @@
+// Everything that leaves the node as a webhook: KNH's two (Notifier) and the other receivers
+// (AlertDispatcher), over one poster (axios, or the dry-run logger), each URL with its own queue.
+import type { Config } from '../config/load.js';
+import type { Clock } from '../core/clock.js';
+import type { Logger } from '../core/logger.js';
+import { AlertDispatcher } from '../receivers/dispatcher.js';
+import { buildAdapters } from '../receivers/receivers.js';
+import type { SchemaRegistry } from '../wire/schemas.js';
+import { axiosPoster } from './axios-poster.js';
+import { dryRunPoster } from './dry-run-poster.js';
+import { Notifier } from './notifier.js';
+import { redactUrl } from './redact.js';
+import { WebhookQueue, type DeliveryOutcome, type WebhookEvent } from './webhook-queue.js';
+
+export interface Outbound {
+  notifier: Notifier;
+  dispatcher: AlertDispatcher;
+}
+
+/** Throws, naming the setting, when a receiver cannot be set up (ALERT_WEBHOOK_AUTH_FILE). */
+export function outbound(opts: {
+  config: Config;
+  schemas: SchemaRegistry;
+  clock: Clock;
+  logger: Logger;
+  userAgent: string;
+  onSettled: (kind: WebhookEvent['kind'], outcome: DeliveryOutcome) => void;
+}): Outbound {
+  const { config, schemas, clock, logger, onSettled } = opts;
+  if (config.dryRun) {
+    logger.warn({ event: 'dry-run' }, 'DRY_RUN=true: webhooks are logged, not sent');
+  }
+  const poster = config.dryRun
+    ? dryRunPoster(logger.child({ component: 'webhooks' }))
+    : axiosPoster(opts.userAgent);
+  const queue = (url: string, component: string) =>
+    new WebhookQueue({
+      url,
+      // A receiver URL may carry its secret in the path (Slack's does): logs show its origin.
+      logUrl: redactUrl(url),
+      poster,
+      clock,
+      logger: logger.child({ component }),
+      timeoutMs: config.webhookTimeoutMs,
+      retryForMs: config.webhookRetryForMs,
+      maxSize: config.webhookQueueSize,
+      onSettled,
+    });
+  const notifier = new Notifier({
+    schemas,
+    peerStatusUrl: config.peerStatusUrl,
+    clusterStatusUrl: config.clusterStatusUrl,
+    logger: logger.child({ component: 'webhooks' }),
+    makeQueue: (url) => queue(url, 'webhooks'),
+  });
+  const receiversLog = logger.child({ component: 'receivers' });
+  const dispatcher = new AlertDispatcher({
+    adapters: buildAdapters(config, clock, receiversLog),
+    schemas,
+    clock,
+    logger: receiversLog,
+    holdDownMs: config.alertHoldDownMs,
+    groupWaitMs: config.alertGroupWaitMs,
+    makeQueue: (url) => queue(url, 'receivers'),
+  });
+  if (dispatcher.enabled) {
+    receiversLog.info(
+      { event: 'receivers', receivers: dispatcher.receivers },
+      `alerts also go to ${dispatcher.receivers.join(', ')}`,
+    );
+  }
+  return { notifier, dispatcher };
+}

@@ -1,0 +1,46 @@
+// A new coordinator's alerts: those its predecessor shared that are still true here (a peer it also
+// judges dead) are carried on, with their grouped pages; the rest are over (a peer it sees alive, a
+// broken path from the predecessor itself). A peer inherited dead with no shared alert gets one
+// rebuilt from its verdict (same key: the incident's stem). Pure.
+import { peerStatusPayload, type PeerStatusPayload } from '../alerts/payloads.js';
+import type { NodeRef } from '../core/node-ref.js';
+import type { PeerRecord } from '../prober/verdict.js';
+import type { Alert } from './alert.js';
+import { alertOf } from './lifecycle.js';
+
+export function succession(args: {
+  inherited: readonly Alert[];
+  records: readonly PeerRecord[];
+  /** Peer-status events the predecessor had not delivered (or held for maintenance). */
+  undelivered: readonly PeerStatusPayload[];
+  self: NodeRef;
+  epoch: number;
+  now: number;
+}): { carried: Alert[]; over: Alert[] } {
+  const dead = new Set(args.records.filter((r) => r.health === 'dead').map((r) => r.address));
+  // This node's own alert (it was reported dead and now leads) is resolved by its own recovery.
+  const inherited = args.inherited.filter((a) => a.peer.address !== args.self.address);
+  const carried = inherited.filter((a) => a.kind === 'peer_dead' && dead.has(a.peer.address));
+  const over = inherited.filter((a) => !carried.includes(a));
+  // Not yet sent anywhere: they come through the reporter when they go.
+  const pending = new Set(
+    args.undelivered.filter((p) => p.event === 'peer_dead').map((p) => p.peer.address),
+  );
+  const covered = new Set([...carried.map((a) => a.peer.address), ...pending]);
+  for (const record of args.records) {
+    if (record.health !== 'dead' || !record.alerted || covered.has(record.address)) continue;
+    carried.push(
+      alertOf(
+        peerStatusPayload({
+          record,
+          event: 'peer_dead',
+          incidentMs: record.sinceMs,
+          coordinator: args.self,
+          epoch: args.epoch,
+          now: args.now,
+        }),
+      ),
+    );
+  }
+  return { carried, over };
+}

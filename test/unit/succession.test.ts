@@ -1,0 +1,87 @@
+// What a new coordinator carries on at the other receivers, and what it resolves.
+import { expect } from 'chai';
+import {
+  answered,
+  attemptFailed,
+  confirm,
+  newRecord,
+  type PeerRecord,
+} from '../../src/prober/verdict.js';
+import type { Alert } from '../../src/receivers/alert.js';
+import { peerStatusPayload } from '../../src/alerts/payloads.js';
+import { succession } from '../../src/receivers/succession.js';
+
+const T = Date.UTC(2026, 0, 1);
+const SELF = { id: 'next@10.0.0.8', address: '10.0.0.8:8080' };
+const OLD = { id: 'old@10.0.0.9', address: '10.0.0.9:8080' };
+
+function record(ip: string, dead: boolean): PeerRecord {
+  const up = answered(
+    newRecord(`${ip}:8080`, T),
+    { latencyMs: 1, id: `n@${ip}`, nodeName: 'n' },
+    T,
+  ).record;
+  if (!dead) return up;
+  const s = attemptFailed(up, { latencyMs: 1, detail: 'refused' }, T + 1, T + 2).record;
+  return confirm(s, { reachedBy: [], unhealthyMs: 1_000, withhold: null }, T + 2_000).record;
+}
+
+const alert = (ip: string, over: Partial<Alert> = {}): Alert => ({
+  key: `knh:${ip}:8080:${T + 2_000}`,
+  kind: 'peer_dead',
+  peer: { id: `n@${ip}`, address: `${ip}:8080`, node_name: 'n' },
+  coordinator: OLD,
+  reason: 'refused',
+  path: null,
+  startsAt: T + 2_000,
+  endsAt: null,
+  ...over,
+});
+
+describe('succession of alerts', () => {
+  it('carries on shared alerts of peers still dead (with their group), resolves the rest, and rebuilds the missing', () => {
+    const records = [record('10.0.0.1', true), record('10.0.0.2', false), record('10.0.0.3', true)];
+    const grouped = alert('10.0.0.1', { group: 'knh:g' });
+    const recovered = alert('10.0.0.2');
+    const path = alert('10.0.0.3', {
+      kind: 'path_broken',
+      key: `knh:${OLD.address}->10.0.0.3:8080:${T}`,
+    });
+    const { carried, over } = succession({
+      inherited: [grouped, recovered, path],
+      records,
+      undelivered: [],
+      self: SELF,
+      epoch: 3,
+      now: T + 9_000,
+    });
+    expect(carried.map((a) => [a.peer.address, a.key, a.group])).to.deep.equal([
+      ['10.0.0.1:8080', grouped.key, 'knh:g'],
+      ['10.0.0.3:8080', `knh:10.0.0.3:8080:${T + 2_000}`, undefined],
+    ]);
+    expect(over).to.deep.equal([recovered, path]);
+  });
+
+  it('rebuilds no alert for a peer whose peer_dead was not sent yet (held, undelivered), nor for itself', () => {
+    const dead = record('10.0.0.1', true);
+    const held = peerStatusPayload({
+      record: dead,
+      event: 'peer_dead',
+      incidentMs: dead.sinceMs,
+      coordinator: OLD,
+      epoch: 2,
+      now: T + 2_000,
+    });
+    const own = alert('10.0.0.8');
+    const { carried, over } = succession({
+      inherited: [own],
+      records: [dead],
+      undelivered: [held],
+      self: SELF,
+      epoch: 3,
+      now: T + 9_000,
+    });
+    expect(carried).to.deep.equal([]);
+    expect(over, 'its own alert is resolved by its own recovery').to.deep.equal([]);
+  });
+});
