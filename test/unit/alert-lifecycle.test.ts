@@ -1,58 +1,18 @@
 // Alerts for receivers other than KNH's webhooks: one firing and one resolved per problem, a
 // hold-down against flapping, and changes close in time grouped into one message.
 import { expect } from 'chai';
-import { peerStatusPayload, type PeerStatusPayload } from '../../src/alerts/payloads.js';
 import { Grouper } from '../../src/receivers/grouping.js';
 import { AlertLifecycle } from '../../src/receivers/lifecycle.js';
-import {
-  answered,
-  attemptFailed,
-  confirm,
-  newRecord,
-  type PeerRecord,
-} from '../../src/prober/verdict.js';
+import type { PeerRecord } from '../../src/prober/verdict.js';
+import { deathAndRecovery, upRecord } from '../support/alerts.js';
 
 const T = Date.UTC(2026, 0, 1);
 const COORD = { id: 'lead@10.0.0.9', address: '10.0.0.9:8080' };
 const HOLD = 30_000;
 
-function up(name: string, ip: string, at: number): PeerRecord {
-  return answered(
-    newRecord(`${ip}:8080`, at),
-    { latencyMs: 1, id: `${name}@${ip}`, nodeName: name },
-    at,
-  ).record;
-}
-
-/** The peer_dead and peer_recovered KNH would send for a death at `at`, recovery at `back`. */
-function incident(
-  record: PeerRecord,
-  at: number,
-  back: number,
-): [PeerStatusPayload, PeerStatusPayload] {
-  const suspected = attemptFailed(
-    record,
-    { latencyMs: 1, detail: 'refused' },
-    at - 1_000,
-    at - 999,
-  );
-  const died = confirm(suspected.record, { reachedBy: [], unhealthyMs: 1_000, withhold: null }, at);
-  const recovered = answered(
-    died.record,
-    { latencyMs: 1, id: record.id, nodeName: record.nodeName },
-    back,
-  );
-  const make = (
-    r: PeerRecord,
-    event: 'peer_dead' | 'peer_recovered',
-    incidentMs: number,
-    now: number,
-  ) => peerStatusPayload({ record: r, event, incidentMs, coordinator: COORD, epoch: 2, now });
-  return [
-    make(died.record, 'peer_dead', at, at),
-    make(recovered.record, 'peer_recovered', at, back),
-  ];
-}
+const up = upRecord;
+const incident = (record: PeerRecord, at: number, back: number) =>
+  deathAndRecovery(record, at, back, COORD);
 
 describe('AlertLifecycle', () => {
   it('fires once for a death and resolves once, after the hold-down, with the recovery time', () => {

@@ -10,25 +10,14 @@ import {
   type TriggerEvent,
 } from '../../src/receivers/pagerduty.js';
 import { loadSchemas } from '../../src/wire/schemas.js';
+import { COORDINATOR, deadAlert } from '../support/alerts.js';
 
 const ROUTING_KEY = 'e93facc04764012d7bfb002500d5d1a6';
 const T = Date.UTC(2025, 4, 6, 12, 3, 4);
 const schemas = loadSchemas();
-const coordinator = { id: 'worker-1@10.0.0.1', address: '10.0.0.1:8080' };
+const coordinator = COORDINATOR;
 
-function dead(n: number, over: Partial<Alert> = {}): Alert {
-  return {
-    key: `knh:10.0.0.${n}:8080:${T}`,
-    kind: 'peer_dead',
-    peer: { id: `worker-${n}@10.0.0.${n}`, address: `10.0.0.${n}:8080`, node_name: `worker-${n}` },
-    coordinator,
-    reason: 'timeout',
-    path: null,
-    startsAt: T,
-    endsAt: null,
-    ...over,
-  };
-}
+const dead = (n: number, over: Partial<Alert> = {}): Alert => deadAlert(n, T, over);
 
 function broken(n: number): Alert {
   return dead(n, {
