@@ -46,8 +46,16 @@ function formatErrors(errors: ErrorObject[] | null | undefined): string[] {
   return (errors ?? []).map((e) => `${e.instancePath || '(root)'} ${e.message ?? 'is invalid'}`);
 }
 
-export function loadSchemas(dir: URL = SCHEMA_DIR): SchemaRegistry {
-  const ajv = new Ajv({ allErrors: true, strict: true });
+/**
+ * `validateSchemas`: check each schema against the JSON Schema meta-schema as it is added. That
+ * costs every node ~50 ms of start-up (the meta-schema compiles), so nodes skip it;
+ * test/unit/schemas.test.ts does it, so a malformed schema fails CI, not a node.
+ */
+export function loadSchemas(
+  dir: URL = SCHEMA_DIR,
+  { validateSchemas = false }: { validateSchemas?: boolean } = {},
+): SchemaRegistry {
+  const ajv = new Ajv({ allErrors: true, strict: true, validateSchema: validateSchemas });
   addFormats(ajv);
   // An address a peer can dial, spelled the one way knh spells it (so equal nodes are equal strings).
   ajv.addFormat('peer-address', {
