@@ -54,6 +54,12 @@ export function nodeId(nodeName: string, podIp: string): string {
   return `${nodeName}@${podIp}`;
 }
 
+/** The node name in a node id: `node-5@10.0.0.5` → `node-5` (an id without one is its own name). */
+export function nodeNameOf(id: string): string {
+  const at = id.lastIndexOf('@');
+  return at > 0 ? id.slice(0, at) : id;
+}
+
 function ipv4ToNumber(ip: string): number {
   return ip.split('.').reduce((acc, part) => acc * 256 + Number(part), 0);
 }

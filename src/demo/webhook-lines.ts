@@ -3,18 +3,13 @@ import type { PeerPayload } from '../alerts/payloads.js';
 import type { ReceivedWebhook } from '../receiver/receiver.js';
 import { clusterStatusOf, peerStatusOf } from './received-webhooks.js';
 import type { Colour } from './terminal-style.js';
+import { nodeNameOf } from '../core/node-ref.js';
 
 export interface WebhookLine {
   text: string;
   colour: Colour;
   /** The payload failed knh's own schema (or was of no known kind). */
   bad: boolean;
-}
-
-/** `node-5@127.0.0.1` → `node-5`. */
-export function nameOfId(id: string): string {
-  const at = id.lastIndexOf('@');
-  return at > 0 ? id.slice(0, at) : id;
 }
 
 function names(peers: readonly PeerPayload[]): string {
@@ -35,7 +30,7 @@ export function describeWebhook(w: ReceivedWebhook): WebhookLine {
     return {
       text:
         `${peer.event} ${peer.peer.id} (${peer.peer.address}) reported by ` +
-        `${nameOfId(peer.coordinator)}, epoch ${peer.epoch}${why}${witnesses}, dedup ${peer.dedup_key}`,
+        `${nodeNameOf(peer.coordinator)}, epoch ${peer.epoch}${why}${witnesses}, dedup ${peer.dedup_key}`,
       colour: dead ? 'red' : 'green',
       bad: false,
     };
@@ -57,7 +52,7 @@ export function describeWebhook(w: ReceivedWebhook): WebhookLine {
     return {
       text:
         `cluster_status (${cluster.reason}): ${alive.length}/${map.length} alive, ` +
-        `coordinator ${nameOfId(cluster.coordinator)}, epoch ${cluster.epoch}` +
+        `coordinator ${nodeNameOf(cluster.coordinator)}, epoch ${cluster.epoch}` +
         (details.length > 0 ? `; ${details.join('; ')}` : ''),
       colour: alive.length === map.length ? 'blue' : 'yellow',
       bad: false,

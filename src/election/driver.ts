@@ -1,7 +1,7 @@
 // Drives the pure bully state machine: feeds it time and messages, turns its effects into requests.
 import { waitAtMost, type Clock, type TimerHandle } from '../core/clock.js';
 import type { Logger } from '../core/logger.js';
-import type { NodeRef } from '../core/node-ref.js';
+import { nodeNameOf, type NodeRef } from '../core/node-ref.js';
 import type { Announcement, PeerTransport } from '../core/transport.js';
 import type { PeerView } from '../prober/verdict.js';
 import type { PeerStatusPayload } from '../alerts/payloads.js';
@@ -113,9 +113,7 @@ export class ElectionDriver {
     const leader = this.lastLeader;
     const views = this.inheritedView.filter((v) => v.address !== this.opts.self.address);
     if (!leader || views.some((v) => v.address === leader.address)) return views;
-    const nodeName = leader.id.includes('@')
-      ? leader.id.slice(0, leader.id.lastIndexOf('@'))
-      : leader.id;
+    const nodeName = nodeNameOf(leader.id);
     return [
       ...views,
       {

@@ -5,6 +5,7 @@ import type { Announcement, PingResponse, RelayProbeRequest } from '../core/tran
 import type { RelayAnswer } from '../prober/relay.js';
 import type { AnnouncementReply, ElectionAnswer, ElectionRequest } from '../election/messages.js';
 import type { SchemaName, SchemaRegistry } from '../wire/schemas.js';
+import { rejectMalformed } from './reject-malformed.js';
 import { remoteIp, sentBy } from './sender.js';
 
 /** What the routes call; null from a handler means the node is not taking part yet (503). */
@@ -46,16 +47,8 @@ export function buildApp({
   app.set('etag', false);
   app.use(express.json({ limit: bodyLimitBytes, strict: true, type: () => true }));
 
-  const rejectMalformed = (schema: SchemaName, req: Request, res: Response): boolean => {
-    const check = schemas.check(schema, req.body);
-    if (check.ok) return false;
-    logger.warn(
-      { path: req.path, from: req.ip, errors: check.errors },
-      'malformed request rejected',
-    );
-    res.status(400).json({ error: `request body does not match ${schema}`, details: check.errors });
-    return true;
-  };
+  const malformed = (schema: SchemaName, req: Request, res: Response) =>
+    rejectMalformed(schemas, logger, schema, req, res);
 
   /** Validates the body against `schema`, then answers with `handle`'s result or 503. */
   const message =
@@ -64,7 +57,7 @@ export function buildApp({
       handle: (body: T) => R | null,
     ) =>
     (req: Request, res: Response) => {
-      if (rejectMalformed(schema, req, res)) return;
+      if (malformed(schema, req, res)) return;
       const claimed = (req.body as T).from.address;
       if (!senderCheck(req.socket.remoteAddress, claimed)) {
         logger.warn(
@@ -99,7 +92,7 @@ export function buildApp({
     res.type(contentType).send(body);
   });
   app.post('/probe', async (req, res) => {
-    if (rejectMalformed('probe-request', req, res)) return;
+    if (malformed('probe-request', req, res)) return;
     const answer = await api.probe(req.body as RelayProbeRequest);
     if (answer.status === 200) res.json(answer.body);
     else {

@@ -2,6 +2,7 @@
 import { Router } from 'express';
 import type { Logger } from '../core/logger.js';
 import { parseAddress } from '../core/node-ref.js';
+import { rejectMalformed } from './reject-malformed.js';
 import { remoteIp, sentBy } from './sender.js';
 import type { LeaveNotice } from '../core/transport.js';
 import type { SchemaRegistry } from '../wire/schemas.js';
@@ -14,15 +15,7 @@ export function leaveRouter(opts: {
 }): Router {
   const router = Router();
   router.post('/leave', (req, res) => {
-    const check = opts.schemas.check('leave', req.body);
-    if (!check.ok) {
-      opts.logger.warn(
-        { path: req.path, from: req.ip, errors: check.errors },
-        'malformed request rejected',
-      );
-      res.status(400).json({ error: 'request body does not match leave', details: check.errors });
-      return;
-    }
+    if (rejectMalformed(opts.schemas, opts.logger, 'leave', req, res)) return;
     const notice = req.body as LeaveNotice;
     // Only a node itself says it is leaving: the request must come from the address it names.
     if (!sentBy(req.socket.remoteAddress, notice.from.address)) {

@@ -18,6 +18,7 @@ import type {
 import type { AnnouncementReply, ElectionAnswer, ElectionRequest } from '../election/messages.js';
 import type { SchemaName, SchemaRegistry } from '../wire/schemas.js';
 import { parseAddress } from '../core/node-ref.js';
+import { isLoopback } from './sender.js';
 import { RELAY_HOP_MS } from '../prober/indirect.js';
 
 const MAX_RESPONSE_BYTES = 1024 * 1024;
@@ -190,9 +191,8 @@ export function peerClient({
   ownIp,
 }: PeerClientOptions): PeerTransport {
   const agent = peerAgent();
-  const loopback = (ip: string | undefined) => !!ip && (ip.startsWith('127.') || ip === '::1');
   const bindFor = (address: string) =>
-    loopback(ownIp) && loopback(parseAddress(address)?.ip) ? { localAddress: ownIp } : {};
+    isLoopback(ownIp) && isLoopback(parseAddress(address)?.ip) ? { localAddress: ownIp } : {};
   const send = async <T>(address: string, path: string, rest: Omit<Call, 'url' | 'agent'>) => {
     const outcome = await toPeer<T>(
       address,

@@ -8,6 +8,12 @@ export function remoteIp(remote: string | undefined): string | undefined {
   return remote?.replace(/^::ffff:(?=\d+\.\d+\.\d+\.\d+$)/, '');
 }
 
+/** 127.0.0.0/8 and ::1 (IPv4-mapped too): an address on this host, e.g. inside the pod. */
+export function isLoopback(remote: string | undefined): boolean {
+  const ip = remoteIp(remote);
+  return ip === '::1' || (ip !== undefined && /^127\.\d{1,3}\.\d{1,3}\.\d{1,3}$/.test(ip));
+}
+
 /** Whether a message claiming to be from `claimed` (ip:port) came from that IP. */
 export function sentBy(remote: string | undefined, claimed: string): boolean {
   const ip = parseAddress(claimed)?.ip;

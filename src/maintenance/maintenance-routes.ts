@@ -5,6 +5,8 @@ import { randomBytes } from 'node:crypto';
 import { Router, type Request, type Response } from 'express';
 import { parseDuration } from '../config/duration.js';
 import type { Logger } from '../core/logger.js';
+import { rejectMalformed } from '../http/reject-malformed.js';
+import { isLoopback } from '../http/sender.js';
 import type { SchemaRegistry } from '../wire/schemas.js';
 import {
   isActive,
@@ -29,13 +31,6 @@ export interface MaintenanceRoutesOptions {
   onChanged?: () => void;
   /** Who may open and end windows, by the connection's remote address (default: loopback). */
   mayChange?: (remote: string | undefined) => boolean;
-}
-
-/** 127.0.0.0/8 and ::1 (also IPv4-mapped): a connection from inside the pod. */
-export function isLoopback(remote: string | undefined): boolean {
-  if (!remote) return false;
-  const v4 = remote.startsWith('::ffff:') ? remote.slice(7) : remote;
-  return remote === '::1' || /^127\.\d{1,3}\.\d{1,3}\.\d{1,3}$/.test(v4);
 }
 
 export function wireWindow(w: MaintenanceWindow) {
@@ -84,13 +79,7 @@ export function maintenanceRouter({
 
   router.post('/maintenance', (req, res) => {
     if (refuseRemote(req, res)) return;
-    const check = schemas.check('maintenance-request', req.body);
-    if (!check.ok) {
-      res
-        .status(400)
-        .json({ error: 'request body does not match maintenance-request', details: check.errors });
-      return;
-    }
+    if (rejectMalformed(schemas, logger, 'maintenance-request', req, res)) return;
     const body = req.body as MaintenanceRequest;
     const ms = parseDuration(body.duration);
     if (ms === null || ms < 1_000 || ms > MAX_WINDOW_MS) {

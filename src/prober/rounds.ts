@@ -3,7 +3,7 @@
 // duration) before anything is declared.
 import type { Clock } from '../core/clock.js';
 import type { Logger } from '../core/logger.js';
-import type { NodeRef } from '../core/node-ref.js';
+import { nodeNameOf, type NodeRef } from '../core/node-ref.js';
 import { setMaxListeners } from 'node:events';
 import type { PeerTransport, SanityCheck } from '../core/transport.js';
 import type { RetryPolicy } from './attempts.js';
@@ -189,8 +189,7 @@ export class ProbeRounds {
   presumeAlive(address: string, id: string, sinceMs: number): void {
     const r = this.records.get(address);
     if (!r || r.health !== 'unknown' || r.lastProbeMs !== null) return;
-    const nodeName = id.includes('@') ? id.slice(0, id.lastIndexOf('@')) : id;
-    this.records.set(address, { ...r, id, nodeName, health: 'alive', sinceMs });
+    this.records.set(address, { ...r, id, nodeName: nodeNameOf(id), health: 'alive', sinceMs });
   }
 
   /** Starts leading: seeds verdicts from the predecessor's view, then probes at once. */

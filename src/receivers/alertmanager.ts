@@ -1,5 +1,6 @@
 // Prometheus Alertmanager as a receiver: knh's alerts as postable alerts of its API v2 (POST /api/v2/alerts).
 import type { Alert, AlertGroup, ReceiverAdapter, ReceiverRequest } from './alert.js';
+import { nodeNameOf } from '../core/node-ref.js';
 
 export interface AlertmanagerOptions {
   /** Alertmanager's base URL, e.g. `http://alertmanager:9093` (a path prefix is kept). */
@@ -48,12 +49,6 @@ function ipOf(address: string): string {
   return ip.startsWith('[') ? ip.slice(1, -1) : ip;
 }
 
-/** `name@ip` → `name` (a node id is `NODE_NAME@POD_IP`). */
-function nameOf(id: string): string {
-  const at = id.lastIndexOf('@');
-  return at > 0 ? id.slice(0, at) : id;
-}
-
 /**
  * Alertmanager identifies an alert by its whole label set, so labels hold only what stays the same
  * from firing to resolution. The coordinator is not one of them: the coordinator that resolves an
@@ -79,7 +74,7 @@ function alertLabels(alert: Alert, cluster: string | undefined): Record<string, 
 
 function alertAnnotations(alert: Alert): Record<string, string> {
   const node = `${alert.peer.node_name} (${alert.peer.address})`;
-  const coordinator = nameOf(alert.coordinator.id);
+  const coordinator = nodeNameOf(alert.coordinator.id);
   const summary = alert.path
     ? `knh: ${alert.path.from} cannot reach ${alert.path.to}`
     : `knh: node ${node} is unreachable`;

@@ -6,6 +6,7 @@
 // lone alert pages under its own key, which its resolution repeats. Rendering is otherwise pure.
 import { createHash } from 'node:crypto';
 import type { Alert, AlertGroup, ReceiverAdapter, ReceiverRequest } from './alert.js';
+import { nodeNameOf } from '../core/node-ref.js';
 
 export const PAGERDUTY_EVENTS_URL = 'https://events.pagerduty.com/v2/enqueue';
 /** PagerDuty's documented limits on `payload.summary` and `dedup_key`. */
@@ -74,7 +75,6 @@ export function clip(s: string, max: number): string {
 const iso = (ms: number) => new Date(ms).toISOString();
 const isoSeconds = (ms: number) => iso(ms).replace(/\.\d{3}Z$/, 'Z');
 /** `worker-3@10.0.0.3` → `worker-3` (ids are `NODE_NAME@POD_IP`). */
-const nameOf = (id: string) => (id.lastIndexOf('@') > 0 ? id.slice(0, id.lastIndexOf('@')) : id);
 const plural = (n: number, one: string, many: string) => `${n} ${n === 1 ? one : many}`;
 const earliest = (alerts: readonly Alert[]) =>
   alerts.reduce((min, a) => Math.min(min, a.startsAt), Number.POSITIVE_INFINITY);
@@ -82,7 +82,7 @@ const severityOf = (alerts: readonly Alert[]): Severity =>
   alerts.some((a) => a.kind === 'peer_dead') ? 'critical' : 'warning';
 
 function witnesses(a: Alert): string {
-  const w = (a.path?.witnesses ?? []).map(nameOf);
+  const w = (a.path?.witnesses ?? []).map(nodeNameOf);
   if (w.length === 0) return 'other nodes';
   const shown = w.slice(0, WITNESSES_DETAILED).join(', ');
   return w.length > WITNESSES_DETAILED
@@ -93,11 +93,11 @@ function witnesses(a: Alert): string {
 /** What failed, where, since when, and who saw it: one alert as an incident title. */
 function summaryOf(a: Alert): string {
   const where = `${a.peer.node_name} (${a.peer.address})`;
-  const seen = ` — seen by coordinator ${nameOf(a.coordinator.id)} (${a.coordinator.address})`;
+  const seen = ` — seen by coordinator ${nodeNameOf(a.coordinator.id)} (${a.coordinator.address})`;
   const what =
     a.kind === 'peer_dead'
       ? `${where} unreachable since ${isoSeconds(a.startsAt)}${a.reason ? `; last failure: ${a.reason}` : ''}`
-      : `path from ${nameOf(a.path?.from ?? a.coordinator.id)} to ${where} broken since ` +
+      : `path from ${nodeNameOf(a.path?.from ?? a.coordinator.id)} to ${where} broken since ` +
         `${isoSeconds(a.startsAt)}; reachable from ${witnesses(a)}`;
   return clip(`knh: ${what}${seen}`, SUMMARY_MAX);
 }
@@ -134,14 +134,14 @@ function groupSummary(alerts: readonly Alert[]): string {
     dead.length > 0 ? `${plural(dead.length, 'node', 'nodes')} unreachable` : '',
     paths.length > 0 ? `${plural(paths.length, 'path', 'paths')} broken` : '',
   ].filter(Boolean);
-  const coordinators = [...new Set(alerts.map((a) => nameOf(a.coordinator.id)))];
+  const coordinators = [...new Set(alerts.map((a) => nodeNameOf(a.coordinator.id)))];
   const since = earliest(alerts);
   const head = `knh: ${counts.join(', ')}: `;
   const tail = ` — since ${isoSeconds(since)}, seen by coordinator ${coordinators.slice(0, 3).join(', ')}`;
   const names = [...dead, ...paths].map((a) =>
     a.kind === 'peer_dead'
       ? a.peer.node_name
-      : `${nameOf(a.path?.from ?? a.coordinator.id)}→${a.peer.node_name}`,
+      : `${nodeNameOf(a.path?.from ?? a.coordinator.id)}→${a.peer.node_name}`,
   );
   const room = SUMMARY_MAX - head.length - tail.length - ` and ${names.length} more`.length;
   let listed = '';

@@ -1,5 +1,6 @@
 // Slack incoming-webhook messages: one readable message (text fallback plus Block Kit) per group; pure.
 import type { Alert, AlertChange, AlertGroup, ReceiverAdapter } from './alert.js';
+import { nodeNameOf } from '../core/node-ref.js';
 
 /** Slack's documented limits: Block Kit reference; chat.postMessage truncates text past 40,000. */
 export const SLACK_LIMITS = {
@@ -61,7 +62,6 @@ export function fit(raw: string, max: number): string {
 }
 
 /** `worker-3@10.0.0.3` → `worker-3` (ids are `NODE_NAME@POD_IP`). */
-const nameOf = (id: string) => (id.lastIndexOf('@') > 0 ? id.slice(0, id.lastIndexOf('@')) : id);
 const plural = (n: number, one: string, many: string) => `${n} ${n === 1 ? one : many}`;
 
 /** `12:03:04 UTC`, with the date in front unless it is `now`'s (UTC) day. */
@@ -101,15 +101,15 @@ const label = (s: Section, n: number) =>
     ? `${plural(n, 'node', 'nodes')} ${s}`
     : `${plural(n, 'path', 'paths')} ${s}`;
 
-const coordinatorOf = (a: Alert) => `${nameOf(a.coordinator.id)} (${a.coordinator.address})`;
+const coordinatorOf = (a: Alert) => `${nodeNameOf(a.coordinator.id)} (${a.coordinator.address})`;
 const endOf = (a: Alert, at: number) => a.endsAt ?? at;
 const witnessesOf = (a: Alert) => {
-  const w = a.path?.witnesses.map(nameOf) ?? [];
+  const w = a.path?.witnesses.map(nodeNameOf) ?? [];
   if (w.length === 0) return 'other nodes';
   const shown = w.slice(0, LISTED).join(', ');
   return w.length > LISTED ? `${shown} and ${w.length - LISTED} more` : shown;
 };
-const fromOf = (a: Alert) => nameOf(a.path?.from ?? a.coordinator.id);
+const fromOf = (a: Alert) => nodeNameOf(a.path?.from ?? a.coordinator.id);
 
 /** One alert's change as plain text (the fallback's words). */
 function describe(c: AlertChange, at: number): string {

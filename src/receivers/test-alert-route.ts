@@ -3,7 +3,7 @@
 // only (loopback), like maintenance changes.
 import { Router } from 'express';
 import type { Logger } from '../core/logger.js';
-import { isLoopback } from '../maintenance/maintenance-routes.js';
+import { isLoopback } from '../http/sender.js';
 
 export function testAlertRouter(opts: {
   logger: Logger;

@@ -1,6 +1,6 @@
 // Builds GET /status from what the node holds: its own verdicts when it leads, else the ones its
 // coordinator last announced; peers nobody has judged yet are unknown, peers that left are `left`.
-import { parseAddress, type NodeRef } from '../core/node-ref.js';
+import { nodeNameOf, parseAddress, type NodeRef } from '../core/node-ref.js';
 import { pausing, type MaintenanceWindow } from '../maintenance/windows.js';
 import { wireWindow } from '../maintenance/maintenance-routes.js';
 import type { PeerRecord, PeerView } from '../prober/verdict.js';
@@ -35,7 +35,6 @@ export interface StatusFacts {
 }
 
 const iso = (ms: number | null | undefined) => (ms == null ? null : new Date(ms).toISOString());
-const nameOf = (id: string) => (id.includes('@') ? id.slice(0, id.lastIndexOf('@')) : id);
 
 function fromRecord(r: PeerRecord): Omit<StatusPeer, 'in_maintenance'> {
   return {
@@ -121,7 +120,7 @@ function blank(
   return {
     id,
     address,
-    node_name: nameOf(id),
+    node_name: nodeNameOf(id),
     state: 'unknown',
     since: null,
     last_probe: null,

@@ -4,8 +4,8 @@ import { networkInterfaces } from 'node:os';
 import { expect } from 'chai';
 import { buildApp, type NodeApi } from '../../src/http/app.js';
 import { listen, type HttpServer } from '../../src/http/server.js';
+import { isLoopback } from '../../src/http/sender.js';
 import {
-  isLoopback,
   maintenanceRouter,
   type MaintenanceRoutesOptions,
 } from '../../src/maintenance/maintenance-routes.js';
