@@ -2,10 +2,8 @@
 // successor), cancelled by their resolution, or sent once the window is over; nothing else changes.
 import { expect } from 'chai';
 import { AlertHold } from '../../src/alerts/alert-hold.js';
-import { Notifier } from '../../src/alerts/notifier.js';
 import type { PeerStatusPayload } from '../../src/alerts/payloads.js';
 import { Reporter, type Leadership } from '../../src/alerts/reporter.js';
-import { WebhookQueue } from '../../src/alerts/webhook-queue.js';
 import { pausing, type MaintenanceWindow } from '../../src/maintenance/windows.js';
 import {
   answered,
@@ -15,18 +13,15 @@ import {
   type Judgement,
   type PeerRecord,
 } from '../../src/prober/verdict.js';
-import { loadSchemas } from '../../src/wire/schemas.js';
 import { CapturingLogger } from '../support/capturing-logger.js';
+import { PEER_URL, testNotifier } from '../support/test-notifier.js';
 import { FakeClock } from '../support/fake-clock.js';
 import { FakePoster } from '../support/fake-poster.js';
 
 const SELF = { id: 'lead@10.0.0.9', address: '10.0.0.9:8080' };
 const SUCCESSOR = { id: 'next@10.0.0.8', address: '10.0.0.8:8080' };
-const PEER_URL = 'http://receiver/peer';
-const CLUSTER_URL = 'http://receiver/cluster';
 const UNHEALTHY = 1_000;
 const MIN = 60_000;
-const schemas = loadSchemas();
 
 interface Suppressed {
   event: string;
@@ -38,22 +33,7 @@ interface Suppressed {
 function setup(clock: FakeClock, windows: () => readonly MaintenanceWindow[], self = SELF) {
   const logger = new CapturingLogger();
   const poster = new FakePoster(clock);
-  const notifier = new Notifier({
-    schemas,
-    peerStatusUrl: PEER_URL,
-    clusterStatusUrl: CLUSTER_URL,
-    logger,
-    makeQueue: (url) =>
-      new WebhookQueue({
-        url,
-        poster,
-        clock,
-        logger,
-        timeoutMs: 1000,
-        retryForMs: 600_000,
-        maxSize: 100,
-      }),
-  });
+  const notifier = testNotifier(poster, clock, logger);
   const suppressed: Suppressed[] = [];
   const reporter = new Reporter({
     notifier,

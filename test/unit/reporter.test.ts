@@ -1,7 +1,6 @@
 // The reporter: which verdicts and rounds become webhooks, in what order, and when; which events
 // are still undelivered (shared with followers), and how a successor delivers them.
 import { expect } from 'chai';
-import { Notifier } from '../../src/alerts/notifier.js';
 import {
   dedupKey,
   peerStatusPayload,
@@ -9,7 +8,6 @@ import {
   type PeerStatusPayload,
 } from '../../src/alerts/payloads.js';
 import { MAX_SHARED_UNDELIVERED, Reporter, type Leadership } from '../../src/alerts/reporter.js';
-import { WebhookQueue } from '../../src/alerts/webhook-queue.js';
 import type { RoundReport, SelfSuspicion } from '../../src/prober/rounds.js';
 import {
   answered,
@@ -21,8 +19,8 @@ import {
   type PeerRecord,
   type Withhold,
 } from '../../src/prober/verdict.js';
-import { loadSchemas } from '../../src/wire/schemas.js';
 import { CapturingLogger } from '../support/capturing-logger.js';
+import { PEER_URL, testNotifier } from '../support/test-notifier.js';
 import { FakeClock } from '../support/fake-clock.js';
 import {
   BAD_REQUEST,
@@ -34,10 +32,7 @@ import {
 } from '../support/fake-poster.js';
 
 const SELF = { id: 'lead@10.0.0.9', address: '10.0.0.9:8080' };
-const PEER_URL = 'http://receiver/peer';
-const CLUSTER_URL = 'http://receiver/cluster';
 const UNHEALTHY = 1_000;
-const schemas = loadSchemas();
 
 interface SetupOptions {
   intervalMs?: number;
@@ -59,22 +54,7 @@ function setup({
 }: SetupOptions = {}) {
   const logger = new CapturingLogger();
   const order: string[] = [];
-  const notifier = new Notifier({
-    schemas,
-    peerStatusUrl: PEER_URL,
-    clusterStatusUrl: CLUSTER_URL,
-    logger,
-    makeQueue: (url) =>
-      new WebhookQueue({
-        url,
-        poster,
-        clock,
-        logger,
-        timeoutMs: 1000,
-        retryForMs: 600_000,
-        maxSize: 100,
-      }),
-  });
+  const notifier = testNotifier(poster, clock, logger);
   const shares: (() => void)[] = [];
   const reporter = new Reporter({
     notifier,

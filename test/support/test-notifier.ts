@@ -1,0 +1,33 @@
+// A Notifier whose queues post through `poster` on `clock`: the reporter tests' receiver side.
+import { Notifier } from '../../src/alerts/notifier.js';
+import type { Poster } from '../../src/alerts/poster.js';
+import { WebhookQueue } from '../../src/alerts/webhook-queue.js';
+import type { Clock } from '../../src/core/clock.js';
+import type { Logger } from '../../src/core/logger.js';
+import { loadSchemas } from '../../src/wire/schemas.js';
+
+export const PEER_URL = 'http://receiver/peer';
+export const CLUSTER_URL = 'http://receiver/cluster';
+
+/** A queue as the tests use them: 1 s timeout, retried for 10 min, 100 waiting at most. */
+export function testQueue(url: string, poster: Poster, clock: Clock, logger: Logger): WebhookQueue {
+  return new WebhookQueue({
+    url,
+    poster,
+    clock,
+    logger,
+    timeoutMs: 1000,
+    retryForMs: 600_000,
+    maxSize: 100,
+  });
+}
+
+export function testNotifier(poster: Poster, clock: Clock, logger: Logger): Notifier {
+  return new Notifier({
+    schemas: loadSchemas(),
+    peerStatusUrl: PEER_URL,
+    clusterStatusUrl: CLUSTER_URL,
+    logger,
+    makeQueue: (url) => testQueue(url, poster, clock, logger),
+  });
+}
