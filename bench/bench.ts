@@ -1,6 +1,7 @@
 // `npm run bench`: failure detection on 5 network-namespace hosts (root only; bench/hosts.ts), then
-// elections, crash detection and false alarms of 5 real nodes on loopback; prints each table
-// against its targets and writes both to docs/benchmarks.md.
+// elections, crash detection and false alarms of 5 real nodes on loopback, then malformed input,
+// slow clients and floods (bench/hostile.ts); prints each table against its targets and writes
+// them to docs/benchmarks.md.
 import { writeFileSync } from 'node:fs';
 import { positiveInt, runMain } from './entry.js';
 import { fileURLToPath } from 'node:url';
@@ -11,6 +12,7 @@ import { clusterStatusOf, peerStatusOf } from '../src/demo/received-webhooks.js'
 import { Receiver } from '../src/receiver/receiver.js';
 import { loadSchemas } from '../src/wire/schemas.js';
 import { HostNetwork } from '../test/support/netns-hosts.js';
+import { hostileSection } from './hostile.js';
 import { rowPassed, runHostsBench } from './hosts.js';
 import { LivenessLedger } from './liveness-ledger.js';
 import {
@@ -128,6 +130,8 @@ async function main(): Promise<number> {
     const leaving = await measureCoordinatorCrash(ctx, election.last, 'SIGTERM');
     const steady = await steadyRun(ctx, election.last, steadySeconds);
     await election.last.mesh.stop();
+    // Malformed input, slow clients and floods: a mesh of its own (BENCH_HOSTILE=0 skips it).
+    const hostile = await hostileSection(progress);
 
     const peerDead = receiver.received.flatMap((w) => {
       const p = peerStatusOf(w);
@@ -222,12 +226,26 @@ async function main(): Promise<number> {
     });
     // The multi-host table first (failure detection on real hosts), then the loopback one.
     const [title = '# Benchmarks', ...loopback] = markdown.split('\n');
-    const doc = [title, '', hosts.markdown.trim(), '', '## Loopback', '', ...loopback].join('\n');
+    const doc = [
+      title,
+      '',
+      hosts.markdown.trim(),
+      '',
+      '## Loopback',
+      '',
+      ...loopback,
+      '',
+      hostile.markdown.trim(),
+    ].join('\n');
     writeFileSync(DOC, await prettyMarkdown(doc));
 
     process.stdout.write(`\n${await prettyMarkdown(hosts.markdown)}\n`);
     process.stdout.write(`\n${await prettyMarkdown(resultsTable(rows))}\n${notes.join('\n')}\n`);
-    const missed = [...hosts.missed, ...rows.filter((r) => passed(r) === false).map((r) => r.name)];
+    const missed = [
+      ...hosts.missed,
+      ...hostile.missed,
+      ...rows.filter((r) => passed(r) === false).map((r) => r.name),
+    ];
     process.stdout.write(
       missed.length === 0
         ? `\nall targets met. Written to docs/benchmarks.md\n`

@@ -15,6 +15,8 @@ import { staticPeers } from './discovery/static.js';
 import { ElectionDriver } from './election/driver.js';
 import { HealthManager } from './health/health-manager.js';
 import { healthRoutes } from './health/health-routes.js';
+import { PeerAuth } from './auth/peer-auth.js';
+import { secretFileSource } from './auth/peer-secret.js';
 import { buildApp } from './http/app.js';
 import { peerClient } from './http/peer-client.js';
 import { httpSanityCheck } from './http/sanity-check.js';
@@ -70,6 +72,31 @@ async function peerSourceFor(config: Config, clock: Clock, logger: Logger): Prom
   });
 }
 
+/** Peer authentication from PEER_SECRET / PEER_SECRET_FILE; null (and a warning) without. */
+function peerAuthFor(config: Config, clock: Clock, logger: Logger): PeerAuth | null {
+  const initial = config.peerSecrets;
+  if (initial === null) {
+    logger.warn(
+      { event: 'peer-auth-off' },
+      'peer authentication is off: election messages and announcements are taken from any discovered peer IP unsigned; set PEER_SECRET_FILE (a mounted Secret) or PEER_SECRET on every node',
+    );
+    return null;
+  }
+  const file = config.peerSecretFile;
+  const secrets = file
+    ? secretFileSource({
+        path: file,
+        initial,
+        now: () => clock.now(),
+        onError: (error) =>
+          logger.warn({ event: 'peer-secret-unreadable', error }, 'keeping the last peer secrets'),
+        onChange: (count) =>
+          logger.info({ event: 'peer-secret-changed', secrets: count }, 'peer secrets reloaded'),
+      })
+    : () => initial;
+  return new PeerAuth({ secrets, now: () => clock.now(), maxSkewMs: config.peerAuthMaxSkewMs });
+}
+
 export async function startNode(config: Config, deps: NodeDeps): Promise<RunningNode> {
   const { logger } = deps;
   const clock = deps.clock ?? systemClock;
@@ -94,8 +121,10 @@ export async function startNode(config: Config, deps: NodeDeps): Promise<Running
   let followed: { views: PeerView[]; atMs: number } | null = null;
   // When each peer last answered any request: evidence of life while it is suspect.
   const heard = new Map<string, number>();
+  const auth = peerAuthFor(config, clock, logger);
   const transport = peerClient({
     schemas,
+    auth,
     ownIp: config.podIp,
     timeoutMs: config.probeTimeoutMs,
     onAnswer: (address) => heard.set(address, clock.now()),
@@ -132,6 +161,8 @@ export async function startNode(config: Config, deps: NodeDeps): Promise<Running
   });
   const metrics: NodeMetrics = new NodeMetrics({
     version: VERSION,
+    peerAuth: auth !== null,
+    cacheMs: 1_000,
     records: () => (rounds.running ? rounds.snapshot() : []),
     selfSuspicion: () => (rounds.running ? rounds.selfSuspicion : null),
     election: () => election,
@@ -155,6 +186,7 @@ export async function startNode(config: Config, deps: NodeDeps): Promise<Running
       if (entry) events.add(entry.kind, entry.text, entry.peer);
     },
     onRound: (r) => reporter.onRound(r),
+    onRoundStart: (lateByMs) => metrics.probes.roundStarted(lateByMs, config.roundIntervalMs),
     onVerdictsChanged: () => reporter.onVerdictsChanged(),
   });
   const election: ElectionDriver = new ElectionDriver({
@@ -239,6 +271,8 @@ export async function startNode(config: Config, deps: NodeDeps): Promise<Running
 
   /** Every peer discovery lists (self excluded); `present`: those not departed, which take part. */
   let peers: readonly string[] = [];
+  /** The same, to look up (5,000 peers). */
+  let discovered = new Set<string>();
   let stopping: Promise<void> | null = null;
   let present: readonly string[] = [];
   const applyMembership = () => {
@@ -260,7 +294,7 @@ export async function startNode(config: Config, deps: NodeDeps): Promise<Running
     transport,
     clock,
     policy: config,
-    isPeer: (address) => peers.includes(address),
+    isPeer: (address) => discovered.has(address),
     maxTimeoutMs: 2 * config.probeTimeoutMs,
   });
   /** Whether discovery lists this node's own address (static discovery: once loaded). */
@@ -279,6 +313,10 @@ export async function startNode(config: Config, deps: NodeDeps): Promise<Running
   const app = buildApp({
     schemas,
     logger: logger.child({ component: 'http' }),
+    auth,
+    isPeer: (address) => discovered.has(address),
+    onRefused: (reason) => metrics.peerMessages.refusedMessage(reason),
+    now: () => clock.now(),
     api: {
       ping: () => ({
         id: self.id,
@@ -303,6 +341,7 @@ export async function startNode(config: Config, deps: NodeDeps): Promise<Running
       healthRoutes(health),
       leaveRouter({
         schemas,
+        auth,
         logger: logger.child({ component: 'http' }),
         onLeave: (notice) => {
           if (!departures.mark(notice.from, peers, clock.now())) return false;
@@ -397,6 +436,7 @@ export async function startNode(config: Config, deps: NodeDeps): Promise<Running
     const { added, removed } = diffPeers(peers, next);
     metrics.peersListed({ added, removed }, next.length);
     peers = next;
+    discovered = new Set(next);
     if (added.length > 0 || removed.length > 0) {
       logger.info(
         { event: 'peers-changed', added, removed, peers: next.length },

@@ -1,5 +1,6 @@
 // POSTs JSON with axios; classifies failures as retryable (network, 429, 5xx) or final.
 import type { AxiosError, AxiosInstance } from 'axios';
+import type { Readable } from 'node:stream';
 import type { Poster } from './poster.js';
 
 // Of the 4xx, only 429 (Too Many Requests) is worth another try: the others will fail again.
@@ -12,10 +13,14 @@ export function axiosPoster(userAgent: string): Poster {
     (client ??= import('axios').then(({ default: axios }) =>
       axios.create({
         headers: { 'content-type': 'application/json', 'user-agent': userAgent },
+        // A webhook is never bounced to another host (with its auth header): a 3xx is an answer,
+        // and fails as a 4xx does (test/unit/hostile-receivers.test.ts).
         maxRedirects: 0,
         // Status handling is ours: every answer resolves, so only transport errors throw.
         validateStatus: () => true,
-        maxContentLength: 1024 * 1024,
+        // Answers are not read at all: the status says whether it arrived. A stream is closed
+        // unread, so a huge or endless answer costs nothing and a 2xx is never posted again.
+        responseType: 'stream',
       }),
     ));
   return {
@@ -23,9 +28,12 @@ export function axiosPoster(userAgent: string): Poster {
       try {
         const http = await getClient();
         const res = await http.post(url, body, {
+          // Not axios' `timeout`: that one leaves a body dripping a byte at a time unbounded. The
+          // signal bounds the whole request, the answer's body included.
           signal: AbortSignal.timeout(timeoutMs),
           ...(headers ? { headers } : {}),
         });
+        (res.data as Readable).destroy();
         if (res.status >= 200 && res.status < 300) return { ok: true, status: res.status };
         const retryable = res.status >= 500 || RETRYABLE_STATUS.has(res.status);
         return { ok: false, retryable, detail: `HTTP ${res.status}` };

@@ -1,8 +1,9 @@
 // Loads and validates every setting in one pass; all problems are reported together.
 import { isIP } from 'node:net';
-import { canonicalAddress, canonicalIp, formatAddress, nodeId } from '../core/node-ref.js';
-import { parseDuration } from './duration.js';
-import { checkHeaderName } from '../receivers/auth-file.js';
+import { formatAddress, nodeId } from '../core/node-ref.js';
+import { checkHeaderName, readAuthHeader } from '../receivers/auth-file.js';
+import { checkSecret, readSecretFile } from '../auth/peer-secret.js';
+import { parseValue, quote, unreadableFile, type Value } from './parse-value.js';
 import { SETTINGS, type Setting, type SettingName } from './settings.js';
 
 export type LogLevel = 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace' | 'silent';
@@ -57,81 +58,42 @@ export interface Config {
   alertHoldDownMs: number;
   alertGroupWaitMs: number;
   clusterName: string | null;
+  /** The peer secrets in force (first signs); null: peer authentication is off. */
+  peerSecrets: string[] | null;
+  /** Where they came from, re-read as it rotates; null: PEER_SECRET, or off. */
+  peerSecretFile: string | null;
+  peerAuthMaxSkewMs: number;
 }
 
 export type LoadResult = { ok: true; config: Config } | { ok: false; errors: string[] };
 
-type Value = string | number | string[] | null;
-
-function describe(setting: Setting): string {
-  const t = setting.type;
-  switch (t.kind) {
-    case 'string':
-      return 'a non-empty string';
-    case 'ip':
-      return 'an IPv4 or IPv6 address';
-    case 'port':
-      return 'a port number from 1 to 65535';
-    case 'int':
-      return `a whole number from ${t.min} to ${t.max}`;
-    case 'duration':
-      return `a duration from ${t.minMs / 1000} to ${t.maxMs / 1000} seconds: plain seconds like "2" or "0.5", or "500ms", "2s", "1m"`;
-    case 'enum':
-      return `one of ${t.values.join(', ')}`;
-    case 'url':
-      return 'an http:// or https:// URL';
-    case 'peers':
-      return 'a comma-separated list of ip:port, e.g. "10.0.0.1:8080,10.0.0.2:8080"';
+/**
+ * PEER_SECRET or PEER_SECRET_FILE (read now: a missing or weak secret stops start-up). Both set
+ * is an error, and each is still checked, so that every problem is reported at once.
+ */
+function loadPeerSecrets(
+  secret: string | null,
+  file: string | null,
+  errors: string[],
+): string[] | null {
+  if (secret !== null && file !== null) {
+    errors.push('PEER_SECRET and PEER_SECRET_FILE are both set: set one of them');
   }
-}
-
-/** Parses one raw value; returns an error sentence's tail, or the value. */
-function parseValue(setting: Setting, raw: string): { value: Value } | { error: string } {
-  const t = setting.type;
-  const text = raw.trim();
-  const bad = { error: `expected ${describe(setting)}` };
-  switch (t.kind) {
-    case 'string':
-      return text ? { value: text } : bad;
-    case 'ip': {
-      const ip = canonicalIp(text);
-      return ip === null ? bad : { value: ip };
-    }
-    case 'port': {
-      const n = Number(text);
-      return /^\d+$/.test(text) && n >= 1 && n <= 65535 ? { value: n } : bad;
-    }
-    case 'int': {
-      const n = Number(text);
-      return /^-?\d+$/.test(text) && n >= t.min && n <= t.max ? { value: n } : bad;
-    }
-    case 'duration': {
-      const ms = parseDuration(text);
-      return ms !== null && ms >= t.minMs && ms <= t.maxMs ? { value: ms } : bad;
-    }
-    case 'enum':
-      return t.values.includes(text) ? { value: text } : bad;
-    case 'url': {
-      if (!text) return { value: null };
-      try {
-        const u = new URL(text);
-        return u.protocol === 'http:' || u.protocol === 'https:' ? { value: text } : bad;
-      } catch {
-        return bad;
-      }
-    }
-    case 'peers': {
-      const items = text
-        .split(',')
-        .map((s) => s.trim())
-        .filter(Boolean);
-      // Canonical spelling, so that the same node is always the same string (self-removal, rank).
-      const normal = items.map(canonicalAddress);
-      const wrong = items.filter((_, i) => normal[i] === null);
-      if (wrong.length > 0) return { error: `${bad.error}; not ip:port: ${wrong.join(', ')}` };
-      return { value: [...new Set(normal as string[])] };
-    }
+  let secrets: string[] | null = null;
+  if (secret !== null) {
+    const problem = checkSecret(secret, 'PEER_SECRET=<not shown: a secret>');
+    if (problem) errors.push(problem);
+    else secrets = [secret];
   }
+  if (file !== null) {
+    const read = readSecretFile(file);
+    if (!read.ok) {
+      errors.push(
+        `PEER_SECRET_FILE=${quote(file)}: ${read.error}; expected a readable file of 1 to 4 peer secrets, one a line`,
+      );
+    } else secrets ??= read.secrets;
+  }
+  return secrets;
 }
 
 export function loadConfig(
@@ -140,6 +102,10 @@ export function loadConfig(
 ): LoadResult {
   const errors: string[] = [];
   const values = new Map<SettingName, Value>();
+  /** Set in the environment (not empty), valid or not. */
+  const given = new Set<SettingName>();
+  /** Set, but invalid: already reported. */
+  const invalid = new Set<SettingName>();
 
   for (const setting of SETTINGS as readonly Setting[]) {
     const name = setting.env as SettingName;
@@ -147,15 +113,17 @@ export function loadConfig(
       (n) => env[n] !== undefined && env[n] !== '',
     );
     const raw = source ? env[source] : setting.default;
+    if (source) given.add(name);
     if (raw === undefined) {
       values.set(name, null);
       continue;
     }
     const parsed = parseValue(setting, raw);
     if ('error' in parsed) {
-      const shown = setting.secret ? '<not shown: a secret>' : JSON.stringify(raw);
+      const shown = setting.secret ? '<not shown: a secret>' : quote(raw);
       errors.push(`${source ?? setting.env}=${shown}: ${parsed.error}`);
       values.set(name, null);
+      invalid.add(name);
     } else {
       values.set(name, parsed.value);
     }
@@ -165,9 +133,7 @@ export function loadConfig(
   const num = (n: SettingName) => values.get(n) as number;
   const discovery = (str('DISCOVERY') ?? 'kubernetes') as Config['discovery'];
   const require = (n: SettingName, why: string) => {
-    if (values.get(n) === null && !errors.some((e) => e.startsWith(`${n}=`))) {
-      errors.push(`${n} is required ${why}`);
-    }
+    if (values.get(n) === null && !invalid.has(n)) errors.push(`${n} is required ${why}`);
   };
 
   if (discovery === 'kubernetes') {
@@ -177,10 +143,19 @@ export function loadConfig(
     require('NAMESPACE', 'with DISCOVERY=kubernetes (set it from metadata.namespace)');
   } else {
     const peers = values.get('PEERS') as string[] | null;
-    if (peers === null || peers.length === 0) {
-      if (!errors.some((e) => e.startsWith('PEERS='))) {
-        errors.push('PEERS is required with DISCOVERY=static: a comma-separated list of ip:port');
-      }
+    if ((peers === null || peers.length === 0) && !invalid.has('PEERS')) {
+      errors.push('PEERS is required with DISCOVERY=static: a comma-separated list of ip:port');
+    }
+  }
+
+  // Read now, so that a missing file stops start-up with the other problems.
+  const kubeconfig = str('KUBECONFIG');
+  if (discovery === 'kubernetes' && kubeconfig !== null) {
+    const problem = unreadableFile(kubeconfig);
+    if (problem) {
+      errors.push(
+        `KUBECONFIG=${quote(kubeconfig)}: ${problem}; expected the path of a readable kubeconfig file, or KUBECONFIG unset in a cluster`,
+      );
     }
   }
 
@@ -193,34 +168,43 @@ export function loadConfig(
   }
 
   const routingKey = str('PAGERDUTY_ROUTING_KEY');
-  if (routingKey !== null && !/^\S{32}$/.test(routingKey)) {
+  if (routingKey !== null && !/^[\x21-\x7e]{32}$/.test(routingKey)) {
     errors.push(
-      `PAGERDUTY_ROUTING_KEY=<${routingKey.length} characters, not shown>: expected the 32-character integration key of a PagerDuty Events API v2 integration`,
+      `PAGERDUTY_ROUTING_KEY=<${routingKey.length} characters, not shown>: expected the 32-character integration key of a PagerDuty Events API v2 integration (printable ASCII, no spaces)`,
     );
   }
-  if (values.get('ALERT_WEBHOOK_AUTH_FILE') && !values.get('ALERT_WEBHOOK_URL')) {
+  const header = str('ALERT_WEBHOOK_AUTH_HEADER') ?? 'Authorization';
+  const headerProblem = checkHeaderName(header);
+  if (headerProblem) {
+    errors.push(
+      `ALERT_WEBHOOK_AUTH_HEADER=${quote(header)}: ${headerProblem}; expected a header name such as Authorization or X-Api-Key`,
+    );
+  }
+  // A URL that is set but invalid is reported as such, not as missing.
+  const authFile = str('ALERT_WEBHOOK_AUTH_FILE');
+  if (authFile !== null && !given.has('ALERT_WEBHOOK_URL')) {
     errors.push(
       'ALERT_WEBHOOK_AUTH_FILE is set but ALERT_WEBHOOK_URL is not: set both, or neither',
     );
+  } else if (authFile !== null) {
+    // Read now, so that a missing or invalid Secret stops start-up with the other problems.
+    const read = readAuthHeader(authFile, headerProblem ? 'Authorization' : header);
+    if (!read.ok) {
+      errors.push(
+        `ALERT_WEBHOOK_AUTH_FILE=${quote(authFile)}: ${read.error}; expected a readable file holding the ${headerProblem ? 'auth' : header} header's value, e.g. "Bearer <token>"`,
+      );
+    }
   }
-  const headerProblem = checkHeaderName(str('ALERT_WEBHOOK_AUTH_HEADER') ?? 'Authorization');
-  if (headerProblem) {
-    errors.push(
-      `ALERT_WEBHOOK_AUTH_HEADER=${JSON.stringify(str('ALERT_WEBHOOK_AUTH_HEADER'))}: ${headerProblem}; expected a header name such as Authorization or X-Api-Key`,
-    );
-  }
-  if (num('ALERT_WEBHOOK_HEARTBEAT') > 0 && !values.get('ALERT_WEBHOOK_URL')) {
+  if (num('ALERT_WEBHOOK_HEARTBEAT') > 0 && !given.has('ALERT_WEBHOOK_URL')) {
     errors.push(
       'ALERT_WEBHOOK_HEARTBEAT is set but ALERT_WEBHOOK_URL is not: the heartbeat goes there',
     );
   }
-  const cluster = str('CLUSTER_NAME');
-  if (cluster !== null && cluster.length > 253) {
-    errors.push(`CLUSTER_NAME=<${cluster.length} characters>: expected at most 253 characters`);
-  }
   if (num('MAX_MEMORY_USAGE') === 0) {
     errors.push('MAX_MEMORY_USAGE=0: expected -1 (off) or a limit in MiB from 1 to 1048576');
   }
+
+  const peerSecrets = loadPeerSecrets(str('PEER_SECRET'), str('PEER_SECRET_FILE'), errors);
 
   if (errors.length > 0) return { ok: false, errors };
 
@@ -275,6 +259,9 @@ export function loadConfig(
       alertHoldDownMs: num('ALERT_HOLD_DOWN'),
       alertGroupWaitMs: num('ALERT_GROUP_WAIT'),
       clusterName: str('CLUSTER_NAME'),
+      peerSecrets,
+      peerSecretFile: str('PEER_SECRET_FILE'),
+      peerAuthMaxSkewMs: num('PEER_AUTH_MAX_SKEW'),
     },
   };
 }

@@ -2,8 +2,20 @@
 // The README's settings table is checked against this list by a test.
 
 export type SettingKind =
+  /** Any non-empty text; the loader checks these further (secrets, header names). */
   | { kind: 'string' }
-  | { kind: 'ip' }
+  /** Printable text without control characters or line breaks. */
+  | { kind: 'text'; maxLength: number }
+  /** A Kubernetes object name such as a node's: a DNS-1123 subdomain. */
+  | { kind: 'dns-subdomain' }
+  /** A Kubernetes namespace: a DNS-1123 label. */
+  | { kind: 'dns-label' }
+  /** A Kubernetes Service name: a DNS-1035 label (starts with a letter). */
+  | { kind: 'dns-1035-label' }
+  /** A file path; whether the file can be read is checked where it is used. */
+  | { kind: 'path' }
+  /** A unicast address; `wildcard`: 0.0.0.0 and :: (every interface) too. */
+  | { kind: 'ip'; wildcard?: boolean }
   | { kind: 'port' }
   | { kind: 'int'; min: number; max: number }
   | { kind: 'duration'; minMs: number; maxMs: number }
@@ -38,7 +50,7 @@ export const SETTINGS = [
   {
     env: 'NODE_NAME',
     aliases: ['MY_NODE_NAME'],
-    type: { kind: 'string' },
+    type: { kind: 'dns-subdomain' },
     defaultText: 'the host name (static discovery); required with kubernetes',
     description:
       'Name of the Kubernetes node the pod runs on; with POD_IP it forms the node id `NODE_NAME@POD_IP`.',
@@ -60,7 +72,7 @@ export const SETTINGS = [
   },
   {
     env: 'LISTEN_HOST',
-    type: { kind: 'ip' },
+    type: { kind: 'ip', wildcard: true },
     defaultText: '0.0.0.0 (:: when POD_IP is IPv6)',
     description: 'Address the HTTP server binds to.',
     origin: 'knh',
@@ -83,21 +95,21 @@ export const SETTINGS = [
   },
   {
     env: 'SERVICE_NAME',
-    type: { kind: 'string' },
+    type: { kind: 'dns-1035-label' },
     defaultText: 'none; required with kubernetes',
     description: 'Service whose EndpointSlices list the knh pods.',
     origin: 'KNH',
   },
   {
     env: 'NAMESPACE',
-    type: { kind: 'string' },
+    type: { kind: 'dns-label' },
     defaultText: 'none; required with kubernetes',
     description: 'Namespace of that Service (and of the DaemonSet).',
     origin: 'KNH',
   },
   {
     env: 'KUBECONFIG',
-    type: { kind: 'string' },
+    type: { kind: 'path' },
     defaultText: "unset: the pod's service account (in-cluster)",
     description: 'Kubernetes discovery outside a cluster: path of the kubeconfig file to use.',
     origin: 'knh',
@@ -291,7 +303,7 @@ export const SETTINGS = [
   },
   {
     env: 'ALERT_WEBHOOK_AUTH_FILE',
-    type: { kind: 'string' },
+    type: { kind: 'path' },
     description:
       'File holding the value of ALERT_WEBHOOK_AUTH_HEADER sent with every ALERT_WEBHOOK_URL request (mount a Secret); re-read when it changes.',
     origin: 'knh',
@@ -332,8 +344,32 @@ export const SETTINGS = [
   },
   {
     env: 'CLUSTER_NAME',
-    type: { kind: 'string' },
+    type: { kind: 'text', maxLength: 253 },
     description: 'Names the cluster in alert messages and as the `cluster` label in Alertmanager.',
+    origin: 'knh',
+  },
+  {
+    env: 'PEER_SECRET',
+    type: { kind: 'string' },
+    secret: true,
+    description:
+      'Shared secret (32 to 1024 printable characters, e.g. `openssl rand -hex 32`) with which nodes sign and check election messages, announcements, leaves and relayed probes (HMAC-SHA256 with a timestamp and a nonce), and their answers; unsigned, altered or replayed messages get 401. Unset, with no PEER_SECRET_FILE: peer messages are taken only from discovered peers’ own IPs, and knh warns at start-up.',
+    origin: 'knh',
+  },
+  {
+    env: 'PEER_SECRET_FILE',
+    type: { kind: 'path' },
+    description:
+      'File holding the peer secret instead (a mounted Kubernetes Secret), re-read every 30 s. Up to 4 secrets, one a line, for rotation: the first signs, any of them is accepted.',
+    origin: 'knh',
+  },
+  {
+    env: 'PEER_AUTH_MAX_SKEW',
+    type: duration(1_000, 600_000),
+    default: '30',
+    unit: 'seconds',
+    description:
+      'A signed message is refused when its timestamp is further than this from the receiving node’s clock; nonces are remembered twice as long, so no message is taken twice. Nodes’ clocks must agree within it (NTP).',
     origin: 'knh',
   },
   {

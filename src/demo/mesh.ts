@@ -1,5 +1,6 @@
 // A mesh of real knh processes on loopback (static discovery): start, kill, restart, read their logs.
 import { spawn, type ChildProcess } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
 import { EventEmitter } from 'node:events';
 import { createServer } from 'node:net';
 import { createInterface } from 'node:readline';
@@ -38,6 +39,11 @@ export interface MeshOptions {
   env?: Record<string, string>;
   /** Keep at most this many log lines a node in memory. */
   maxLogLines?: number;
+  /**
+   * PEER_SECRET shared by the nodes: default a fresh random one for this mesh (peer messages are
+   * signed, as in a deployment); null: none (peer authentication off).
+   */
+  peerSecret?: string | null;
 }
 
 /** Finds `n` distinct free TCP ports on `host` by binding port 0. */
@@ -73,11 +79,15 @@ export function logLineOf(text: string): LogLine {
 
 export class LocalMesh extends EventEmitter {
   readonly nodes: MeshNode[] = [];
+  /** The secret the nodes sign peer messages with; null: they do not. */
+  readonly peerSecret: string | null;
   private readonly host: string;
 
   constructor(private readonly opts: MeshOptions) {
     super();
     this.host = opts.host ?? '127.0.0.1';
+    this.peerSecret =
+      opts.peerSecret === undefined ? randomBytes(32).toString('hex') : opts.peerSecret;
   }
 
   get peers(): string {
@@ -143,6 +153,7 @@ export class LocalMesh extends EventEmitter {
       POD_IP: node.host,
       LISTEN_HOST: node.host,
       CONTAINER_PORT: String(node.port),
+      ...(this.peerSecret === null ? {} : { PEER_SECRET: this.peerSecret }),
       ...this.opts.env,
       ...extraEnv,
     };

@@ -5,8 +5,12 @@ import type { Announcement, PingResponse, RelayProbeRequest } from '../core/tran
 import type { RelayAnswer } from '../prober/relay.js';
 import type { AnnouncementReply, ElectionAnswer, ElectionRequest } from '../election/messages.js';
 import type { SchemaName, SchemaRegistry } from '../wire/schemas.js';
+import type { PeerAuth } from '../auth/peer-auth.js';
+import type { Refusal } from '../metrics/peer-message-metrics.js';
+import { answerPeer, PEER_PATHS, peerMessageGuard, refuseOversized } from './peer-guard.js';
 import { rejectMalformed } from './reject-malformed.js';
 import { remoteIp, sentBy } from './sender.js';
+import { WarnThrottle } from './warn-throttle.js';
 
 /** What the routes call; null from a handler means the node is not taking part yet (503). */
 export interface NodeApi {
@@ -25,6 +29,8 @@ export interface AppOptions {
   logger: Logger;
   /** Announcements carry every peer's verdict; this bounds them. */
   bodyLimitBytes?: number;
+  /** Every other body (election messages, leaves, probes, maintenance): small. */
+  smallBodyLimitBytes?: number;
   /** Further routes (health, status, maintenance), each built by the module that owns them. */
   routers?: readonly Router[];
   /**
@@ -32,6 +38,17 @@ export interface AppOptions {
    * remote address; default: only from that IP (sender.ts).
    */
   senderCheck?: (remote: string | undefined, claimed: string) => boolean;
+  /**
+   * Whether an address is among this node's discovered peers: election messages and announcements
+   * from anyone else are refused (403). Default: everyone is (tests of the routes alone).
+   */
+  isPeer?: (address: string) => boolean;
+  /** Peer authentication (PEER_SECRET); null or absent: off. */
+  auth?: PeerAuth | null;
+  /** A peer message was refused (metrics). */
+  onRefused?: (reason: Refusal) => void;
+  /** Wall clock for throttling refusal warnings (default Date.now). */
+  now?: () => number;
 }
 
 export function buildApp({
@@ -39,16 +56,41 @@ export function buildApp({
   schemas,
   logger,
   bodyLimitBytes = 4 * 1024 * 1024,
+  smallBodyLimitBytes = 64 * 1024,
   routers = [],
   senderCheck = sentBy,
+  isPeer = () => true,
+  auth = null,
+  onRefused,
+  now = Date.now,
 }: AppOptions) {
   const app = express();
   app.disable('x-powered-by');
   app.set('etag', false);
-  app.use(express.json({ limit: bodyLimitBytes, strict: true, type: () => true }));
+  const warn = new WarnThrottle(logger, now);
+  const small = Math.min(smallBodyLimitBytes, bodyLimitBytes);
+  const limitFor = (path: string) => (path === '/coordinator' ? bodyLimitBytes : small);
+  app.use(refuseOversized(limitFor));
+  // Peer messages are authenticated on their raw bytes first; other POST bodies are parsed here
+  // (no other method takes one).
+  app.post(PEER_PATHS, ...peerMessageGuard({ auth, limitFor, warn, onRefused }));
+  app.post(/.*/, express.json({ limit: small, strict: true, type: () => true, inflate: false }));
 
   const malformed = (schema: SchemaName, req: Request, res: Response) =>
-    rejectMalformed(schemas, logger, schema, req, res);
+    rejectMalformed(schemas, logger, schema, req, res, warn);
+
+  /** Refuses (403) a message whose `from.address` is not the connection's IP; true if it did. */
+  const wrongSender = (req: Request, res: Response, claimed: string): boolean => {
+    if (senderCheck(req.socket.remoteAddress, claimed)) return false;
+    onRefused?.('wrong-address');
+    warn.warn(
+      'wrong-address',
+      { path: req.path, from: remoteIp(req.socket.remoteAddress), claimed },
+      'message refused: not sent from the address it names',
+    );
+    res.status(403).json({ error: `a message from ${claimed} must come from its own IP` });
+    return true;
+  };
 
   /** Validates the body against `schema`, then answers with `handle`'s result or 503. */
   const message =
@@ -59,12 +101,15 @@ export function buildApp({
     (req: Request, res: Response) => {
       if (malformed(schema, req, res)) return;
       const claimed = (req.body as T).from.address;
-      if (!senderCheck(req.socket.remoteAddress, claimed)) {
-        logger.warn(
+      if (wrongSender(req, res, claimed)) return;
+      if (!isPeer(claimed)) {
+        onRefused?.('stranger');
+        warn.warn(
+          'stranger',
           { path: req.path, from: remoteIp(req.socket.remoteAddress), claimed },
-          'message refused: not sent from the address it names',
+          'message refused: the sender is not a discovered peer',
         );
-        res.status(403).json({ error: `a message from ${claimed} must come from its own IP` });
+        res.status(403).json({ error: `${claimed} is not a discovered peer of this node` });
         return;
       }
       const result = handle(req.body as T);
@@ -72,7 +117,7 @@ export function buildApp({
         res.status(503).json({ error: 'this node is not taking part in elections yet' });
         return;
       }
-      res.json(result);
+      answerPeer(auth, res, result);
     };
 
   app.get('/ping', (_req, res) => {
@@ -93,8 +138,9 @@ export function buildApp({
   });
   app.post('/probe', async (req, res) => {
     if (malformed('probe-request', req, res)) return;
+    if (wrongSender(req, res, (req.body as RelayProbeRequest).from.address)) return;
     const answer = await api.probe(req.body as RelayProbeRequest);
-    if (answer.status === 200) res.json(answer.body);
+    if (answer.status === 200) answerPeer(auth, res, answer.body);
     else {
       logger.warn({ path: req.path, from: req.ip, reason: answer.error }, 'indirect probe refused');
       res.status(answer.status).json({ error: answer.error });
@@ -117,7 +163,8 @@ export function buildApp({
       const status = err.status && err.status >= 400 && err.status < 500 ? err.status : 500;
       if (status === 500) logger.error({ err, path: req.path }, 'request failed');
       else
-        logger.warn(
+        warn.warn(
+          `bad-request-${status}`,
           { path: req.path, from: req.ip, reason: err.type ?? err.message },
           'bad request rejected',
         );

@@ -2,6 +2,8 @@
 import { Router } from 'express';
 import type { Logger } from '../core/logger.js';
 import { parseAddress } from '../core/node-ref.js';
+import type { PeerAuth } from '../auth/peer-auth.js';
+import { answerPeer } from './peer-guard.js';
 import { rejectMalformed } from './reject-malformed.js';
 import { remoteIp, sentBy } from './sender.js';
 import type { LeaveNotice } from '../core/transport.js';
@@ -9,6 +11,8 @@ import type { SchemaRegistry } from '../wire/schemas.js';
 
 export function leaveRouter(opts: {
   schemas: SchemaRegistry;
+  /** Peer authentication: the answer is signed for the (already verified) request. */
+  auth?: PeerAuth | null;
   logger: Logger;
   /** Returns false when the sender is not a discovered peer (nothing changes). */
   onLeave(notice: LeaveNotice): boolean;
@@ -36,7 +40,7 @@ export function leaveRouter(opts: {
       res.status(403).json({ error: `${notice.from.address} is not a peer of this node` });
       return;
     }
-    res.json({ ok: true });
+    answerPeer(opts.auth ?? null, res, { ok: true });
   });
   return router;
 }

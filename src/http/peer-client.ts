@@ -20,6 +20,8 @@ import type { SchemaName, SchemaRegistry } from '../wire/schemas.js';
 import { parseAddress } from '../core/node-ref.js';
 import { isLoopback } from './sender.js';
 import { RELAY_HOP_MS } from '../prober/indirect.js';
+import type { PeerAuth } from '../auth/peer-auth.js';
+import { AUTH_HEADER } from '../auth/signature.js';
 
 const MAX_RESPONSE_BYTES = 1024 * 1024;
 const CONNECT_ERRORS: Record<string, FailureReason> = {
@@ -43,6 +45,11 @@ export interface PeerClientOptions {
    * from this IP; a pod's only interface already sends from its own.
    */
   ownIp?: string;
+  /**
+   * Peer authentication (PEER_SECRET): election messages, announcements, leaves and relayed probes
+   * are signed, and their answers must be signed by a holder of the secret.
+   */
+  auth?: PeerAuth | null;
 }
 
 /**
@@ -68,14 +75,17 @@ interface Call {
   agent?: Agent;
   /** Source IP to connect from. */
   localAddress?: string;
+  /** Signs the request, and requires a signed answer. */
+  auth?: PeerAuth | null;
 }
 
 export function call<T>(
-  { url, method, body, schema, timeoutMs, signal, agent, localAddress }: Call,
+  { url, method, body, schema, timeoutMs, signal, agent, localAddress, auth }: Call,
   schemas: SchemaRegistry,
 ): Promise<Outcome<T>> {
   const started = performance.now();
   const payload = body === undefined ? undefined : Buffer.from(JSON.stringify(body));
+  const signed = auth ? auth.signRequest(method, url.pathname, payload ?? Buffer.alloc(0)) : null;
   return new Promise((resolve) => {
     let connected = false;
     let settled = false;
@@ -101,6 +111,7 @@ export function call<T>(
         ...(payload
           ? { 'content-type': 'application/json', 'content-length': payload.length }
           : {}),
+        ...(signed ? { [AUTH_HEADER]: signed.header } : {}),
       },
     });
     const timer = setTimeout(() => {
@@ -142,6 +153,20 @@ export function call<T>(
         const status = res.statusCode ?? 0;
         if (status < 200 || status >= 300) {
           fail('http-status', `HTTP ${status}`);
+          return;
+        }
+        const header = res.headers[AUTH_HEADER];
+        if (
+          auth &&
+          signed &&
+          !auth.verifyResponse(
+            signed.nonce,
+            status,
+            typeof header === 'string' ? header : undefined,
+            Buffer.concat(chunks),
+          )
+        ) {
+          fail('bad-response', 'answer not signed with the peer secret');
           return;
         }
         if (!schema) {
@@ -189,6 +214,7 @@ export function peerClient({
   onAnswer,
   onFailure,
   ownIp,
+  auth = null,
 }: PeerClientOptions): PeerTransport {
   const agent = peerAgent();
   const bindFor = (address: string) =>
@@ -215,6 +241,7 @@ export function peerClient({
     sendElection: (address, request: ElectionRequest) =>
       send<ElectionAnswer>(address, '/election', {
         method: 'POST',
+        auth,
         body: request,
         schema: 'election-answer',
         timeoutMs,
@@ -222,6 +249,7 @@ export function peerClient({
     announce: (address, announcement: Announcement) =>
       send<AnnouncementReply>(address, '/coordinator', {
         method: 'POST',
+        auth,
         body: announcement,
         schema: 'announcement-reply',
         timeoutMs,
@@ -229,6 +257,7 @@ export function peerClient({
     probeVia: (relay, request: RelayProbeRequest, signal) =>
       send<RelayProbeResult>(relay, '/probe', {
         method: 'POST',
+        auth,
         body: request,
         schema: 'probe-result',
         // The relay's own probing, plus the two hops to it and back.
@@ -236,6 +265,6 @@ export function peerClient({
         signal,
       }),
     leave: (address, notice: LeaveNotice) =>
-      send<void>(address, '/leave', { method: 'POST', body: notice, timeoutMs }),
+      send<void>(address, '/leave', { method: 'POST', body: notice, timeoutMs, auth }),
   };
 }

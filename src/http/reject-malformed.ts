@@ -3,6 +3,7 @@
 import type { Request, Response } from 'express';
 import type { Logger } from '../core/logger.js';
 import type { SchemaName, SchemaRegistry } from '../wire/schemas.js';
+import type { WarnThrottle } from './warn-throttle.js';
 
 /** Returns true (and has answered 400) when the body does not match `schema`. */
 export function rejectMalformed(
@@ -11,10 +12,14 @@ export function rejectMalformed(
   schema: SchemaName,
   req: Request,
   res: Response,
+  /** Rate-limits the warning (a flood of bad requests must not flood the logs). */
+  warn?: WarnThrottle,
 ): boolean {
   const check = schemas.check(schema, req.body);
   if (check.ok) return false;
-  logger.warn({ path: req.path, from: req.ip, errors: check.errors }, 'malformed request rejected');
+  const fields = { path: req.path, from: req.ip, errors: check.errors };
+  if (warn) warn.warn(`malformed-${req.path}`, fields, 'malformed request rejected');
+  else logger.warn(fields, 'malformed request rejected');
   res.status(400).json({ error: `request body does not match ${schema}`, details: check.errors });
   return true;
 }

@@ -118,6 +118,11 @@ export function maintenanceRouter({
   router.delete('/maintenance/:id', (req, res) => {
     if (refuseRemote(req, res)) return;
     const id = String(req.params.id);
+    // The window schema's id pattern: anything else names no window, and is not echoed back.
+    if (!/^[A-Za-z0-9_.-]{1,64}$/.test(id)) {
+      res.status(400).json({ error: 'a maintenance window id is 1 to 64 of A-Z a-z 0-9 _ . -' });
+      return;
+    }
     const ended = book.cancel(id, now());
     if (!ended) {
       res.status(404).json({ error: `no running maintenance window ${id}` });

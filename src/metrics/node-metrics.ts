@@ -4,6 +4,7 @@ import type { PeerDiff } from '../discovery/diff.js';
 import { DetectionMetrics, type DetectionSource } from './detection-metrics.js';
 import { DiscoveryMetrics } from './discovery-metrics.js';
 import { ElectionMetrics, type ElectionState } from './election-metrics.js';
+import { PeerMessageMetrics } from './peer-message-metrics.js';
 import { ProbeMetrics } from './probe-metrics.js';
 import { registerProcessMetrics } from './process-metrics.js';
 import { WebhookMetrics } from './webhook-metrics.js';
@@ -14,6 +15,13 @@ export interface NodeMetricsOptions extends DetectionSource {
   election(): ElectionState;
   /** Webhook events queued or being delivered, over every receiver. */
   webhooksPending(): number;
+  /** Whether peer messages are signed (PEER_SECRET). */
+  peerAuth?: boolean;
+  /**
+   * A rendering is served again for this long (ms; default 0): a flood of scrapes costs one
+   * rendering a second, not one each, and cannot delay the probe rounds.
+   */
+  cacheMs?: number;
 }
 
 /** Gauges read their sources at scrape time; counters are told of events by main's wiring. */
@@ -24,14 +32,22 @@ export class NodeMetrics {
   readonly election: ElectionMetrics;
   readonly webhooks: WebhookMetrics;
   readonly discovery: DiscoveryMetrics;
+  readonly peerMessages: PeerMessageMetrics;
+  private readonly cacheMs: number;
+  private cached: {
+    atMs: number;
+    rendering: Promise<{ contentType: string; body: string }>;
+  } | null = null;
 
   constructor(options: NodeMetricsOptions) {
     const registry = this.registry;
+    this.cacheMs = options.cacheMs ?? 0;
     this.detection = new DetectionMetrics(registry, options);
     this.probes = new ProbeMetrics(registry, options);
     this.election = new ElectionMetrics(registry, () => options.election());
     this.webhooks = new WebhookMetrics(registry, () => options.webhooksPending());
     this.discovery = new DiscoveryMetrics(registry);
+    this.peerMessages = new PeerMessageMetrics(registry, options.peerAuth ?? false);
     new Gauge({
       name: 'knh_build_info',
       help: 'Always 1: the knh version this node runs.',
@@ -48,7 +64,13 @@ export class NodeMetrics {
   }
 
   /** The text exposition format, and its content type. */
-  async render(): Promise<{ contentType: string; body: string }> {
-    return { contentType: this.registry.contentType, body: await this.registry.metrics() };
+  render(): Promise<{ contentType: string; body: string }> {
+    const t = performance.now();
+    if (this.cached && t - this.cached.atMs < this.cacheMs) return this.cached.rendering;
+    const rendering = this.registry
+      .metrics()
+      .then((body) => ({ contentType: this.registry.contentType, body }));
+    this.cached = { atMs: t, rendering };
+    return rendering;
   }
 }

@@ -1,5 +1,5 @@
 // Prometheus metrics of the coordinator's direct probes: latency of all, and per peer its verdict,
-// its last answered latency and its failed probes.
+// its last answered latency and its failed probes; and whether its probe rounds start on time.
 //
 // Per-peer series exist on the coordinator only, one per peer and metric: every pod is scraped, so
 // per-peer series on every node would grow with the square of the mesh (25M at 5,000 nodes). The
@@ -9,6 +9,7 @@
 import { Counter, Gauge, Histogram, type Registry } from 'prom-client';
 import type { Outcome, PeerTransport } from '../core/transport.js';
 import type { PeerDiff } from '../discovery/diff.js';
+import { lateThresholdMs } from '../prober/rounds.js';
 import type { PeerRecord } from '../prober/verdict.js';
 
 export interface ProbedPeers {
@@ -18,9 +19,13 @@ export interface ProbedPeers {
 
 /** Seconds. Pod-network round trips are well under 10 ms; a timed-out probe lands past 1 s. */
 const PROBE_BUCKETS = [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 1];
+/** Seconds a round started after it was due: a healthy event loop keeps it to a few ms. */
+const LATENESS_BUCKETS = [0.001, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5];
 
 export class ProbeMetrics {
   private readonly duration: Histogram<'outcome'>;
+  private readonly lateness: Histogram;
+  private readonly late: Counter;
   /** Peers in the latest discovery list: a probe ending after its peer left is not remembered. */
   private readonly listed = new Set<string>();
   /** Seconds, by peer address: the latest probe the peer answered. */
@@ -39,6 +44,17 @@ export class ProbeMetrics {
     });
     this.duration.zero({ outcome: 'ok' });
     this.duration.zero({ outcome: 'failed' });
+    this.lateness = new Histogram({
+      name: 'knh_probe_round_lateness_seconds',
+      help: 'Probe rounds this node started as coordinator: how long after they were due each started (the previous start plus ELECTION_COOLDOWN_PERIOD; 0 for the first round of a term).',
+      buckets: LATENESS_BUCKETS,
+      registers: [registry],
+    });
+    this.late = new Counter({
+      name: 'knh_probe_rounds_late_total',
+      help: 'Probe rounds this node started as coordinator more than max(100 ms, half of ELECTION_COOLDOWN_PERIOD) after they were due: a starved CPU or a blocked event loop.',
+      registers: [registry],
+    });
     new Counter({
       name: 'knh_probe_failures_total',
       help: 'Direct probes of the peer (by address) that failed, made by this node as coordinator; only on the coordinator.',
@@ -74,6 +90,12 @@ export class ProbeMetrics {
         }
       },
     });
+  }
+
+  /** A probe round started `lateByMs` after it was due, with rounds `intervalMs` apart. */
+  roundStarted(lateByMs: number, intervalMs: number): void {
+    this.lateness.observe(lateByMs / 1000);
+    if (lateByMs > lateThresholdMs(intervalMs)) this.late.inc();
   }
 
   /** The transport with its `ping` measured: give it to the probe rounds only. */

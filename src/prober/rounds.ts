@@ -77,10 +77,21 @@ export interface ProbeRoundsOptions {
    */
   onRound(report: RoundReport): void;
   /**
+   * Called as each round starts, with how late it is: its start minus the previous round's start
+   * plus `intervalMs` (0 for the first round, and for one on time). A busy event loop or a starved
+   * CPU shows here first; late means past `lateThresholdMs(intervalMs)`. Must not block.
+   */
+  onRoundStart?(lateByMs: number): void;
+  /**
    * Called when a confirmation that ended between rounds changed a verdict (a death, a peer
    * seen alive late), so the cluster status need not wait for the next round. Must not block.
    */
   onVerdictsChanged?(): void;
+}
+
+/** A round starting later than this after it was due counts as late: max(100 ms, interval / 2). */
+export function lateThresholdMs(intervalMs: number): number {
+  return Math.max(100, intervalMs / 2);
 }
 
 /** A dead peer's failed probes get a new confirmation (relays) once per this many rounds. */
@@ -220,8 +231,17 @@ export class ProbeRounds {
   }
 
   private async loop(signal: AbortSignal): Promise<void> {
+    /** When this round should start: the previous one's start plus the interval. */
+    let due: number | null = null;
     for (let round = 1; !signal.aborted; round++) {
-      this.lastRound = this.opts.clock.now();
+      const now = this.opts.clock.now();
+      this.lastRound = now;
+      try {
+        this.opts.onRoundStart?.(due === null ? 0 : Math.max(0, now - due));
+      } catch (err) {
+        this.opts.logger.error({ err, round }, 'BUG: onRoundStart failed');
+      }
+      due = now + this.opts.intervalMs;
       this.runRound(round, signal).catch((err: unknown) =>
         this.opts.logger.error({ err, round }, 'BUG: a probe round failed'),
       );

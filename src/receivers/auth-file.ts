@@ -41,16 +41,19 @@ export function checkHeaderName(name: string): string | null {
  * The whole file as a string if it exists and is at most MAX_AUTH_FILE_BYTES; reads at most one
  * byte past the limit (never a whole oversized file), through the symlink a Secret mount uses.
  */
-function readBounded(path: string): { ok: true; text: string } | { ok: false; error: string } {
+export function readBounded(
+  path: string,
+  label = 'auth header file',
+): { ok: true; text: string } | { ok: false; error: string } {
   let fd: number;
   try {
     fd = openSync(path, 'r');
   } catch (err) {
-    return { ok: false, error: `auth header file ${path}: ${errnoText(err)}` };
+    return { ok: false, error: `${label} ${path}: ${errnoText(err)}` };
   }
   try {
     if (!fstatSync(fd).isFile()) {
-      return { ok: false, error: `auth header file ${path} is not a regular file` };
+      return { ok: false, error: `${label} ${path} is not a regular file` };
     }
     const buf = Buffer.alloc(MAX_AUTH_FILE_BYTES + 1);
     let length = 0;
@@ -62,12 +65,12 @@ function readBounded(path: string): { ok: true; text: string } | { ok: false; er
     if (length > MAX_AUTH_FILE_BYTES) {
       return {
         ok: false,
-        error: `auth header file ${path} is larger than ${MAX_AUTH_FILE_BYTES} bytes`,
+        error: `${label} ${path} is larger than ${MAX_AUTH_FILE_BYTES} bytes`,
       };
     }
     return { ok: true, text: buf.subarray(0, length).toString('utf8') };
   } catch (err) {
-    return { ok: false, error: `auth header file ${path}: ${errnoText(err)}` };
+    return { ok: false, error: `${label} ${path}: ${errnoText(err)}` };
   } finally {
     closeSync(fd);
   }

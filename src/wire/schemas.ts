@@ -42,8 +42,16 @@ export interface SchemaRegistry {
   readonly names: readonly string[];
 }
 
+/** At most this many errors are told: a hostile body fails everywhere, its answer stays small. */
+const MAX_ERRORS_SHOWN = 10;
+
 function formatErrors(errors: ErrorObject[] | null | undefined): string[] {
-  return (errors ?? []).map((e) => `${e.instancePath || '(root)'} ${e.message ?? 'is invalid'}`);
+  const all = errors ?? [];
+  const shown = all
+    .slice(0, MAX_ERRORS_SHOWN)
+    .map((e) => `${e.instancePath || '(root)'} ${e.message ?? 'is invalid'}`);
+  if (all.length > MAX_ERRORS_SHOWN) shown.push(`… and ${all.length - MAX_ERRORS_SHOWN} more`);
+  return shown;
 }
 
 /**

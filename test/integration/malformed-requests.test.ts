@@ -1,8 +1,10 @@
-// Garbage on the election endpoints gets a 400 and does not disturb the node or the mesh.
+// Garbage on the election endpoints gets a 401 unsigned, a 400 signed, and does not disturb the
+// node or the mesh.
 import { expect } from 'chai';
 import type { MeshNode } from '../../src/demo/mesh.js';
 import { lowestRanked } from '../support/expected-rank.js';
 import { ping, useMeshFixture } from '../support/mesh-fixture.js';
+import { peerPost, signedPost, signer } from '../support/peer-post.js';
 import { sleep } from '../support/poll.js';
 
 const BAD_BODIES: [what: string, body: string][] = [
@@ -16,31 +18,23 @@ const BAD_BODIES: [what: string, body: string][] = [
   ['a negative epoch', '{"from":{"id":"x@127.0.0.1","address":"127.0.0.1:1"},"epoch":-1}'],
 ];
 
-async function post(node: MeshNode, path: string, body: string): Promise<number> {
-  const res = await fetch(`http://${node.address}${path}`, {
-    method: 'POST',
-    headers: { 'content-type': 'application/json' },
-    body,
-    signal: AbortSignal.timeout(5_000),
-  });
-  await res.arrayBuffer();
-  return res.status;
-}
-
 describe('malformed requests (5 real nodes)', function () {
   this.timeout(60_000);
   const startMesh = useMeshFixture();
 
-  it('answers 400 on /election and /coordinator and keeps the node and the mesh running', async () => {
+  it('answers 401 unsigned and 400 signed on /election and /coordinator, and keeps the node and the mesh running', async () => {
     const fx = await startMesh();
     const before = await fx.settled();
-    const targets = [lowestRanked(fx.nodes), before.coordinator];
+    const targets: MeshNode[] = [lowestRanked(fx.nodes), before.coordinator];
+    const auth = signer(fx.mesh.peerSecret ?? '');
 
     for (const node of targets) {
       for (const path of ['/election', '/coordinator']) {
         for (const [what, body] of BAD_BODIES) {
-          const status = await post(node, path, body);
-          expect(status, `${what} to ${node.name} ${path}`).to.equal(400);
+          const unsigned = await peerPost(node.address, path, body);
+          expect(unsigned.status, `unsigned ${what} to ${node.name} ${path}`).to.equal(401);
+          const signed = await signedPost(auth, node.address, path, body);
+          expect(signed.status, `signed ${what} to ${node.name} ${path}`).to.equal(400);
         }
       }
     }

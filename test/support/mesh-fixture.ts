@@ -29,6 +29,8 @@ export interface MeshFixtureOptions {
   size?: number;
   /** Settings for every node on top of the webhook URLs (default settings otherwise). */
   env?: Record<string, string>;
+  /** PEER_SECRET of the nodes: default a random one (as LocalMesh); null: authentication off. */
+  peerSecret?: string | null;
 }
 
 /** GET /ping of one node; null if it does not answer 200 within 2 s. */
@@ -153,13 +155,14 @@ export class MeshFixture {
     return lead;
   }
 
-  async start(env: Record<string, string>): Promise<void> {
+  async start(env: Record<string, string>, peerSecret?: string | null): Promise<void> {
     const ports = await meshPorts(this.size + 1);
     this.localReceiver = new Receiver({ schemas: loadSchemas(), port: ports.pop() });
     await this.localReceiver.start();
     this.localMesh = new LocalMesh({
       size: this.size,
       ports,
+      ...(peerSecret === undefined ? {} : { peerSecret }),
       env: {
         PEER_STATUS_URL: this.receiver.url('/peer'),
         CLUSTER_STATUS_URL: this.receiver.url('/cluster'),
@@ -257,11 +260,11 @@ export function useMeshFixture(): (options?: MeshFixtureOptions) => Promise<Mesh
     }
     await Promise.all(fixtures.map((fx) => fx.stop()));
   });
-  return async ({ size = 5, env = {} } = {}) => {
+  return async ({ size = 5, env = {}, peerSecret }: MeshFixtureOptions = {}) => {
     const fx = new MeshFixture(size);
     // Registered before starting, so a start that fails half-way is still torn down.
     started.push(fx);
-    await fx.start(env);
+    await fx.start(env, peerSecret);
     return fx;
   };
 }

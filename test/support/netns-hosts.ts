@@ -1,5 +1,6 @@
 // N hosts on a Linux bridge, one network namespace and one real knh process each, a receiver on the
 // bridge address, and reversible network faults between the hosts (needs root; see available()).
+import { randomBytes } from 'node:crypto';
 import { EventEmitter } from 'node:events';
 import type { PingResponse } from '../../src/core/transport.js';
 import type { LogLine } from '../../src/demo/mesh.js';
@@ -41,6 +42,8 @@ let nextSeq = 0;
 export class HostNetwork extends EventEmitter {
   readonly hosts: HostNode[] = [];
   readonly faultLog: FaultRecord[] = [];
+  /** The hosts' shared PEER_SECRET. */
+  readonly peerSecret = randomBytes(32).toString('hex');
   /** Leftovers of crashed earlier runs removed at construction. */
   cleaned: string[] = [];
   private localReceiver: Receiver | null = null;
@@ -159,6 +162,8 @@ export class HostNetwork extends EventEmitter {
       PEER_STATUS_URL: this.receiver.url('/peer'),
       CLUSTER_STATUS_URL: this.receiver.url('/cluster'),
       LOG_LEVEL: 'debug',
+      // Signed peer messages, as deployed.
+      PEER_SECRET: this.peerSecret,
       ...this.opts.env,
     };
     spawnKnh(h, env, this.opts.maxLogLines ?? 50_000, (line) => this.emit('log', h, line));

@@ -1,6 +1,9 @@
 // Settings: loaded once from an environment, every problem reported together before start-up.
 import { expect } from 'chai';
 import { formatDuration, parseDuration } from '../../src/config/duration.js';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { loadConfig, type Config, type LoadResult } from '../../src/config/load.js';
 
 type Env = Record<string, string | undefined>;
@@ -79,6 +82,9 @@ describe('loadConfig', () => {
       alertHoldDownMs: 30_000,
       alertGroupWaitMs: 2_000,
       clusterName: null,
+      peerSecrets: null,
+      peerSecretFile: null,
+      peerAuthMaxSkewMs: 30_000,
     } satisfies Config);
   });
 
@@ -300,6 +306,72 @@ describe('loadConfig', () => {
       PEERS: '[fd00::1]:8080,[FD00::1]:8080,[fd00:0:0::1]:8080',
     });
     expect(c.peers).to.deep.equal([c.address]);
+  });
+});
+
+describe('peer secret settings', () => {
+  const SECRET = 'a'.repeat(31) + 'Z';
+  let dir: string;
+  beforeEach(() => (dir = mkdtempSync(join(tmpdir(), 'knh-secret-'))));
+  afterEach(() => rmSync(dir, { recursive: true, force: true }));
+
+  it('takes PEER_SECRET as the one secret, and PEER_AUTH_MAX_SKEW', () => {
+    const c = config({ ...STATIC, PEER_SECRET: SECRET, PEER_AUTH_MAX_SKEW: '10s' });
+    expect(c.peerSecrets).to.deep.equal([SECRET]);
+    expect(c.peerSecretFile).to.equal(null);
+    expect(c.peerAuthMaxSkewMs).to.equal(10_000);
+  });
+
+  it('reads every secret of PEER_SECRET_FILE, one a line, blank lines and CRLF ignored', () => {
+    const file = join(dir, 'peer-secret');
+    const second = 'b'.repeat(40);
+    writeFileSync(file, `${SECRET}\r\n\n${second}\n`);
+    const c = config({ ...STATIC, PEER_SECRET_FILE: file });
+    expect(c.peerSecrets).to.deep.equal([SECRET, second]);
+    expect(c.peerSecretFile).to.equal(file);
+  });
+
+  it('refuses a short secret without repeating it, both settings at once, and a bad file', () => {
+    const short = errors({ ...STATIC, PEER_SECRET: 'hunter2hunter2' });
+    expect(errorFor(short, 'PEER_SECRET')).to.include('at least 32');
+    expect(short.join('\n')).not.to.include('hunter2');
+
+    const both = errors({ ...STATIC, PEER_SECRET: SECRET, PEER_SECRET_FILE: '/x' });
+    expect(both.join('\n')).to.include('PEER_SECRET and PEER_SECRET_FILE are both set');
+
+    const missing = errors({ ...STATIC, PEER_SECRET_FILE: join(dir, 'none') });
+    expect(errorFor(missing, 'PEER_SECRET_FILE')).to.include('ENOENT');
+
+    const empty = join(dir, 'empty');
+    writeFileSync(empty, '\n');
+    expect(errorFor(errors({ ...STATIC, PEER_SECRET_FILE: empty }), 'PEER_SECRET_FILE')).to.include(
+      'is empty',
+    );
+    const spaced = join(dir, 'spaced');
+    writeFileSync(spaced, `${SECRET} ${SECRET}`);
+    const spacedError = errorFor(
+      errors({ ...STATIC, PEER_SECRET_FILE: spaced }),
+      'PEER_SECRET_FILE',
+    );
+    expect(spacedError).to.include('printable ASCII');
+    expect(spacedError).not.to.include(SECRET);
+
+    const many = join(dir, 'many');
+    writeFileSync(many, Array.from({ length: 5 }, (_, i) => `${i}`.repeat(32)).join('\n'));
+    expect(errorFor(errors({ ...STATIC, PEER_SECRET_FILE: many }), 'PEER_SECRET_FILE')).to.include(
+      'at most 4',
+    );
+  });
+
+  it('reports a bad secret together with the other bad settings', () => {
+    const list = errors({
+      ...STATIC,
+      PEER_SECRET: 'short',
+      PEER_AUTH_MAX_SKEW: '0',
+      PROBE_TIMEOUT: 'x',
+    });
+    expect(list).to.have.length(3);
+    expect(errorFor(list, 'PEER_AUTH_MAX_SKEW')).to.include('a duration from 1 to 600 seconds');
   });
 });
 

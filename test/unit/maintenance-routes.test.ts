@@ -233,6 +233,11 @@ describe('maintenance routes', () => {
     const unknown = await api.end('nope');
     expect(unknown.status).to.equal(404);
     expect(((await unknown.json()) as { error: string }).error).to.include('nope');
+    for (const bad of ['x'.repeat(65), '%3Cscript%3E', 'a%20b']) {
+      const res = await api.end(bad);
+      expect(res.status, bad).to.equal(400);
+      expect(await res.text()).not.to.include('script');
+    }
     const opened = (await (await api.open({ duration: '10s', reason: 'x' })).json()) as {
       window: WireWindow;
     };

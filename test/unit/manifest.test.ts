@@ -2,10 +2,14 @@
 // and only settings knh knows.
 import { readFileSync } from 'node:fs';
 import { expect } from 'chai';
-import { Namespace, Service, ServiceAccount } from 'kubernetes-models/v1';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { Namespace, Secret, Service, ServiceAccount } from 'kubernetes-models/v1';
 import { DaemonSet } from 'kubernetes-models/apps/v1';
 import { Role, RoleBinding } from 'kubernetes-models/rbac.authorization.k8s.io/v1';
 import { parseAllDocuments } from 'yaml';
+import { loadConfig } from '../../src/config/load.js';
 import { SETTINGS } from '../../src/config/settings.js';
 import { DEFAULT_THRESHOLDS } from '../../src/health/checks.js';
 import { LAG_DEFAULTS } from '../../src/health/event-loop-lag.js';
@@ -21,6 +25,7 @@ const MODELS: Record<string, new (data: never) => { validate(): void }> = {
   'v1/Namespace': Namespace,
   'v1/ServiceAccount': ServiceAccount,
   'v1/Service': Service,
+  'v1/Secret': Secret,
   'apps/v1/DaemonSet': DaemonSet,
   'rbac.authorization.k8s.io/v1/Role': Role,
   'rbac.authorization.k8s.io/v1/RoleBinding': RoleBinding,
@@ -108,6 +113,59 @@ describe('daemonset.yaml', () => {
       kind: 'ServiceAccount',
       name: ds.spec.template.spec.serviceAccountName,
     });
+  });
+
+  it('creates the peer secret and mounts it readable by knh alone, which refuses it until it is replaced', () => {
+    const secret = only<{
+      metadata: { name: string; namespace: string; labels: Record<string, string> };
+      stringData: Record<string, string>;
+    }>('Secret');
+    const ds = only<DaemonSetShape>('DaemonSet');
+    expect(secret.metadata.namespace).to.equal(ds.metadata.namespace);
+    const pod = ds.spec.template.spec as unknown as {
+      securityContext: { runAsGroup: number; fsGroup: number };
+      volumes: { name: string; secret?: { secretName: string; defaultMode: number } }[];
+      containers: {
+        env: { name: string; value?: string }[];
+        volumeMounts: { name: string; mountPath: string; readOnly: boolean }[];
+      }[];
+    };
+    const volume = pod.volumes.find((v) => v.secret?.secretName === secret.metadata.name);
+    expect(volume, 'a volume of the Secret').to.not.equal(undefined);
+    const container = pod.containers[0];
+    const mount = container?.volumeMounts.find((m) => m.name === volume?.name);
+    expect(mount?.readOnly).to.equal(true);
+    const [key, placeholder] = Object.entries(secret.stringData)[0] ?? [];
+    const file = container?.env.find((e) => e.name === 'PEER_SECRET_FILE')?.value;
+    expect(file).to.equal(`${mount?.mountPath}/${key}`);
+    // Secret files belong to root; the container runs as 1000: readable through fsGroup only.
+    expect(pod.securityContext.fsGroup).to.equal(pod.securityContext.runAsGroup);
+    const mode = volume?.secret?.defaultMode ?? 0;
+    expect(mode & 0o040, 'group-readable').to.not.equal(0);
+    expect(mode & 0o007, 'not world-readable').to.equal(0);
+
+    // The placeholder never authenticates anything: knh stops with a message saying what to do.
+    const dir = mkdtempSync(join(tmpdir(), 'knh-manifest-'));
+    try {
+      writeFileSync(join(dir, 'peer-secret'), `${placeholder}`);
+      const loaded = loadConfig(
+        { DISCOVERY: 'static', PEERS: '10.0.0.1:8080', PEER_SECRET_FILE: join(dir, 'peer-secret') },
+        { hostname: 'h' },
+      );
+      expect(loaded.ok).to.equal(false);
+      if (!loaded.ok) expect(loaded.errors.join('\n')).to.include('placeholder of daemonset.yaml');
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+    // The README's install replaces exactly it, and its updates leave the Secret alone.
+    const readme = readFileSync(new URL('../../../README.md', import.meta.url), 'utf8');
+    expect(readme).to.include(
+      `sed "s/${placeholder}/$(openssl rand -hex 32)/" daemonset.yaml | kubectl apply -f -`,
+    );
+    expect(secret.metadata.labels['app.kubernetes.io/component']).to.equal('peer-secret');
+    expect(readme).to.include(
+      "kubectl apply -f daemonset.yaml -l 'app.kubernetes.io/component!=peer-secret'",
+    );
   });
 
   it('sets only settings knh knows, with the pod identity from the downward API', () => {

@@ -1,0 +1,127 @@
+// Authentication of peer messages with a shared secret: signs what this node sends, verifies what
+// it receives (timestamp window, signature, nonce not seen before), and signs its answers.
+import { randomBytes } from 'node:crypto';
+import { ReplayGuard } from './replay-guard.js';
+import {
+  formatRequestAuth,
+  formatResponseAuth,
+  parseRequestAuth,
+  parseResponseAuth,
+  requestSignature,
+  responseSignature,
+  sameSignature,
+} from './signature.js';
+
+export type AuthFailure =
+  'missing' | 'malformed' | 'expired' | 'bad-signature' | 'replayed' | 'busy';
+
+export const AUTH_FAILURES: readonly AuthFailure[] = [
+  'missing',
+  'malformed',
+  'expired',
+  'bad-signature',
+  'replayed',
+  'busy',
+];
+
+const FAILURE_TEXT: Record<AuthFailure, string> = {
+  missing:
+    'the message is not signed (no x-knh-auth header): set the same PEER_SECRET on every node',
+  malformed: 'the x-knh-auth header is not of the form "v1 ts=…,nonce=…,sig=…"',
+  expired: "the message timestamp is outside PEER_AUTH_MAX_SKEW of this node's clock",
+  'bad-signature':
+    'the signature does not match: the sender holds another secret, or the message was altered',
+  replayed: 'this message was already received (its nonce is spent)',
+  busy: 'too many signed messages to remember; try again',
+};
+
+export function describeAuthFailure(failure: AuthFailure): string {
+  return FAILURE_TEXT[failure];
+}
+
+export type VerifyResult = { ok: true; nonce: string } | { ok: false; failure: AuthFailure };
+
+export interface PeerAuthOptions {
+  /** The secrets now in force: the first signs, any of them verifies (rotation). Never empty. */
+  secrets(): readonly string[];
+  /** Wall-clock epoch ms: timestamps are compared across hosts. */
+  now(): number;
+  /** How far a timestamp may be from now, either way. */
+  maxSkewMs: number;
+  /** Nonces remembered at most (default 100,000: ~3,300 signed messages a second at 30 s). */
+  maxNonces?: number;
+  /** Random nonce source (tests make it deterministic). */
+  nonce?: () => string;
+}
+
+export class PeerAuth {
+  private readonly guard: ReplayGuard;
+  private readonly makeNonce: () => string;
+
+  constructor(private readonly opts: PeerAuthOptions) {
+    // A nonce must be remembered as long as its timestamp is acceptable: skew either side.
+    this.guard = new ReplayGuard(2 * opts.maxSkewMs, opts.maxNonces ?? 100_000);
+    this.makeNonce = opts.nonce ?? (() => randomBytes(16).toString('hex'));
+  }
+
+  private signer(): string {
+    const secret = this.opts.secrets()[0];
+    if (secret === undefined) throw new Error('PeerAuth needs at least one secret');
+    return secret;
+  }
+
+  /** The header value for a request, and its nonce (to check the answer against). */
+  signRequest(method: string, path: string, body: Uint8Array): { header: string; nonce: string } {
+    const timestampMs = Math.round(this.opts.now());
+    const nonce = this.makeNonce();
+    const signature = requestSignature(this.signer(), method, path, timestampMs, nonce, body);
+    return { header: formatRequestAuth({ timestampMs, nonce, signature }), nonce };
+  }
+
+  /** Checks a received request; a valid one's nonce is spent (a second delivery is refused). */
+  verifyRequest(
+    method: string,
+    path: string,
+    header: string | undefined,
+    body: Uint8Array,
+  ): VerifyResult {
+    if (header === undefined || header === '') return { ok: false, failure: 'missing' };
+    const auth = parseRequestAuth(header);
+    if (!auth) return { ok: false, failure: 'malformed' };
+    const now = this.opts.now();
+    if (Math.abs(now - auth.timestampMs) > this.opts.maxSkewMs) {
+      return { ok: false, failure: 'expired' };
+    }
+    const valid = this.opts
+      .secrets()
+      .some((secret) =>
+        sameSignature(
+          requestSignature(secret, method, path, auth.timestampMs, auth.nonce, body),
+          auth.signature,
+        ),
+      );
+    if (!valid) return { ok: false, failure: 'bad-signature' };
+    const remembered = this.guard.remember(auth.nonce, now);
+    if (remembered === 'replayed') return { ok: false, failure: 'replayed' };
+    if (remembered === 'full') return { ok: false, failure: 'busy' };
+    return { ok: true, nonce: auth.nonce };
+  }
+
+  signResponse(nonce: string, status: number, body: Uint8Array): string {
+    return formatResponseAuth(responseSignature(this.signer(), nonce, status, body));
+  }
+
+  /** Whether an answer to the request with `nonce` was signed by a holder of a secret in force. */
+  verifyResponse(
+    nonce: string,
+    status: number,
+    header: string | undefined,
+    body: Uint8Array,
+  ): boolean {
+    const signature = parseResponseAuth(header);
+    if (signature === null) return false;
+    return this.opts
+      .secrets()
+      .some((secret) => sameSignature(responseSignature(secret, nonce, status, body), signature));
+  }
+}

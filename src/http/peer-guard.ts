@@ -1,0 +1,97 @@
+// Peer messages at the HTTP edge. With a peer secret, a request is authenticated on its raw bytes
+// before anything parses them (401 otherwise, nothing else done), and the answer is signed for the
+// request it answers; then the body is parsed as JSON for the route.
+import express, { type RequestHandler, type Response } from 'express';
+import { describeAuthFailure, type PeerAuth } from '../auth/peer-auth.js';
+import { AUTH_HEADER } from '../auth/signature.js';
+import type { Refusal } from '../metrics/peer-message-metrics.js';
+import { remoteIp } from './sender.js';
+import type { WarnThrottle } from './warn-throttle.js';
+
+/** The routes only a peer calls: signed when a secret is set. */
+export const PEER_PATHS = ['/election', '/coordinator', '/leave', '/probe'];
+
+export interface PeerGuardOptions {
+  /** Null: peer authentication is off (messages are told apart by their source IP only). */
+  auth: PeerAuth | null;
+  /** The largest body a path takes (announcements carry every peer's verdict; others are small). */
+  limitFor: (path: string) => number;
+  warn: WarnThrottle;
+  onRefused?: (reason: Refusal) => void;
+}
+
+/** What a verified request leaves for its answer: the nonce the answer's signature covers. */
+interface PeerLocals {
+  peerNonce?: string;
+}
+
+/** Body reading, authentication and JSON parsing for PEER_PATHS (POST), in that order. */
+export function peerMessageGuard({
+  auth,
+  limitFor,
+  warn,
+  onRefused,
+}: PeerGuardOptions): RequestHandler[] {
+  // Peers never compress, and a compressed body is a way to make a small request expensive.
+  const parsers = new Map<number, RequestHandler>();
+  const raw: RequestHandler = (req, res, next) => {
+    const limit = limitFor(req.path);
+    let parser = parsers.get(limit);
+    if (!parser) {
+      parser = express.raw({ limit, type: () => true, inflate: false });
+      parsers.set(limit, parser);
+    }
+    parser(req, res, next);
+  };
+  const check: RequestHandler = (req, res, next) => {
+    const bytes: Buffer = Buffer.isBuffer(req.body) ? req.body : Buffer.alloc(0);
+    if (auth) {
+      const verdict = auth.verifyRequest(req.method, req.path, req.get(AUTH_HEADER), bytes);
+      if (!verdict.ok) {
+        onRefused?.(verdict.failure);
+        warn.warn(
+          `auth-${verdict.failure}`,
+          { path: req.path, from: remoteIp(req.socket.remoteAddress), reason: verdict.failure },
+          'peer message refused: not authenticated',
+        );
+        res.status(401).json({ error: describeAuthFailure(verdict.failure) });
+        return;
+      }
+      (res.locals as PeerLocals).peerNonce = verdict.nonce;
+    }
+    try {
+      req.body = bytes.length === 0 ? undefined : (JSON.parse(bytes.toString('utf8')) as unknown);
+    } catch {
+      res.status(400).json({ error: 'request body is not JSON' });
+      return;
+    }
+    next();
+  };
+  return [raw, check];
+}
+
+/** Answers a peer message with `body` as JSON, signed when the request was. */
+export function answerPeer(auth: PeerAuth | null, res: Response, body: unknown, status = 200) {
+  const bytes = Buffer.from(JSON.stringify(body));
+  const nonce = (res.locals as PeerLocals).peerNonce;
+  if (auth && nonce !== undefined) res.set(AUTH_HEADER, auth.signResponse(nonce, status, bytes));
+  res.status(status).type('application/json').send(bytes);
+}
+
+/**
+ * A body announced larger than the path takes is refused before a byte of it is read, and the
+ * connection closed: the parser would otherwise read (and discard) all of it first.
+ */
+export function refuseOversized(limitFor: (path: string) => number): RequestHandler {
+  return (req, res, next) => {
+    const declared = Number(req.get('content-length') ?? 0);
+    const limit = limitFor(req.path);
+    if (!(declared > limit)) {
+      next();
+      return;
+    }
+    // Closed after the answer: the body announced is never read.
+    res.set('connection', 'close');
+    res.status(413).json({ error: `request body larger than ${limit} bytes` });
+  };
+}

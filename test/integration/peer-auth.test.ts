@@ -1,0 +1,178 @@
+// Peer authentication on real nodes: without the mesh's secret nobody can announce a coordinator,
+// replay a captured message, or lead from the highest rank; without a secret, strangers are refused.
+import { expect } from 'chai';
+import { randomBytes } from 'node:crypto';
+import { PeerAuth } from '../../src/auth/peer-auth.js';
+import type { MeshNode } from '../../src/demo/mesh.js';
+import { byRank, lowestRanked } from '../support/expected-rank.js';
+import { ping, useMeshFixture, type MeshFixture } from '../support/mesh-fixture.js';
+import { peerPost, signedPost, signer } from '../support/peer-post.js';
+import { pollUntil, sleep } from '../support/poll.js';
+
+const ref = (node: MeshNode) => ({ id: `${node.name}@${node.host}`, address: node.address });
+
+/** A body claiming `node` is coordinator of a far newer epoch: KNH's one-request takeover. */
+const takeover = (node: MeshNode) =>
+  JSON.stringify({ from: ref(node), epoch: 9_000_000, peers: [] });
+
+async function metric(node: MeshNode, line: RegExp): Promise<number> {
+  const res = await fetch(`http://${node.address}/metrics`, { signal: AbortSignal.timeout(5_000) });
+  const m = line.exec(await res.text());
+  return m ? Number(m[1]) : NaN;
+}
+
+/** Every running node still follows `coordinator` in `epoch`. */
+async function expectUnchanged(fx: MeshFixture, coordinator: MeshNode, epoch: number) {
+  for (const node of fx.nodes) {
+    const answer = await ping(node);
+    expect(answer?.coordinator?.address, `${node.name}'s coordinator`).to.equal(
+      coordinator.address,
+    );
+    expect(answer?.epoch, `${node.name}'s epoch`).to.equal(epoch);
+  }
+}
+
+describe('peer authentication (real nodes)', function () {
+  this.timeout(90_000);
+  const startMesh = useMeshFixture();
+
+  it('refuses (401) announcements that are unsigned, signed with another secret, malformed or stale, and nothing changes', async () => {
+    const fx = await startMesh({ size: 4 });
+    const { coordinator, epoch } = await fx.settled();
+    const impostor = lowestRanked(fx.nodes);
+    const body = takeover(impostor);
+    const stranger = signer(randomBytes(32).toString('hex'));
+    const stale = new PeerAuth({
+      secrets: () => [fx.mesh.peerSecret ?? ''],
+      now: () => Date.now() - 120_000,
+      maxSkewMs: 30_000,
+    });
+
+    for (const node of fx.nodes.filter((n) => n !== impostor)) {
+      const attempts: [string, string | undefined][] = [
+        ['unsigned', undefined],
+        ['another secret', stranger.signRequest('POST', '/coordinator', Buffer.from(body)).header],
+        ['a malformed header', 'v1 ts=1,nonce=zz,sig=00'],
+        ['a stale timestamp', stale.signRequest('POST', '/coordinator', Buffer.from(body)).header],
+      ];
+      for (const [what, header] of attempts) {
+        const answer = await peerPost(node.address, '/coordinator', body, header);
+        expect(answer.status, `${what} to ${node.name}`).to.equal(401);
+        expect(answer.body, what).to.match(/"error"/);
+      }
+      // KNH's own hole: GET /coordinator?id=… set the coordinator on every node.
+      const knh = await fetch(`http://${node.address}/coordinator?id=zzz`);
+      expect(knh.status).to.equal(404);
+    }
+
+    await sleep(2_000);
+    await expectUnchanged(fx, coordinator, epoch);
+    const refused = await metric(
+      coordinator,
+      /^knh_peer_messages_refused_total\{reason="bad-signature"\} (\d+)/m,
+    );
+    expect(refused, 'bad signatures counted').to.be.at.least(1);
+    expect(await metric(coordinator, /^knh_peer_auth_enabled (\d+)/m)).to.equal(1);
+    expect(fx.peerStatuses().filter((w) => w.body.event === 'peer_dead')).to.deep.equal([]);
+  });
+
+  it('takes a signed message once, signs its answer, and refuses it replayed, altered or sent to another route', async () => {
+    const fx = await startMesh({ size: 3 });
+    const { coordinator, epoch } = await fx.settled();
+    const asker = lowestRanked(fx.nodes);
+    const auth = signer(fx.mesh.peerSecret ?? '');
+    const body = JSON.stringify({ from: ref(asker), epoch });
+
+    const first = await signedPost(auth, coordinator.address, '/election', body);
+    expect(first.status, first.body).to.equal(200);
+    expect(
+      auth.verifyResponse(first.nonce, 200, first.auth ?? undefined, Buffer.from(first.body)),
+      'the answer is signed for this request',
+    ).to.equal(true);
+    expect(
+      signer(randomBytes(32).toString('hex')).verifyResponse(
+        first.nonce,
+        200,
+        first.auth ?? undefined,
+        Buffer.from(first.body),
+      ),
+      'and only with the secret',
+    ).to.equal(false);
+
+    const replayed = await peerPost(coordinator.address, '/election', body, first.header);
+    expect(replayed.status).to.equal(401);
+    expect(replayed.body).to.include('already received');
+
+    const fresh = auth.signRequest('POST', '/election', Buffer.from(body));
+    const altered = body.replace(`"epoch":${epoch}`, `"epoch":${epoch + 1000}`);
+    const tampered = await peerPost(coordinator.address, '/election', altered, fresh.header);
+    expect(tampered.status).to.equal(401);
+    expect(tampered.body).to.include('does not match');
+
+    const elsewhere = await peerPost(coordinator.address, '/coordinator', body, fresh.header);
+    expect(elsewhere.status, 'a signature is for one route').to.equal(401);
+
+    await sleep(1_000);
+    await expectUnchanged(fx, coordinator, epoch);
+  });
+
+  it('does not let a node with another secret lead, even from the highest rank', async () => {
+    const fx = await startMesh({ size: 4 });
+    await fx.settled();
+    const [top, second] = byRank(fx.nodes) as [MeshNode, MeshNode];
+    // The top node comes back holding a secret of its own: an impostor on a peer's address.
+    await fx.mesh.kill(top.index);
+    const successor = await pollUntil(
+      `${second.name} taking over`,
+      async () => {
+        const answer = await ping(second);
+        return answer?.coordinator?.address === second.address ? answer : undefined;
+      },
+      { timeoutMs: 20_000 },
+    );
+    fx.mesh.startNode(top.index, { PEER_SECRET: randomBytes(32).toString('hex') });
+    await fx.mesh.waitForLog(top.index, (l) => l.event === 'listening', 30_000, true);
+    // Several heartbeats and election rounds of the impostor.
+    await sleep(5_000);
+    expect(fx.mesh.isRunning(top.index), 'the impostor runs').to.equal(true);
+
+    for (const node of fx.nodes.filter((n) => n !== top)) {
+      const answer = await ping(node);
+      expect(answer?.coordinator?.address, `${node.name} follows`).to.equal(second.address);
+      expect(answer?.epoch, `${node.name}: no elections since`).to.equal(successor.epoch);
+    }
+    const refused = await metric(
+      second,
+      /^knh_peer_messages_refused_total\{reason="bad-signature"\} (\d+)/m,
+    );
+    expect(refused, "the impostor's messages were refused").to.be.at.least(1);
+  });
+
+  it('without a secret: warns at start-up, and refuses (403) messages from an address that is not a peer', async () => {
+    const fx = await startMesh({ size: 3, peerSecret: null });
+    const { coordinator, epoch } = await fx.settled();
+    for (const node of fx.nodes) {
+      expect(
+        node.logs.some((l) => l.event === 'peer-auth-off' && l.level === 40),
+        `${node.name} warned`,
+      ).to.equal(true);
+    }
+    const outsider: MeshNode = {
+      ...lowestRanked(fx.nodes),
+      name: 'outsider',
+      address: '127.0.0.1:1',
+    };
+    const answer = await peerPost(coordinator.address, '/coordinator', takeover(outsider));
+    expect(answer.status, answer.body).to.equal(403);
+    expect(answer.body).to.include('not a discovered peer');
+    const election = await peerPost(
+      coordinator.address,
+      '/election',
+      JSON.stringify({ from: ref(outsider), epoch: 9_000_000 }),
+    );
+    expect(election.status).to.equal(403);
+    expect(await metric(coordinator, /^knh_peer_auth_enabled (\d+)/m)).to.equal(0);
+    await sleep(1_000);
+    await expectUnchanged(fx, coordinator, epoch);
+  });
+});
