@@ -314,6 +314,7 @@ export async function startNode(config: Config, deps: NodeDeps): Promise<Running
     schemas,
     logger: logger.child({ component: 'http' }),
     auth,
+    selfAddress: self.address,
     isPeer: (address) => discovered.has(address),
     onRefused: (reason) => metrics.peerMessages.refusedMessage(reason),
     now: () => clock.now(),

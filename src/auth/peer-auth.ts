@@ -48,8 +48,13 @@ export interface PeerAuthOptions {
   now(): number;
   /** How far a timestamp may be from now, either way. */
   maxSkewMs: number;
-  /** Nonces remembered at most (default 100,000: ~3,300 signed messages a second at 30 s). */
+  /**
+   * Nonces remembered at most (default 100,000: at the default skew, nonces live 60 s, so about
+   * 1,600 signed messages a second; only holders of the secret can spend them).
+   */
   maxNonces?: number;
+  /** A monotonic clock in ms for how long nonces are remembered (default performance.now). */
+  monotonic?: () => number;
   /** Random nonce source (tests make it deterministic). */
   nonce?: () => string;
 }
@@ -78,6 +83,17 @@ export class PeerAuth {
     return { header: formatRequestAuth({ timestampMs, nonce, signature }), nonce };
   }
 
+  /**
+   * What can be told of a request from its header alone (missing, malformed, expired), before its
+   * body is read; null: the header may be good.
+   */
+  checkHeader(header: string | undefined): AuthFailure | null {
+    if (header === undefined || header === '') return 'missing';
+    const auth = parseRequestAuth(header);
+    if (!auth) return 'malformed';
+    return Math.abs(this.opts.now() - auth.timestampMs) > this.opts.maxSkewMs ? 'expired' : null;
+  }
+
   /** Checks a received request; a valid one's nonce is spent (a second delivery is refused). */
   verifyRequest(
     method: string,
@@ -101,7 +117,10 @@ export class PeerAuth {
         ),
       );
     if (!valid) return { ok: false, failure: 'bad-signature' };
-    const remembered = this.guard.remember(auth.nonce, now);
+    const remembered = this.guard.remember(
+      auth.nonce,
+      this.opts.monotonic?.() ?? performance.now(),
+    );
     if (remembered === 'replayed') return { ok: false, failure: 'replayed' };
     if (remembered === 'full') return { ok: false, failure: 'busy' };
     return { ok: true, nonce: auth.nonce };

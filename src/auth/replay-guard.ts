@@ -6,7 +6,10 @@
 export type RememberResult = 'new' | 'replayed' | 'full';
 
 export class ReplayGuard {
-  /** Nonce → expiry (this node's clock); insertion order is expiry order, so pruning is cheap. */
+  /**
+   * Nonce → expiry, on a monotonic clock: insertion order is then expiry order, so pruning is
+   * cheap, and a wall clock stepped back cannot make a pruned nonce new again.
+   */
   private readonly seen = new Map<string, number>();
 
   constructor(
@@ -29,8 +32,8 @@ export class ReplayGuard {
 
   private prune(now: number): void {
     for (const [nonce, expires] of this.seen) {
-      // A clock stepped back leaves later entries with far expiries; they go in their turn.
-      if (expires > now) break;
+      // Remembered through its last acceptable moment, that moment included.
+      if (expires >= now) break;
       this.seen.delete(nonce);
     }
   }

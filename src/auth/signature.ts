@@ -42,6 +42,15 @@ export function responseSignature(
   return mac(secret, `knh-v1\nresponse\n${nonce}\n${status}\n`, body);
 }
 
+/**
+ * What a request's signature covers besides method and body: the receiver's address (ip:port, as
+ * discovery lists it) and the path, so that a message captured on its way to one node is refused
+ * by every other.
+ */
+export function signedPath(receiver: string, path: string): string {
+  return `${receiver}${path}`;
+}
+
 export function formatRequestAuth({ timestampMs, nonce, signature }: RequestAuth): string {
   return `v1 ts=${timestampMs},nonce=${nonce},sig=${signature}`;
 }

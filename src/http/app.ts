@@ -7,6 +7,7 @@ import type { AnnouncementReply, ElectionAnswer, ElectionRequest } from '../elec
 import type { SchemaName, SchemaRegistry } from '../wire/schemas.js';
 import type { PeerAuth } from '../auth/peer-auth.js';
 import type { Refusal } from '../metrics/peer-message-metrics.js';
+import { bodyBudget, DEFAULT_BODY_BUDGET_BYTES } from './body-budget.js';
 import { answerPeer, PEER_PATHS, peerMessageGuard, refuseOversized } from './peer-guard.js';
 import { rejectMalformed } from './reject-malformed.js';
 import { remoteIp, sentBy } from './sender.js';
@@ -31,6 +32,8 @@ export interface AppOptions {
   bodyLimitBytes?: number;
   /** Every other body (election messages, leaves, probes, maintenance): small. */
   smallBodyLimitBytes?: number;
+  /** Bytes of request bodies read at once, over all connections. */
+  bodyBudgetBytes?: number;
   /** Further routes (health, status, maintenance), each built by the module that owns them. */
   routers?: readonly Router[];
   /**
@@ -39,12 +42,16 @@ export interface AppOptions {
    */
   senderCheck?: (remote: string | undefined, claimed: string) => boolean;
   /**
-   * Whether an address is among this node's discovered peers: election messages and announcements
-   * from anyone else are refused (403). Default: everyone is (tests of the routes alone).
+   * Whether an address is among this node's discovered peers: announcements from anyone else are
+   * refused (403). An election message from a node not discovered yet (a pod that just started,
+   * before every watch lists it) is answered, and changes nothing (bully.ts): refusing it would let
+   * the new pod think no higher node is alive. Default: everyone is (tests of the routes alone).
    */
   isPeer?: (address: string) => boolean;
   /** Peer authentication (PEER_SECRET); null or absent: off. */
   auth?: PeerAuth | null;
+  /** This node's address: signatures are checked as made for it (absent: for any node). */
+  selfAddress?: string;
   /** A peer message was refused (metrics). */
   onRefused?: (reason: Refusal) => void;
   /** Wall clock for throttling refusal warnings (default Date.now). */
@@ -57,10 +64,12 @@ export function buildApp({
   logger,
   bodyLimitBytes = 4 * 1024 * 1024,
   smallBodyLimitBytes = 64 * 1024,
+  bodyBudgetBytes = DEFAULT_BODY_BUDGET_BYTES,
   routers = [],
   senderCheck = sentBy,
   isPeer = () => true,
   auth = null,
+  selfAddress,
   onRefused,
   now = Date.now,
 }: AppOptions) {
@@ -71,9 +80,10 @@ export function buildApp({
   const small = Math.min(smallBodyLimitBytes, bodyLimitBytes);
   const limitFor = (path: string) => (path === '/coordinator' ? bodyLimitBytes : small);
   app.use(refuseOversized(limitFor));
+  app.use(bodyBudget(bodyBudgetBytes, limitFor));
   // Peer messages are authenticated on their raw bytes first; other POST bodies are parsed here
   // (no other method takes one).
-  app.post(PEER_PATHS, ...peerMessageGuard({ auth, limitFor, warn, onRefused }));
+  app.post(PEER_PATHS, ...peerMessageGuard({ auth, selfAddress, limitFor, warn, onRefused }));
   app.post(/.*/, express.json({ limit: small, strict: true, type: () => true, inflate: false }));
 
   const malformed = (schema: SchemaName, req: Request, res: Response) =>
@@ -97,12 +107,13 @@ export function buildApp({
     <T extends { from: { address: string } }, R>(
       schema: SchemaName,
       handle: (body: T) => R | null,
+      { peersOnly }: { peersOnly: boolean },
     ) =>
     (req: Request, res: Response) => {
       if (malformed(schema, req, res)) return;
       const claimed = (req.body as T).from.address;
       if (wrongSender(req, res, claimed)) return;
-      if (!isPeer(claimed)) {
+      if (peersOnly && !isPeer(claimed)) {
         onRefused?.('stranger');
         warn.warn(
           'stranger',
@@ -125,11 +136,15 @@ export function buildApp({
   });
   app.post(
     '/election',
-    message<ElectionRequest, ElectionAnswer>('election-request', (b) => api.election(b)),
+    message<ElectionRequest, ElectionAnswer>('election-request', (b) => api.election(b), {
+      peersOnly: false,
+    }),
   );
   app.post(
     '/coordinator',
-    message<Announcement, AnnouncementReply>('announcement', (b) => api.announcement(b)),
+    message<Announcement, AnnouncementReply>('announcement', (b) => api.announcement(b), {
+      peersOnly: true,
+    }),
   );
 
   app.get('/metrics', async (_req, res) => {

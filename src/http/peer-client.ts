@@ -21,7 +21,7 @@ import { parseAddress } from '../core/node-ref.js';
 import { isLoopback } from './sender.js';
 import { RELAY_HOP_MS } from '../prober/indirect.js';
 import type { PeerAuth } from '../auth/peer-auth.js';
-import { AUTH_HEADER } from '../auth/signature.js';
+import { AUTH_HEADER, signedPath } from '../auth/signature.js';
 
 const MAX_RESPONSE_BYTES = 1024 * 1024;
 const CONNECT_ERRORS: Record<string, FailureReason> = {
@@ -77,15 +77,23 @@ interface Call {
   localAddress?: string;
   /** Signs the request, and requires a signed answer. */
   auth?: PeerAuth | null;
+  /** The peer's address (ip:port) as discovery lists it: the signature is for it alone. */
+  target?: string;
 }
 
 export function call<T>(
-  { url, method, body, schema, timeoutMs, signal, agent, localAddress, auth }: Call,
+  { url, method, body, schema, timeoutMs, signal, agent, localAddress, auth, target }: Call,
   schemas: SchemaRegistry,
 ): Promise<Outcome<T>> {
   const started = performance.now();
   const payload = body === undefined ? undefined : Buffer.from(JSON.stringify(body));
-  const signed = auth ? auth.signRequest(method, url.pathname, payload ?? Buffer.alloc(0)) : null;
+  const signed = auth
+    ? auth.signRequest(
+        method,
+        signedPath(target ?? url.host, url.pathname),
+        payload ?? Buffer.alloc(0),
+      )
+    : null;
   return new Promise((resolve) => {
     let connected = false;
     let settled = false;
@@ -205,7 +213,7 @@ function toPeer<T>(
       latencyMs: 0,
     });
   }
-  return call<T>({ url: new URL(`http://${address}${path}`), ...rest }, schemas);
+  return call<T>({ url: new URL(`http://${address}${path}`), target: address, ...rest }, schemas);
 }
 
 export function peerClient({

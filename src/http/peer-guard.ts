@@ -1,9 +1,9 @@
 // Peer messages at the HTTP edge. With a peer secret, a request is authenticated on its raw bytes
 // before anything parses them (401 otherwise, nothing else done), and the answer is signed for the
 // request it answers; then the body is parsed as JSON for the route.
-import express, { type RequestHandler, type Response } from 'express';
-import { describeAuthFailure, type PeerAuth } from '../auth/peer-auth.js';
-import { AUTH_HEADER } from '../auth/signature.js';
+import express, { type Request, type RequestHandler, type Response } from 'express';
+import { describeAuthFailure, type AuthFailure, type PeerAuth } from '../auth/peer-auth.js';
+import { AUTH_HEADER, signedPath } from '../auth/signature.js';
 import type { Refusal } from '../metrics/peer-message-metrics.js';
 import { remoteIp } from './sender.js';
 import type { WarnThrottle } from './warn-throttle.js';
@@ -14,6 +14,8 @@ export const PEER_PATHS = ['/election', '/coordinator', '/leave', '/probe'];
 export interface PeerGuardOptions {
   /** Null: peer authentication is off (messages are told apart by their source IP only). */
   auth: PeerAuth | null;
+  /** This node's address (ip:port): a signature made for another node's is refused. */
+  selfAddress?: string;
   /** The largest body a path takes (announcements carry every peer's verdict; others are small). */
   limitFor: (path: string) => number;
   warn: WarnThrottle;
@@ -28,6 +30,7 @@ interface PeerLocals {
 /** Body reading, authentication and JSON parsing for PEER_PATHS (POST), in that order. */
 export function peerMessageGuard({
   auth,
+  selfAddress,
   limitFor,
   warn,
   onRefused,
@@ -43,18 +46,32 @@ export function peerMessageGuard({
     }
     parser(req, res, next);
   };
+  const refuse = (failure: AuthFailure, req: Request, res: Response) => {
+    onRefused?.(failure);
+    warn.warn(
+      `auth-${failure}`,
+      { path: req.path, from: remoteIp(req.socket.remoteAddress), reason: failure },
+      'peer message refused: not authenticated',
+    );
+    res.status(401).json({ error: describeAuthFailure(failure) });
+  };
+  // What the header alone shows is refused before the body is read, and the connection closed.
+  const precheck: RequestHandler = (req, res, next) => {
+    const failure = auth?.checkHeader(req.get(AUTH_HEADER)) ?? null;
+    if (failure === null) {
+      next();
+      return;
+    }
+    res.set('connection', 'close');
+    refuse(failure, req, res);
+  };
   const check: RequestHandler = (req, res, next) => {
     const bytes: Buffer = Buffer.isBuffer(req.body) ? req.body : Buffer.alloc(0);
     if (auth) {
-      const verdict = auth.verifyRequest(req.method, req.path, req.get(AUTH_HEADER), bytes);
+      const path = selfAddress === undefined ? req.path : signedPath(selfAddress, req.path);
+      const verdict = auth.verifyRequest(req.method, path, req.get(AUTH_HEADER), bytes);
       if (!verdict.ok) {
-        onRefused?.(verdict.failure);
-        warn.warn(
-          `auth-${verdict.failure}`,
-          { path: req.path, from: remoteIp(req.socket.remoteAddress), reason: verdict.failure },
-          'peer message refused: not authenticated',
-        );
-        res.status(401).json({ error: describeAuthFailure(verdict.failure) });
+        refuse(verdict.failure, req, res);
         return;
       }
       (res.locals as PeerLocals).peerNonce = verdict.nonce;
@@ -67,7 +84,7 @@ export function peerMessageGuard({
     }
     next();
   };
-  return [raw, check];
+  return [precheck, raw, check];
 }
 
 /** Answers a peer message with `body` as JSON, signed when the request was. */

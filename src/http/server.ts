@@ -62,7 +62,7 @@ function rateLimited(app: RequestListener, limit: RateLimit | null): RequestList
   const limiter = new RateLimiter(limit);
   return (req, res) => {
     const ip = req.socket.remoteAddress ?? '';
-    if (ip === '127.0.0.1' || ip === '::1' || ip === '::ffff:127.0.0.1') {
+    if (isPodItself(ip)) {
       app(req, res);
       return;
     }
@@ -82,11 +82,18 @@ function rateLimited(app: RequestListener, limit: RateLimit | null): RequestList
 }
 
 /** Counts open sockets by remote IP; over the cap, a new one is destroyed before it is read. */
+/** 127.0.0.1 or ::1: inside the pod (kubectl port-forward and exec arrive there), or the demo. */
+function isPodItself(ip: string): boolean {
+  return ip === '127.0.0.1' || ip === '::1' || ip === '::ffff:127.0.0.1';
+}
+
 function capPerIp(server: Server, cap: number): void {
   if (cap <= 0) return;
   const open = new Map<string, number>();
   server.on('connection', (socket: Socket) => {
     const ip = socket.remoteAddress ?? '';
+    // Like the rate limit: the pod's own loopback address is never capped.
+    if (isPodItself(ip)) return;
     const count = open.get(ip) ?? 0;
     if (count >= cap) {
       socket.destroy();

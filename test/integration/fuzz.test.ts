@@ -47,7 +47,7 @@ describe('fuzz: malformed requests to every endpoint (4 real nodes)', function (
 
   /** Sends one generated request (and its replay), checks the answer and that the node is up. */
   async function check(generated: FuzzRequest, node: MeshNode): Promise<void> {
-    const req = sign(generated, mesh().peerSecret);
+    const req = sign(generated, mesh().peerSecret, node.address);
     const what = `${req.kind}: ${req.method} ${req.path.slice(0, 100)} (${req.body?.length ?? 0} bytes, headers ${JSON.stringify(req.headers ?? {}).slice(0, 300)}) to ${node.name}`;
     const answers = [await send(targetOf(node.address), req, { timeoutMs: 8_000 })];
     if (req.replay) answers.push(await send(targetOf(node.address), req, { timeoutMs: 8_000 }));

@@ -28,7 +28,7 @@ const PING_MS = 750;
  * 3-4 s: a few pings, each answered, none slower than this. What must hold is in
  * expectUndisturbed: no probe round late, no election.
  */
-const FLOOD_PING_MS = 3_000;
+const FLOOD_PING_MS = 5_000;
 
 const log = (text: string) => console.log(`      ${text}`);
 

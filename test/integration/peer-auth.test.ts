@@ -51,9 +51,15 @@ describe('peer authentication (real nodes)', function () {
     for (const node of fx.nodes.filter((n) => n !== impostor)) {
       const attempts: [string, string | undefined][] = [
         ['unsigned', undefined],
-        ['another secret', stranger.signRequest('POST', '/coordinator', Buffer.from(body)).header],
+        [
+          'another secret',
+          stranger.signRequest('POST', `${node.address}/coordinator`, Buffer.from(body)).header,
+        ],
         ['a malformed header', 'v1 ts=1,nonce=zz,sig=00'],
-        ['a stale timestamp', stale.signRequest('POST', '/coordinator', Buffer.from(body)).header],
+        [
+          'a stale timestamp',
+          stale.signRequest('POST', `${node.address}/coordinator`, Buffer.from(body)).header,
+        ],
       ];
       for (const [what, header] of attempts) {
         const answer = await peerPost(node.address, '/coordinator', body, header);
@@ -103,7 +109,7 @@ describe('peer authentication (real nodes)', function () {
     expect(replayed.status).to.equal(401);
     expect(replayed.body).to.include('already received');
 
-    const fresh = auth.signRequest('POST', '/election', Buffer.from(body));
+    const fresh = auth.signRequest('POST', `${coordinator.address}/election`, Buffer.from(body));
     const altered = body.replace(`"epoch":${epoch}`, `"epoch":${epoch + 1000}`);
     const tampered = await peerPost(coordinator.address, '/election', altered, fresh.header);
     expect(tampered.status).to.equal(401);
@@ -111,6 +117,14 @@ describe('peer authentication (real nodes)', function () {
 
     const elsewhere = await peerPost(coordinator.address, '/coordinator', body, fresh.header);
     expect(elsewhere.status, 'a signature is for one route').to.equal(401);
+    // Nor for another node: a message captured on its way to one is refused by the others.
+    const other = fx.nodes.find((n) => n !== coordinator && n !== asker) as MeshNode;
+    const forOther = auth.signRequest('POST', `${other.address}/election`, Buffer.from(body));
+    const misdirected = await peerPost(coordinator.address, '/election', body, forOther.header);
+    expect(misdirected.status, 'a signature is for one node').to.equal(401);
+    expect((await peerPost(other.address, '/election', body, forOther.header)).status).to.equal(
+      200,
+    );
 
     await sleep(1_000);
     await expectUnchanged(fx, coordinator, epoch);
@@ -148,7 +162,7 @@ describe('peer authentication (real nodes)', function () {
     expect(refused, "the impostor's messages were refused").to.be.at.least(1);
   });
 
-  it('without a secret: warns at start-up, and refuses (403) messages from an address that is not a peer', async () => {
+  it('without a secret: warns at start-up, refuses (403) announcements from an address that is not a peer, and answers its election messages without acting', async () => {
     const fx = await startMesh({ size: 3, peerSecret: null });
     const { coordinator, epoch } = await fx.settled();
     for (const node of fx.nodes) {
@@ -170,7 +184,8 @@ describe('peer authentication (real nodes)', function () {
       '/election',
       JSON.stringify({ from: ref(outsider), epoch: 9_000_000 }),
     );
-    expect(election.status).to.equal(403);
+    expect(election.status, 'a node not discovered yet is answered').to.equal(200);
+    expect(JSON.parse(election.body)).to.deep.include({ type: 'answer', epoch });
     expect(await metric(coordinator, /^knh_peer_auth_enabled (\d+)/m)).to.equal(0);
     await sleep(1_000);
     await expectUnchanged(fx, coordinator, epoch);

@@ -1,7 +1,7 @@
 // Sends a peer message to a node the way another node would (signed with the mesh's secret when
 // one is given), or the way an attacker would (unsigned, or with a header of its choosing).
 import { PeerAuth } from '../../src/auth/peer-auth.js';
-import { AUTH_HEADER } from '../../src/auth/signature.js';
+import { AUTH_HEADER, signedPath } from '../../src/auth/signature.js';
 
 export interface PeerPostResult {
   status: number;
@@ -41,6 +41,6 @@ export async function signedPost(
   path: string,
   body: string,
 ): Promise<PeerPostResult & { header: string; nonce: string }> {
-  const { header, nonce } = auth.signRequest('POST', path, Buffer.from(body));
+  const { header, nonce } = auth.signRequest('POST', signedPath(address, path), Buffer.from(body));
   return { ...(await peerPost(address, path, body, header)), header, nonce };
 }

@@ -14,7 +14,12 @@ const body = Buffer.from('{"from":{"id":"a@10.0.0.1","address":"10.0.0.1:8080"},
 
 /** A PeerAuth on a clock the test moves. */
 function authAt(secrets: string[], clock: { t: number }) {
-  return new PeerAuth({ secrets: () => secrets, now: () => clock.t, maxSkewMs: SKEW });
+  return new PeerAuth({
+    secrets: () => secrets,
+    now: () => clock.t,
+    monotonic: () => clock.t,
+    maxSkewMs: SKEW,
+  });
 }
 
 function failure(result: ReturnType<PeerAuth['verifyRequest']>): AuthFailure | 'ok' {
@@ -90,7 +95,9 @@ describe('PeerAuth', () => {
     expect(failure(b.verifyRequest('POST', '/election', header, body))).to.equal('ok');
     receiver.t += 2 * SKEW - 1; // still within the window on the other side
     expect(failure(b.verifyRequest('POST', '/election', header, body))).to.equal('replayed');
-    receiver.t += 2;
+    receiver.t += 1; // its last acceptable moment
+    expect(failure(b.verifyRequest('POST', '/election', header, body))).to.equal('replayed');
+    receiver.t += 1;
     expect(failure(b.verifyRequest('POST', '/election', header, body))).to.equal('expired');
   });
 
@@ -127,6 +134,7 @@ describe('PeerAuth', () => {
     const b = new PeerAuth({
       secrets: () => [OLD],
       now: () => clock.t,
+      monotonic: () => clock.t,
       maxSkewMs: SKEW,
       maxNonces: 2,
     });
@@ -136,7 +144,7 @@ describe('PeerAuth', () => {
     expect(failure(b.verifyRequest('POST', '/probe', sign(), body))).to.equal('ok');
     expect(failure(b.verifyRequest('POST', '/probe', sign(), body))).to.equal('busy');
     expect(failure(b.verifyRequest('POST', '/probe', first, body))).to.equal('replayed');
-    clock.t += 2 * SKEW;
+    clock.t += 2 * SKEW + 1;
     expect(failure(b.verifyRequest('POST', '/probe', sign(), body))).to.equal('ok');
   });
 });
@@ -149,10 +157,11 @@ describe('ReplayGuard', () => {
     expect(guard.remember('a', 999)).to.equal('replayed');
     expect(guard.remember('c', 999)).to.equal('new');
     expect(guard.remember('d', 999)).to.equal('full');
-    expect(guard.remember('d', 1_000)).to.equal('new'); // 'a' expired
+    expect(guard.remember('d', 1_000)).to.equal('full'); // 'a' is remembered through 1,000
+    expect(guard.remember('d', 1_001)).to.equal('new'); // 'a' expired
     expect(guard.size).to.equal(3);
-    expect(guard.remember('a', 1_000)).to.equal('full');
-    expect(guard.remember('a', 1_500)).to.equal('new'); // 'b' expired
+    expect(guard.remember('a', 1_001)).to.equal('full');
+    expect(guard.remember('a', 1_501)).to.equal('new'); // 'b' expired
   });
 });
 

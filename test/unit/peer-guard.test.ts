@@ -3,7 +3,8 @@
 import { expect } from 'chai';
 import { gzipSync } from 'node:zlib';
 import { PeerAuth } from '../../src/auth/peer-auth.js';
-import { AUTH_HEADER } from '../../src/auth/signature.js';
+import { AUTH_HEADER, signedPath } from '../../src/auth/signature.js';
+import { freePorts } from '../../src/demo/mesh.js';
 import type { Announcement, PingResponse } from '../../src/core/transport.js';
 import type {
   AnnouncementReply,
@@ -88,7 +89,7 @@ describe('peer messages with a peer secret (real sockets)', () => {
   });
   after(() => server.close());
 
-  it('refuses unsigned messages with 401 before looking at the body, and calls nothing', async () => {
+  it('refuses unsigned messages with 401 whatever their body, and calls nothing', async () => {
     for (const body of ['not json{', JSON.stringify({ from: peer, epoch: 1 }), '']) {
       for (const path of ['/election', '/coordinator', '/leave', '/probe']) {
         const res = await post(path, body);
@@ -97,6 +98,8 @@ describe('peer messages with a peer secret (real sockets)', () => {
       }
     }
     expect(api.elections).to.deep.equal([]);
+    expect(api.announcements).to.deep.equal([]);
+    expect(refused).to.have.length(12);
     expect(refused.every((r) => r === 'missing')).to.equal(true);
   });
 
@@ -128,7 +131,8 @@ describe('peer messages with a peer secret (real sockets)', () => {
 
   it('refuses compressed bodies (415): no decompression for anyone', async () => {
     const body = gzipSync(JSON.stringify({ from: peer, epoch: 2 }));
-    const res = await post('/election', body, { 'content-encoding': 'gzip' });
+    const sig = auth.signRequest('POST', '/election', body).header;
+    const res = await post('/election', body, { 'content-encoding': 'gzip', [AUTH_HEADER]: sig });
     expect(res.status).to.equal(415);
     const status = await fetch(url('/maintenance'), {
       method: 'POST',
@@ -213,20 +217,119 @@ describe('peer messages with a peer secret (real sockets)', () => {
     expect(status).to.equal(200);
   });
 
+  it('refuses an unsigned announcement from its headers alone, before its 4 MiB body is sent', async () => {
+    const { connect } = await import('node:net');
+    const socket = connect(server.port, '127.0.0.1');
+    const answer = await new Promise<string>((resolve, reject) => {
+      let text = '';
+      socket.on('data', (d: Buffer) => (text += d.toString()));
+      socket.on('close', () => resolve(text));
+      socket.on('error', reject);
+      socket.write(
+        'POST /coordinator HTTP/1.1\r\nhost: x\r\ncontent-type: application/json\r\ncontent-length: 4000000\r\n\r\n{',
+      );
+      setTimeout(() => socket.destroy(new Error('no answer within 3 s')), 3_000);
+    });
+    expect(answer).to.match(/^HTTP\/1\.1 401/);
+    expect(answer.toLowerCase()).to.include('connection: close');
+  });
+
+  it('reads at most its body budget at once: a body beyond it waits for none, 503', async () => {
+    const tight = await listen(
+      buildApp({
+        api: new RecordingApi(),
+        schemas,
+        logger: new CapturingLogger(),
+        auth,
+        bodyBudgetBytes: 100_000,
+      }),
+      '127.0.0.1',
+      0,
+    );
+    const { connect } = await import('node:net');
+    const held = connect(tight.port, '127.0.0.1');
+    try {
+      const body = JSON.stringify({ from: peer, epoch: 1, peers: [] }).padEnd(80_000, ' ');
+      const header = auth.signRequest('POST', '/coordinator', Buffer.from(body)).header;
+      // The first holds 80,000 bytes of the budget: its body comes slowly (a part, then nothing).
+      held.write(
+        `POST /coordinator HTTP/1.1\r\nhost: x\r\ncontent-type: application/json\r\n${AUTH_HEADER}: ${header}\r\ncontent-length: ${body.length}\r\n\r\n${body.slice(0, 100)}`,
+      );
+      await new Promise((r) => setTimeout(r, 200));
+      const second = JSON.stringify({ from: peer, epoch: 2, peers: [] }).padEnd(50_000, ' ');
+      const res = await fetch(`http://127.0.0.1:${tight.port}/coordinator`, {
+        method: 'POST',
+        headers: {
+          'content-type': 'application/json',
+          [AUTH_HEADER]: auth.signRequest('POST', '/coordinator', Buffer.from(second)).header,
+        },
+        body: second,
+      });
+      expect(res.status).to.equal(503);
+      held.destroy();
+      await new Promise((r) => setTimeout(r, 200));
+      const third = JSON.stringify({ from: peer, epoch: 3, peers: [] });
+      const ok = await fetch(`http://127.0.0.1:${tight.port}/coordinator`, {
+        method: 'POST',
+        headers: {
+          'content-type': 'application/json',
+          [AUTH_HEADER]: auth.signRequest('POST', '/coordinator', Buffer.from(third)).header,
+        },
+        body: third,
+      });
+      expect(ok.status, 'the budget is freed when the held request goes').to.equal(200);
+    } finally {
+      held.destroy();
+      await tight.close();
+    }
+  });
+
   it('leaves /ping open for probes', async () => {
     expect((await fetch(url('/ping'))).status).to.equal(200);
   });
 
-  it('the peer client signs and checks: same secret succeeds, another secret fails both ways', async () => {
-    const address = `127.0.0.1:${server.port}`;
-    const request: ElectionRequest = { from: peer, epoch: 3 };
-    const good = peerClient({ schemas, timeoutMs: 2_000, auth: authWith(SECRET) });
-    const outcome = await good.sendElection(address, request);
-    expect(outcome.ok, JSON.stringify(outcome)).to.equal(true);
+  it('the peer client signs for the node it calls: same secret succeeds; another secret, or another node, fails', async () => {
+    // A node that knows its own address, as main.ts builds it.
+    const [port] = await freePorts(1);
+    const address = `127.0.0.1:${port}`;
+    const node = await listen(
+      buildApp({
+        api: new RecordingApi(),
+        schemas,
+        logger: new CapturingLogger(),
+        auth,
+        selfAddress: address,
+      }),
+      '127.0.0.1',
+      port ?? 0,
+    );
+    try {
+      const request: ElectionRequest = { from: peer, epoch: 3 };
+      const good = peerClient({ schemas, timeoutMs: 2_000, auth: authWith(SECRET) });
+      const outcome = await good.sendElection(address, request);
+      expect(outcome.ok, JSON.stringify(outcome)).to.equal(true);
 
-    const other = peerClient({ schemas, timeoutMs: 2_000, auth: authWith('z'.repeat(64)) });
-    const refusedOutcome = await other.sendElection(address, request);
-    expect(refusedOutcome).to.deep.include({ ok: false, reason: 'http-status' });
+      const other = peerClient({ schemas, timeoutMs: 2_000, auth: authWith('z'.repeat(64)) });
+      expect(await other.sendElection(address, request)).to.deep.include({
+        ok: false,
+        reason: 'http-status',
+      });
+      // Signed for another node (the one the message was captured on its way to): refused.
+      const body = JSON.stringify(request);
+      const header = auth.signRequest(
+        'POST',
+        signedPath('127.0.0.9:8080', '/election'),
+        Buffer.from(body),
+      ).header;
+      const misdirected = await fetch(`http://${address}/election`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', [AUTH_HEADER]: header },
+        body,
+      });
+      expect(misdirected.status).to.equal(401);
+    } finally {
+      await node.close();
+    }
   });
 
   it('the peer client refuses an answer not signed with its secret', async () => {

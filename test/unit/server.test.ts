@@ -9,9 +9,10 @@ import { DEFAULT_LIMITS, listen, type HttpServer } from '../../src/http/server.j
 const HOST = '127.0.0.1';
 
 /** Opens a raw TCP connection; resolves once connected. */
-function open(port: number): Promise<Socket> {
+/** A connection from `localAddress` (default 127.0.0.2: 127.0.0.1, the pod itself, is exempt). */
+function open(port: number, localAddress = '127.0.0.2'): Promise<Socket> {
   return new Promise((resolve, reject) => {
-    const socket = connect({ host: HOST, port });
+    const socket = connect({ host: HOST, port, localAddress });
     socket.once('connect', () => resolve(socket));
     socket.once('error', reject);
   });
@@ -136,7 +137,7 @@ describe('listen: bounds on slow and numerous clients', function () {
     const extra = await open(s.port);
     sockets.push(extra);
     const result = await closedWithin(extra, 1_000);
-    expect(result, 'the 6th connection from 127.0.0.1 is closed').to.not.equal(null);
+    expect(result, 'the 6th connection from 127.0.0.2 is closed').to.not.equal(null);
     expect(result?.afterMs).to.be.below(500);
     // The first five are still served.
     const first = sockets[0] as Socket;
@@ -151,6 +152,11 @@ describe('listen: bounds on slow and numerous clients', function () {
     const next = await open(s.port);
     sockets.push(next);
     expect(await closedWithin(next, 300), 'admitted once one closed').to.equal(null);
+    // The pod itself (127.0.0.1: port-forwards, exec) is never capped.
+    const own = [];
+    for (let i = 0; i < 7; i++) own.push(await open(s.port, '127.0.0.1'));
+    sockets.push(...own);
+    for (const socket of own) expect(await closedWithin(socket, 100)).to.equal(null);
   });
 
   it('closes connections beyond maxConnections at once', async () => {
