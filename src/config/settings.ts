@@ -353,7 +353,7 @@ export const SETTINGS = [
     type: { kind: 'string' },
     secret: true,
     description:
-      'Shared secret (32 to 1024 printable characters, e.g. `openssl rand -hex 32`) with which nodes sign and check election messages, announcements, leaves and relayed probes (HMAC-SHA256 with a timestamp and a nonce), and their answers; unsigned, altered or replayed messages get 401. Unset, with no PEER_SECRET_FILE: peer messages are taken only from discovered peers’ own IPs, and knh warns at start-up.',
+      'Shared secret (32 to 1024 printable characters, e.g. `openssl rand -hex 32`) with which nodes sign and check election messages, announcements, leaves and relayed probes (HMAC-SHA256 over the receiving node, the path, a timestamp, a nonce and the body), and their answers; unsigned, altered or replayed messages get 401. Unset, with no PEER_SECRET_FILE: a peer message is taken only from the IP it names, announcements only from discovered peers, and knh warns at start-up.',
     origin: 'knh',
   },
   {
