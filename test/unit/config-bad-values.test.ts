@@ -6,16 +6,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { loadConfig } from '../../src/config/load.js';
 import { SETTINGS, type Setting, type SettingName } from '../../src/config/settings.js';
+import { HOST, KUBERNETES, STATIC, type Env } from '../support/config-env.js';
 
-type Env = Record<string, string | undefined>;
-const HOST = { hostname: 'test-host' };
-const STATIC: Env = { DISCOVERY: 'static', PEERS: '10.0.0.1:8080,10.0.0.2:8080' };
-const KUBERNETES: Env = {
-  NODE_NAME: 'worker-1',
-  POD_IP: '10.244.1.7',
-  SERVICE_NAME: 'knh',
-  NAMESPACE: 'monitoring',
-};
 const SECRET = 'a'.repeat(31) + 'Z';
 
 // Files the path settings point at; created before the tests run (not when mocha loads this).

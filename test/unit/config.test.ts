@@ -5,16 +5,7 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { loadConfig, type Config, type LoadResult } from '../../src/config/load.js';
-
-type Env = Record<string, string | undefined>;
-const HOST = { hostname: 'test-host' };
-const STATIC: Env = { DISCOVERY: 'static', PEERS: '10.0.0.1:8080,10.0.0.2:8080' };
-const KUBERNETES: Env = {
-  NODE_NAME: 'worker-1',
-  POD_IP: '10.244.1.7',
-  SERVICE_NAME: 'knh',
-  NAMESPACE: 'monitoring',
-};
+import { HOST, KUBERNETES, STATIC, type Env } from '../support/config-env.js';
 
 function config(env: Env): Config {
   const result = loadConfig(env, HOST);

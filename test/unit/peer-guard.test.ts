@@ -1,6 +1,7 @@
 // Peer messages over real sockets with a peer secret: the app refuses what is not signed before it
 // reads the body, signs its answers, and the peer client signs its requests and checks the answers.
 import { expect } from 'chai';
+import { connect } from 'node:net';
 import { gzipSync } from 'node:zlib';
 import { PeerAuth } from '../../src/auth/peer-auth.js';
 import { AUTH_HEADER, signedPath } from '../../src/auth/signature.js';
@@ -24,6 +25,19 @@ const peer = { id: 'worker-1@127.0.0.1', address: '127.0.0.1:8079' };
 const schemas = loadSchemas();
 const authWith = (secret: string) =>
   new PeerAuth({ secrets: () => [secret], now: () => Date.now(), maxSkewMs: 30_000 });
+
+/** Writes `text` on a new connection; everything the server sends until it closes (3 s at most). */
+function exchange(port: number, text: string): Promise<string> {
+  const socket = connect(port, '127.0.0.1');
+  return new Promise<string>((resolve, reject) => {
+    let answer = '';
+    socket.on('data', (d: Buffer) => (answer += d.toString()));
+    socket.on('close', () => resolve(answer));
+    socket.on('error', reject);
+    socket.write(text);
+    setTimeout(() => socket.destroy(new Error('no answer within 3 s')), 3_000);
+  });
+}
 
 class RecordingApi implements NodeApi {
   elections: ElectionRequest[] = [];
@@ -177,19 +191,11 @@ describe('peer messages with a peer secret (real sockets)', () => {
     expect(details[10]).to.equal('… and 790 more');
 
     // Headers announcing 100 MiB, then nothing: answered at once, connection closed.
-    const { connect } = await import('node:net');
-    const socket = connect(server.port, '127.0.0.1');
     const started = Date.now();
-    const answer = await new Promise<string>((resolve, reject) => {
-      let text = '';
-      socket.on('data', (d: Buffer) => (text += d.toString()));
-      socket.on('close', () => resolve(text));
-      socket.on('error', reject);
-      socket.write(
-        'POST /election HTTP/1.1\r\nhost: x\r\ncontent-type: application/json\r\ncontent-length: 104857600\r\n\r\n',
-      );
-      setTimeout(() => socket.destroy(new Error('no answer within 3 s')), 3_000);
-    });
+    const answer = await exchange(
+      server.port,
+      'POST /election HTTP/1.1\r\nhost: x\r\ncontent-type: application/json\r\ncontent-length: 104857600\r\n\r\n',
+    );
     expect(answer).to.match(/^HTTP\/1\.1 413/);
     expect(answer.toLowerCase()).to.include('connection: close');
     expect(Date.now() - started).to.be.below(2_000);
@@ -218,18 +224,10 @@ describe('peer messages with a peer secret (real sockets)', () => {
   });
 
   it('refuses an unsigned announcement from its headers alone, before its 4 MiB body is sent', async () => {
-    const { connect } = await import('node:net');
-    const socket = connect(server.port, '127.0.0.1');
-    const answer = await new Promise<string>((resolve, reject) => {
-      let text = '';
-      socket.on('data', (d: Buffer) => (text += d.toString()));
-      socket.on('close', () => resolve(text));
-      socket.on('error', reject);
-      socket.write(
-        'POST /coordinator HTTP/1.1\r\nhost: x\r\ncontent-type: application/json\r\ncontent-length: 4000000\r\n\r\n{',
-      );
-      setTimeout(() => socket.destroy(new Error('no answer within 3 s')), 3_000);
-    });
+    const answer = await exchange(
+      server.port,
+      'POST /coordinator HTTP/1.1\r\nhost: x\r\ncontent-type: application/json\r\ncontent-length: 4000000\r\n\r\n{',
+    );
     expect(answer).to.match(/^HTTP\/1\.1 401/);
     expect(answer.toLowerCase()).to.include('connection: close');
   });
@@ -246,7 +244,6 @@ describe('peer messages with a peer secret (real sockets)', () => {
       '127.0.0.1',
       0,
     );
-    const { connect } = await import('node:net');
     const held = connect(tight.port, '127.0.0.1');
     try {
       const body = JSON.stringify({ from: peer, epoch: 1, peers: [] }).padEnd(80_000, ' ');
