@@ -10,6 +10,7 @@ import {
   requestSignature,
   responseSignature,
   sameSignature,
+  type RequestAuth,
 } from './signature.js';
 
 export type AuthFailure =
@@ -88,10 +89,17 @@ export class PeerAuth {
    * body is read; null: the header may be good.
    */
   checkHeader(header: string | undefined): AuthFailure | null {
-    if (header === undefined || header === '') return 'missing';
+    const read = this.readHeader(header);
+    return 'failure' in read ? read.failure : null;
+  }
+
+  /** The header's parts if its form and its age are acceptable; else why not. */
+  private readHeader(header: string | undefined): { auth: RequestAuth } | { failure: AuthFailure } {
+    if (header === undefined || header === '') return { failure: 'missing' };
     const auth = parseRequestAuth(header);
-    if (!auth) return 'malformed';
-    return Math.abs(this.opts.now() - auth.timestampMs) > this.opts.maxSkewMs ? 'expired' : null;
+    if (!auth) return { failure: 'malformed' };
+    const expired = Math.abs(this.opts.now() - auth.timestampMs) > this.opts.maxSkewMs;
+    return expired ? { failure: 'expired' } : { auth };
   }
 
   /** Checks a received request; a valid one's nonce is spent (a second delivery is refused). */
@@ -101,13 +109,9 @@ export class PeerAuth {
     header: string | undefined,
     body: Uint8Array,
   ): VerifyResult {
-    if (header === undefined || header === '') return { ok: false, failure: 'missing' };
-    const auth = parseRequestAuth(header);
-    if (!auth) return { ok: false, failure: 'malformed' };
-    const now = this.opts.now();
-    if (Math.abs(now - auth.timestampMs) > this.opts.maxSkewMs) {
-      return { ok: false, failure: 'expired' };
-    }
+    const read = this.readHeader(header);
+    if ('failure' in read) return { ok: false, failure: read.failure };
+    const { auth } = read;
     const valid = this.opts
       .secrets()
       .some((secret) =>

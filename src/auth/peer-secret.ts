@@ -1,7 +1,7 @@
 // The shared peer secret: from PEER_SECRET, or from PEER_SECRET_FILE (a mounted Secret), which is
 // re-read as the Secret rotates. A file may hold several secrets, one a line: the first signs and
 // any of them verifies, so a secret can be rotated without a moment where nodes disagree.
-import { AUTH_REFRESH_MS, readBounded } from '../receivers/auth-file.js';
+import { AUTH_REFRESH_MS, followFile, readBounded } from '../receivers/auth-file.js';
 
 /** 32 characters: 128 bits or more for a hex or base64 secret (`openssl rand -hex 32` gives 64). */
 export const MIN_SECRET_CHARS = 32;
@@ -72,20 +72,20 @@ export interface SecretFileSourceOptions {
 
 /** The secrets in force, following the file; reads are synchronous and tiny (at most 8 KiB). */
 export function secretFileSource(opts: SecretFileSourceOptions): () => readonly string[] {
-  const refreshMs = opts.refreshMs ?? AUTH_REFRESH_MS;
   let current: readonly string[] = opts.initial;
-  let lastReadAt = opts.now();
-  return () => {
-    const t = opts.now();
-    if (t - lastReadAt >= refreshMs || t < lastReadAt) {
-      lastReadAt = t;
+  return followFile<readonly string[]>({
+    initial: current,
+    read: () => {
       const next = readSecretFile(opts.path);
-      if (!next.ok) opts.onError?.(next.error);
-      else if (next.secrets.join('\n') !== current.join('\n')) {
+      if (!next.ok) return next;
+      if (next.secrets.join('\n') !== current.join('\n')) {
         current = next.secrets;
         opts.onChange?.(current.length);
       }
-    }
-    return current;
-  };
+      return { ok: true, value: current };
+    },
+    now: opts.now,
+    refreshMs: opts.refreshMs ?? AUTH_REFRESH_MS,
+    ...(opts.onError ? { onError: opts.onError } : {}),
+  });
 }

@@ -145,15 +145,7 @@ export interface AuthHeaderSourceOptions {
  * when the last read is refreshMs old. Reads are synchronous and tiny (at most 8 KiB).
  */
 export class AuthHeaderSource {
-  private lastReadAt: number;
-
-  private constructor(
-    private readonly options: Required<Omit<AuthHeaderSourceOptions, 'onError'>> &
-      Pick<AuthHeaderSourceOptions, 'onError'>,
-    private current: Record<string, string>,
-  ) {
-    this.lastReadAt = options.now();
-  }
+  private constructor(private readonly current: () => Record<string, string>) {}
 
   /** Reads the file once: a missing or invalid Secret at start-up is a configuration error. */
   static open(
@@ -171,23 +163,49 @@ export class AuthHeaderSource {
     }
     const first = readAuthHeader(path, headerName);
     if (!first.ok) return first;
-    return {
-      ok: true,
-      source: new AuthHeaderSource({ path, headerName, now, refreshMs, onError }, first.headers),
-    };
+    const current = followFile({
+      initial: first.headers,
+      read: () => {
+        const next = readAuthHeader(path, headerName);
+        return next.ok ? { ok: true, value: next.headers } : next;
+      },
+      now,
+      refreshMs,
+      ...(onError ? { onError } : {}),
+    });
+    return { ok: true, source: new AuthHeaderSource(current) };
   }
 
   /** The headers to send now (a fresh object each call). */
   headers(): Record<string, string> {
-    const { path, headerName, now, refreshMs, onError } = this.options;
-    const t = now();
-    // `t < lastReadAt`: the clock stepped back; read rather than wait out the gap.
-    if (t - this.lastReadAt >= refreshMs || t < this.lastReadAt) {
-      this.lastReadAt = t;
-      const next = readAuthHeader(path, headerName);
-      if (next.ok) this.current = next.headers;
-      else onError?.(next.error);
-    }
-    return { ...this.current };
+    return { ...this.current() };
   }
+}
+
+/**
+ * A value read from a file (a mounted Secret), read again when the last read is `refreshMs` old:
+ * Kubernetes rotates a Secret volume by swapping a symlink, which file watchers miss. A read that
+ * fails keeps the last good value (and is told to `onError`).
+ */
+export function followFile<T>(opts: {
+  initial: T;
+  read: () => { ok: true; value: T } | { ok: false; error: string };
+  /** Epoch ms. */
+  now: () => number;
+  refreshMs: number;
+  onError?: (error: string) => void;
+}): () => T {
+  let current = opts.initial;
+  let lastReadAt = opts.now();
+  return () => {
+    const t = opts.now();
+    // `t < lastReadAt`: the clock stepped back; read rather than wait out the gap.
+    if (t - lastReadAt >= opts.refreshMs || t < lastReadAt) {
+      lastReadAt = t;
+      const next = opts.read();
+      if (next.ok) current = next.value;
+      else opts.onError?.(next.error);
+    }
+    return current;
+  };
 }
