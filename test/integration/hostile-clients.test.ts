@@ -192,7 +192,18 @@ describe('hostile clients (4 real nodes, each on its own loopback IP)', function
       expect(result.byStatus.timeout ?? 0, 'requests left unanswered').to.equal(0);
       expect(result.byStatus['413'] ?? 0, 'bodies over the limit refused').to.be.greaterThan(0);
       expect(result.byStatus['401'] ?? 0, 'unsigned peer messages refused').to.be.greaterThan(0);
-      expect(result.byStatus['429'] ?? 0, 'the flood shed by its rate limit').to.be.greaterThan(0);
+      // No address gets more than its burst plus its rate over the flood's time; whatever the 6
+      // sent beyond that was refused (429, or the connection closed). How much that is depends on
+      // how fast this machine floods: the limiter's own behaviour is in test/unit/server.test.ts.
+      const limit = DEFAULT_LIMITS.rateLimit;
+      const admissible = limit
+        ? 6 * (limit.burst + (limit.perSecond * result.elapsedMs) / 1000)
+        : Infinity;
+      const shed = (result.byStatus['429'] ?? 0) + (result.byStatus.closed ?? 0);
+      log(`rate limit: at most ${Math.round(admissible)} admissible, ${shed} refused`);
+      expect(shed, 'the flood beyond its rate limit refused').to.be.at.least(
+        result.sent - admissible,
+      );
     } finally {
       stats ??= await ping.stop();
     }
