@@ -1,7 +1,9 @@
 // `npm run bench`: failure detection on 5 network-namespace hosts (root only; bench/hosts.ts), then
 // elections, crash detection and false alarms of 5 real nodes on loopback, then malformed input,
-// slow clients and floods (bench/hostile.ts); prints each table against its targets and writes
-// them to docs/benchmarks.md.
+// slow clients and floods (bench/hostile.ts), then scale: one coordinator of 1,000 and 5,000
+// simulated peers (bench/scale.ts), the election simulated at 100 to 5,000 nodes
+// (bench/election-scale.ts) and 50 real nodes (bench/mesh-settle.ts); prints each table against
+// its targets and writes them to docs/benchmarks.md.
 import { writeFileSync } from 'node:fs';
 import { positiveInt, runMain } from './entry.js';
 import { fileURLToPath } from 'node:url';
@@ -13,6 +15,9 @@ import { Receiver } from '../src/receiver/receiver.js';
 import { loadSchemas } from '../src/wire/schemas.js';
 import { HostNetwork } from '../test/support/netns-hosts.js';
 import { hostileSection } from './hostile.js';
+import { electionScaleSection } from './election-scale.js';
+import { meshSettleSection } from './mesh-settle.js';
+import { scaleSection } from './scale.js';
 import { rowPassed, runHostsBench } from './hosts.js';
 import { LivenessLedger } from './liveness-ledger.js';
 import {
@@ -132,6 +137,12 @@ async function main(): Promise<number> {
     await election.last.mesh.stop();
     // Malformed input, slow clients and floods: a mesh of its own (BENCH_HOSTILE=0 skips it).
     const hostile = await hostileSection(progress);
+    // Scale: a coordinator of 1,000 and 5,000 simulated peers (BENCH_SCALE=0 skips it), the
+    // election simulated at 100 to 5,000 nodes (BENCH_ELECTION=0), and 50 real nodes settling
+    // and replacing a crashed coordinator (BENCH_MESH=0).
+    const scale = await scaleSection(progress);
+    const electionScale = electionScaleSection(progress);
+    const meshSettle = await meshSettleSection(progress);
 
     const peerDead = receiver.received.flatMap((w) => {
       const p = peerStatusOf(w);
@@ -236,6 +247,12 @@ async function main(): Promise<number> {
       ...loopback,
       '',
       hostile.markdown.trim(),
+      '',
+      scale.markdown.trim(),
+      '',
+      electionScale.markdown.trim(),
+      '',
+      meshSettle.markdown.trim(),
     ].join('\n');
     writeFileSync(DOC, await prettyMarkdown(doc));
 
@@ -244,6 +261,9 @@ async function main(): Promise<number> {
     const missed = [
       ...hosts.missed,
       ...hostile.missed,
+      ...scale.missed,
+      ...electionScale.missed,
+      ...meshSettle.missed,
       ...rows.filter((r) => passed(r) === false).map((r) => r.name),
     ];
     process.stdout.write(

@@ -28,6 +28,7 @@ import { NodeMetrics } from './metrics/node-metrics.js';
 import { Relay } from './prober/relay.js';
 import { ProbeRounds } from './prober/rounds.js';
 import { toView, type PeerView } from './prober/verdict.js';
+import { SUCCESSORS, topRanked } from './election/bully.js';
 import { assembleStatus } from './status/assemble.js';
 import { EventLog } from './status/event-log.js';
 import { statusRouter } from './status/status-routes.js';
@@ -162,6 +163,7 @@ export async function startNode(config: Config, deps: NodeDeps): Promise<Running
   const metrics: NodeMetrics = new NodeMetrics({
     version: VERSION,
     peerAuth: auth !== null,
+    perPeerLimit: config.metricsPerPeerLimit,
     cacheMs: 1_000,
     records: () => (rounds.running ? rounds.snapshot() : []),
     selfSuspicion: () => (rounds.running ? rounds.selfSuspicion : null),
@@ -185,7 +187,10 @@ export async function startNode(config: Config, deps: NodeDeps): Promise<Running
       const entry = judgementEntry(j);
       if (entry) events.add(entry.kind, entry.text, entry.peer);
     },
-    onRound: (r) => reporter.onRound(r),
+    onRound: (r) => {
+      metrics.probes.roundEnded(r);
+      reporter.onRound(r);
+    },
     onRoundStart: (lateByMs) => metrics.probes.roundStarted(lateByMs, config.roundIntervalMs),
     onVerdictsChanged: () => reporter.onVerdictsChanged(),
   });
@@ -198,6 +203,18 @@ export async function startNode(config: Config, deps: NodeDeps): Promise<Running
     logger: logger.child({ component: 'election' }),
     // Until it probes, a new coordinator passes on what it inherited rather than an empty view.
     view: () => (rounds.running ? rounds.snapshot().map(toView) : election.inherited(clock.now())),
+    // Next in line: the highest-ranked peers not judged dead (a suspect one may only be slow, and
+    // rank decides who would win: it keeps the verdicts it would need).
+    successors: () =>
+      topRanked(
+        rounds.running
+          ? rounds
+              .snapshot()
+              .filter((r) => r.health !== 'dead')
+              .map((r) => r.address)
+          : present,
+        SUCCESSORS,
+      ),
     undelivered: () => {
       const own = reporter.undelivered();
       if (rounds.running) return own;
@@ -228,6 +245,10 @@ export async function startNode(config: Config, deps: NodeDeps): Promise<Running
       !dispatcher.enabled ? [] : rounds.running ? dispatcher.shared() : election.inheritedAlerts(),
     onMaintenance: (windows) => book.merge(windows, clock.now()),
     onFollowedView: (views) => {
+      if (views === null) {
+        followed = null; // a large mesh: the map is on the coordinator's status page
+        return;
+      }
       for (const e of viewChanges(followed?.views ?? views, views))
         events.add(e.kind, e.text, e.peer);
       followed = { views, atMs: clock.now() };

@@ -45,6 +45,8 @@ export interface Config {
   dryRun: boolean;
   /** Resident memory limit of /healthz in MiB; null: no limit. */
   maxMemoryMiB: number | null;
+  /** Per-peer metric series while the coordinator judges at most this many peers; 0: never. */
+  metricsPerPeerLimit: number;
   /** On SIGTERM: the bound on draining webhooks. */
   shutdownGraceMs: number;
   slackWebhookUrl: string | null;
@@ -247,6 +249,7 @@ export function loadConfig(
       logLevel: (level === 'panic' ? 'fatal' : level) as LogLevel,
       dryRun: str('DRY_RUN') === 'true',
       maxMemoryMiB: num('MAX_MEMORY_USAGE') > 0 ? num('MAX_MEMORY_USAGE') : null,
+      metricsPerPeerLimit: num('METRICS_PER_PEER_LIMIT'),
       shutdownGraceMs: num('SHUTDOWN_GRACE_PERIOD'),
       slackWebhookUrl: str('SLACK_WEBHOOK_URL'),
       alertmanagerUrl: str('ALERTMANAGER_URL'),

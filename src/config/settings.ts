@@ -390,6 +390,15 @@ export const SETTINGS = [
     origin: 'knh',
   },
   {
+    env: 'METRICS_PER_PEER_LIMIT',
+    type: { kind: 'int', min: 0, max: 100_000 },
+    default: '1000',
+    unit: 'peers',
+    description:
+      'The coordinator exports per-peer series (`knh_peer_up`, `knh_probe_failures_total`, `knh_peer_probe_latency_seconds`: 3 series a peer) while it judges at most this many peers; above it, only the aggregates (`knh_peers{health}`, `knh_unreachable_peers`, `knh_probe_duration_seconds`…) and `knh_per_peer_metrics_enabled` 0, so a scrape stays bounded. 0 turns per-peer series off.',
+    origin: 'knh',
+  },
+  {
     env: 'SHUTDOWN_GRACE_PERIOD',
     type: duration(0, 600_000),
     default: '5',

@@ -86,18 +86,36 @@ function ipToBigInt(ip: string, family: 4 | 6): bigint {
  */
 export function compareRank(a: string, b: string): number {
   if (a === b) return 0;
-  const pa = parseAddress(a);
-  const pb = parseAddress(b);
-  if (!pa || !pb) {
+  const ka = rankKey(a);
+  const kb = rankKey(b);
+  if (!ka || !kb) {
     // Unparseable addresses never come from config (it is validated); order them last, stably.
-    if (!pa && !pb) return a < b ? -1 : 1;
-    return pa ? 1 : -1;
+    if (!ka && !kb) return a < b ? -1 : 1;
+    return ka ? 1 : -1;
   }
-  if (pa.family !== pb.family) return pa.family - pb.family;
-  const ia = ipToBigInt(pa.ip, pa.family);
-  const ib = ipToBigInt(pb.ip, pb.family);
-  if (ia !== ib) return ia < ib ? -1 : 1;
-  return pa.port - pb.port;
+  if (ka.family !== kb.family) return ka.family - kb.family;
+  if (ka.ip !== kb.ip) return ka.ip < kb.ip ? -1 : 1;
+  return ka.port - kb.port;
+}
+
+interface RankKey {
+  family: 4 | 6;
+  ip: bigint;
+  port: number;
+}
+
+/** Parsed rank keys: a coordinator of 5,000 peers compares addresses often (successors, order). */
+const rankKeys = new Map<string, RankKey | null>();
+const RANK_KEYS_KEPT = 50_000;
+
+function rankKey(address: string): RankKey | null {
+  const known = rankKeys.get(address);
+  if (known !== undefined) return known;
+  const p = parseAddress(address);
+  const key = p ? { family: p.family, ip: ipToBigInt(p.ip, p.family), port: p.port } : null;
+  if (rankKeys.size >= RANK_KEYS_KEPT) rankKeys.clear();
+  rankKeys.set(address, key);
+  return key;
 }
 
 export function outranks(a: string, b: string): boolean {

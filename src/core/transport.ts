@@ -46,6 +46,15 @@ export interface Announcement {
   maintenance?: MaintenanceWindow[];
   /** Alerts firing at the other receivers (Slack, PagerDuty...), so a successor resolves them. */
   alerts?: Alert[];
+  /** The peers next in line (highest-ranked first): they hold elections first if this one fails. */
+  successors?: string[];
+  /**
+   * In a large mesh only the successors get the verdicts, undelivered events and alerts; the
+   * others get `peers: []` and this mark (the map is on the coordinator's own status page).
+   */
+  peers_omitted?: boolean;
+  /** How often the coordinator heartbeats this follower, in ms (absent: HEARTBEAT_INTERVAL). */
+  heartbeat_ms?: number;
 }
 
 /** POST /probe: the coordinator asks a peer to probe another one for it (an indirect probe). */

@@ -3,7 +3,12 @@ import { canonicalIp, formatAddress } from '../core/node-ref.js';
 
 /** The fields knh reads of a discovery.k8s.io/v1 EndpointSlice. */
 export interface SliceLike {
-  metadata?: { name?: string; namespace?: string; deletionTimestamp?: unknown };
+  metadata?: {
+    name?: string;
+    namespace?: string;
+    resourceVersion?: string;
+    deletionTimestamp?: unknown;
+  };
   addressType?: string;
   ports?: { name?: string; port?: number; protocol?: string }[] | null;
   endpoints?:
@@ -25,37 +30,51 @@ export interface SlicePeers {
 }
 
 /**
- * - Only IPv4/IPv6 slices (FQDN slices name no pod).
+ * The peers one slice lists:
+ * - Only IPv4/IPv6 slices (FQDN slices name no pod); none from a slice being deleted.
  * - The port: the slice's port named `http`, else its only port, else `fallbackPort`
  *   (CONTAINER_PORT; every knh pod listens on the same one).
  * - A terminating endpoint is a pod Kubernetes is removing on purpose: not a peer, so its going
  *   away never pages. A not-ready one is still a peer: knh's own readiness must not hide a node
  *   whose network broke (the verdict rules keep a never-seen-alive pod from paging).
  */
+export function peersFromSlice(slice: SliceLike, fallbackPort: number): SlicePeers {
+  const none: SlicePeers = { addresses: [], terminating: 0, notReady: 0 };
+  if (slice.addressType !== 'IPv4' && slice.addressType !== 'IPv6') return none;
+  if (slice.metadata?.deletionTimestamp) return none;
+  const ports = (slice.ports ?? []).filter((p) => typeof p.port === 'number');
+  const port =
+    (ports.find((p) => p.name === 'http') ?? (ports.length === 1 ? ports[0] : undefined))?.port ??
+    fallbackPort;
+  const found = new Set<string>();
+  let terminating = 0;
+  let notReady = 0;
+  for (const endpoint of slice.endpoints ?? []) {
+    const c = endpoint.conditions ?? {};
+    if (c.terminating === true) {
+      terminating++;
+      continue;
+    }
+    // Per the API, an unset `ready` means ready.
+    if (c.ready === false) notReady++;
+    for (const ip of endpoint.addresses ?? []) {
+      const canonical = canonicalIp(ip);
+      if (canonical) found.add(formatAddress(canonical, port));
+    }
+  }
+  return { addresses: [...found].sort(), terminating, notReady };
+}
+
+/** The peers all `slices` list together, by the rules of `peersFromSlice`. */
 export function peersFromSlices(slices: readonly SliceLike[], fallbackPort: number): SlicePeers {
   const found = new Set<string>();
   let terminating = 0;
   let notReady = 0;
   for (const slice of slices) {
-    if (slice.addressType !== 'IPv4' && slice.addressType !== 'IPv6') continue;
-    if (slice.metadata?.deletionTimestamp) continue;
-    const ports = (slice.ports ?? []).filter((p) => typeof p.port === 'number');
-    const port =
-      (ports.find((p) => p.name === 'http') ?? (ports.length === 1 ? ports[0] : undefined))?.port ??
-      fallbackPort;
-    for (const endpoint of slice.endpoints ?? []) {
-      const c = endpoint.conditions ?? {};
-      if (c.terminating === true) {
-        terminating++;
-        continue;
-      }
-      // Per the API, an unset `ready` means ready.
-      if (c.ready === false) notReady++;
-      for (const ip of endpoint.addresses ?? []) {
-        const canonical = canonicalIp(ip);
-        if (canonical) found.add(formatAddress(canonical, port));
-      }
-    }
+    const one = peersFromSlice(slice, fallbackPort);
+    for (const address of one.addresses) found.add(address);
+    terminating += one.terminating;
+    notReady += one.notReady;
   }
   return { addresses: [...found].sort(), terminating, notReady };
 }

@@ -9,6 +9,13 @@
 // Synced (readiness): the first list has arrived and the watch is up. A start of the informer that
 // settles with no error has its watch open; any error means it is down until a restart succeeds.
 // A cleanly ended stream is re-watched by the informer itself and counts as up unless that fails.
+//
+// Peers: each add/update/delete event changes one slice in a SliceIndex (O(that slice), not of the
+// ~50 slices a 5,000-node Service has). Changes are published at most once per `coalesceMs`, with
+// their net effect: a rolling update touching many slices is one update, and an endpoint moved
+// from one slice to another never leaves the list (added to the second first: both slices count
+// for it; removed from the first first: the second update lands in the same window). After every
+// list the index is checked against the informer's cache, whatever events the relist produced.
 import {
   DiscoveryV1Api,
   KubeConfig,
@@ -17,8 +24,8 @@ import {
 } from '@kubernetes/client-node';
 import type { Clock, TimerHandle } from '../core/clock.js';
 import type { Logger } from '../core/logger.js';
-import { peersFromSlices } from './endpoint-slices.js';
 import type { PeerSource } from './peer-source.js';
+import { SliceIndex } from './slice-index.js';
 
 export interface KubernetesPeersOptions {
   kubeConfig: KubeConfig;
@@ -30,6 +37,11 @@ export interface KubernetesPeersOptions {
   logger: Logger;
   /** Restart delays after an error: from `initialMs`, doubling, capped at `maxMs`. */
   backoff?: { initialMs: number; maxMs: number };
+  /**
+   * Slice changes within this many ms of the first are published together (default 100): fewer
+   * peer-list updates in a rolling update, at the cost of that much delay.
+   */
+  coalesceMs?: number;
 }
 
 /** In-cluster config from the pod's service account, or the file named by KUBECONFIG. */
@@ -46,6 +58,7 @@ export function kubernetesPeers(opts: KubernetesPeersOptions): PeerSource {
   const { kubeConfig, namespace, serviceName, port, clock } = opts;
   const logger = opts.logger.child({ component: 'discovery', namespace, service: serviceName });
   const { initialMs, maxMs } = opts.backoff ?? { initialMs: 500, maxMs: 30_000 };
+  const coalesceMs = opts.coalesceMs ?? 100;
   const api = kubeConfig.makeApiClient(DiscoveryV1Api);
   const labelSelector = `${SERVICE_NAME_LABEL}=${serviceName}`;
   const path = `/apis/discovery.k8s.io/v1/namespaces/${encodeURIComponent(namespace)}/endpointslices`;
@@ -57,8 +70,14 @@ export function kubernetesPeers(opts: KubernetesPeersOptions): PeerSource {
   let stopped = false;
   let delay = initialMs;
   let restart: TimerHandle | null = null;
-  let published: string | null = null;
+  /** The list last given to onPeers: the index returns the same array until membership changes. */
+  let published: readonly string[] | null = null;
   let startedMs = 0;
+  const index = new SliceIndex(port);
+  /** Check the index against the informer's cache at the next publish (a list came in). */
+  let resync = false;
+  let pending: TimerHandle | null = null;
+  let pendingDueMs = 0;
 
   const informer = makeInformer<V1EndpointSlice>(
     kubeConfig,
@@ -76,7 +95,8 @@ export function kubernetesPeers(opts: KubernetesPeersOptions): PeerSource {
       delay = initialMs;
       // Publish after the informer has taken the list in, even when it is empty (a Service with
       // no endpoints yet, a misspelt SERVICE_NAME): the node says it is waiting rather than nothing.
-      clock.setTimeout(publish, 0);
+      resync = true;
+      schedulePublish(0);
       return list;
     },
     labelSelector,
@@ -84,15 +104,33 @@ export function kubernetesPeers(opts: KubernetesPeersOptions): PeerSource {
 
   let onPeers: (addresses: readonly string[]) => void = () => undefined;
   const publish = () => {
-    const { addresses, terminating, notReady } = peersFromSlices(informer.list(namespace), port);
-    const key = addresses.join(',');
-    if (key === published) return;
-    published = key;
+    pending = null;
+    if (stopped) return;
+    if (resync) {
+      resync = false;
+      // The informer has taken the list in by now (it does so as soon as the list returns).
+      index.replaceAll(informer.list(namespace));
+    }
+    const addresses = index.addresses();
+    if (addresses === published) return;
+    published = addresses;
+    const { terminating, notReady } = index.totals();
     logger.debug(
       { event: 'discovery-update', peers: addresses.length, terminating, notReady },
       'EndpointSlices changed',
     );
     onPeers(addresses);
+  };
+
+  /** Publishes in `ms`, unless a publish is already due by then (one per window, not per event). */
+  const schedulePublish = (ms: number) => {
+    const due = clock.now() + ms;
+    if (pending) {
+      if (pendingDueMs <= due) return;
+      clock.clearTimeout(pending);
+    }
+    pendingDueMs = due;
+    pending = clock.setTimeout(publish, ms);
   };
 
   /** Starts the informer: it lists if it has no resourceVersion to resume from, then watches. */
@@ -113,7 +151,7 @@ export function kubernetesPeers(opts: KubernetesPeersOptions): PeerSource {
     const wait = Math.round(delay * (0.8 + Math.random() * 0.4));
     logger.warn(
       { event: 'discovery-error', err, retryInMs: wait },
-      `EndpointSlice watch failed (${describe(err)}); keeping the ${published === null ? 0 : published.split(',').filter(Boolean).length} endpoints known so far, retrying in ${wait} ms`,
+      `EndpointSlice watch failed (${describe(err)}); keeping the ${published?.length ?? 0} endpoints known so far, retrying in ${wait} ms`,
     );
     delay = Math.min(delay * 2, maxMs);
     restart = clock.setTimeout(() => {
@@ -123,9 +161,15 @@ export function kubernetesPeers(opts: KubernetesPeersOptions): PeerSource {
     }, wait);
   };
 
-  informer.on('add', publish);
-  informer.on('update', publish);
-  informer.on('delete', publish);
+  // The informer calls these with the slice as it now is (as it was, for a delete).
+  const upsert = (slice: V1EndpointSlice) => {
+    if (index.upsert(slice)) schedulePublish(coalesceMs);
+  };
+  informer.on('add', upsert);
+  informer.on('update', upsert);
+  informer.on('delete', (slice: V1EndpointSlice) => {
+    if (index.remove(slice)) schedulePublish(coalesceMs);
+  });
   informer.on('error', scheduleRestart);
 
   return {
@@ -145,6 +189,8 @@ export function kubernetesPeers(opts: KubernetesPeersOptions): PeerSource {
       stopped = true;
       if (restart) clock.clearTimeout(restart);
       restart = null;
+      if (pending) clock.clearTimeout(pending);
+      pending = null;
       await informer.stop();
     },
   };

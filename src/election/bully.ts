@@ -5,9 +5,18 @@
 // - A node holds an election at start-up, when its coordinator has been silent for
 //   `coordinatorTimeoutMs`, when it sees a lower-ranked node announce itself, when its coordinator
 //   leaves the peer set, and when a lower-ranked node asks it to (unless it follows a live leader).
-// - Holding an election = sending ElectionRequest to every higher-ranked peer. No answer → it wins:
-//   epoch + 1, announce to all. An answer → wait `electionTimeoutMs` for an announcement, else retry.
-//   (Answers themselves are awaited `answerTimeoutMs`, past the requests' own timeout.)
+// - Holding an election = asking the higher-ranked peers, in batches, until one answers: first the
+//   last coordinator and the successors it named, then the rest from the top, 8 at a time and
+//   doubling. None answers → it wins: epoch + 1, announce to all. An answer → wait
+//   `electionTimeoutMs` for an announcement, else retry. (Each batch's answers are awaited
+//   `answerTimeoutMs`, past the requests' own timeout.)
+// - When the coordinator falls silent or leaves, every follower notices at once; they start their
+//   elections staggered so that the first successor's announcement reaches the others before they
+//   ask anyone: successor i waits i × `answerTimeoutMs`, every other node SUCCESSORS + log2(1 +
+//   its place among the others, from the top) steps (see electionDelayMs). With the bully's
+//   ask-everyone-higher, N followers would send ~N²/2 messages. (A follower that waited has
+//   forgotten its coordinator: it asks the successors first, then the rest from the top.)
+//   The driver acts on the first answer of a batch rather than awaiting a dead peer's timeout.
 // - The coordinator re-announces every `heartbeatIntervalMs`; that is the followers' heartbeat.
 // - An announcement is accepted only from a node in the receiver's peer list that outranks it, with an epoch at
 //   least the receiver's (equal epochs: only from a node that outranks the current coordinator).
@@ -28,6 +37,63 @@ export type {
 } from './state.js';
 
 const sameNode = (a: NodeRef | null, b: NodeRef | null) => a?.address === b?.address;
+
+/** How many successors a coordinator names in its announcements. */
+export const SUCCESSORS = 3;
+/** The first batch of higher-ranked peers asked beyond the coordinator and its successors. */
+export const FIRST_BATCH = 8;
+
+/** The `n` highest-ranked of `addresses`, highest first. */
+export function topRanked(addresses: readonly string[], n: number): string[] {
+  const top: string[] = [];
+  for (const a of addresses) {
+    if (top.length === n && compareRank(a, top[n - 1]!) <= 0) continue;
+    let at = top.findIndex((t) => compareRank(a, t) > 0);
+    if (at < 0) at = top.length;
+    top.splice(at, 0, a);
+    if (top.length > n) top.pop();
+  }
+  return top;
+}
+
+/** A fixed spread in [0, span) for this address, so nodes that wait alike do not start together. */
+function spreadOf(address: string, span: number): number {
+  let h = 2166136261;
+  for (let i = 0; i < address.length; i++) h = Math.imul(h ^ address.charCodeAt(i), 16777619);
+  return ((h >>> 0) % 1000) * (span / 1000);
+}
+
+/** Nodes not named wait at most this many steps more than the last successor (log2 of their place). */
+const MAX_EXTRA_STEPS = 8;
+
+/**
+ * How long this follower waits before holding the election its silent (or departed) coordinator
+ * calls for: 0 for the first successor still listed, one step (`answerTimeoutMs`) per successor
+ * listed before it. Every other node waits SUCCESSORS steps plus log2(1 + its place among them,
+ * from the top) steps, at most MAX_EXTRA_STEPS, then a spread of its own: should the successors
+ * all be gone, the highest of the others goes first and is heard before most of the rest start.
+ * Without a named list, the highest-ranked peers other than the coordinator stand in for it.
+ */
+export function electionDelayMs(state: ElectionState): number {
+  const step = state.timing.answerTimeoutMs;
+  const self = state.self.address;
+  const coordinator = state.coordinator?.address;
+  const named =
+    state.successors.length > 0
+      ? state.successors
+      : topRanked([self, ...state.peers.filter((p) => p !== coordinator)], SUCCESSORS);
+  const line = named.filter((a) => a === self || state.peers.includes(a));
+  const at = line.indexOf(self);
+  if (at >= 0) return at * step;
+  const inLine = new Set(line);
+  let place = 0;
+  for (const p of state.peers) {
+    if (p !== coordinator && !inLine.has(p) && outranks(p, self)) place++;
+  }
+  const extra = Math.log2(1 + place);
+  if (extra >= MAX_EXTRA_STEPS) return (SUCCESSORS + MAX_EXTRA_STEPS) * step + spreadOf(self, step);
+  return (SUCCESSORS + extra) * step;
+}
 
 /** Applies `next`, announcing a change of coordinator (as the first effect) when there is one. */
 function withCoordinator(
@@ -59,6 +125,8 @@ function becomeCoordinator(state: ElectionState, now: number, reason: string): S
       coordinator: state.self,
       leading: false,
       waiting: null,
+      electionDueMs: null,
+      pending: [],
       nextHeartbeatMs: now + state.timing.heartbeatIntervalMs,
     },
     [{ type: 'announce', epoch, to: state.peers }],
@@ -67,8 +135,24 @@ function becomeCoordinator(state: ElectionState, now: number, reason: string): S
 }
 
 function holdElection(state: ElectionState, now: number, reason: string): StepResult {
-  const higher = state.peers.filter((p) => outranks(p, state.self.address));
+  const self = state.self.address;
+  const higher = state.peers.filter((p) => outranks(p, self));
   if (higher.length === 0) return becomeCoordinator(state, now, `${reason}; no higher-ranked peer`);
+  // First those most likely to lead: the last coordinator (it may only have been slow) and the
+  // successors it named; then the rest, from the top.
+  const isHigher = new Set(higher);
+  const first = [
+    ...new Set(
+      [state.coordinator?.address, ...state.successors].filter(
+        (a): a is string => a !== undefined && isHigher.has(a),
+      ),
+    ),
+  ];
+  const asked = new Set(first);
+  const rest = higher.filter((a) => !asked.has(a)).sort((a, b) => compareRank(b, a));
+  const batch = first.length > 0 ? first : rest.slice(0, FIRST_BATCH);
+  const pending = first.length > 0 ? rest : rest.slice(FIRST_BATCH);
+  const batchSize = first.length > 0 ? FIRST_BATCH : 2 * FIRST_BATCH;
   const round = state.round + 1;
   return withCoordinator(
     state,
@@ -78,11 +162,46 @@ function holdElection(state: ElectionState, now: number, reason: string): StepRe
       round,
       waiting: 'answers',
       deadlineMs: now + state.timing.answerTimeoutMs,
+      electionDueMs: null,
+      pending,
+      batchSize,
     },
     [
-      { type: 'election-started', round, reason, to: higher },
-      { type: 'send-election', round, epoch: state.epoch, to: higher },
+      { type: 'election-started', round, reason, to: batch },
+      { type: 'send-election', round, epoch: state.epoch, to: batch },
     ],
+    reason,
+  );
+}
+
+/** No peer of the last batch answered: ask the next one (same election, a new round number). */
+function askNextBatch(state: ElectionState, now: number): StepResult {
+  const batch = state.pending.slice(0, state.batchSize);
+  const round = state.round + 1;
+  return {
+    state: {
+      ...state,
+      round,
+      waiting: 'answers',
+      deadlineMs: now + state.timing.answerTimeoutMs,
+      pending: state.pending.slice(batch.length),
+      batchSize: state.batchSize * 2,
+    },
+    effects: [{ type: 'send-election', round, epoch: state.epoch, to: batch }],
+  };
+}
+
+/**
+ * The coordinator fell silent or left: hold the election now if this node is first in line,
+ * else when its turn in the stagger comes (an announcement meanwhile cancels it).
+ */
+function electionDue(state: ElectionState, now: number, reason: string): StepResult {
+  const delayMs = electionDelayMs(state);
+  if (delayMs === 0) return holdElection(state, now, reason);
+  return withCoordinator(
+    state,
+    { coordinator: null, electionDueMs: now + delayMs },
+    [{ type: 'election-deferred', delayMs, reason }],
     reason,
   );
 }
@@ -94,28 +213,39 @@ function bestLeaderAbove(self: NodeRef, named: readonly (NodeRef | null)[]): Nod
     .sort((a, b) => compareRank(b.address, a.address))[0];
 }
 
+/** Silence that means the coordinator is gone: longer for a follower heartbeated less often. */
+function silenceMs(state: ElectionState): number {
+  const { coordinatorTimeoutMs, heartbeatIntervalMs } = state.timing;
+  return coordinatorTimeoutMs + Math.max(0, state.heartbeatEveryMs - heartbeatIntervalMs);
+}
+
 function coordinatorAlive(state: ElectionState, now: number): boolean {
   if (state.role === 'coordinator') return true;
   return (
     state.role === 'follower' &&
     state.coordinator !== null &&
-    now - state.lastHeardMs <= state.timing.coordinatorTimeoutMs
+    now - state.lastHeardMs <= silenceMs(state)
   );
 }
+
+/** At most this long between heartbeats is taken from an announcement (10 minutes). */
+const MAX_HEARTBEAT_EVERY_MS = 600_000;
 
 function onTick(state: ElectionState, now: number): StepResult {
   switch (state.role) {
     case 'follower':
-      if (!coordinatorAlive(state, now)) {
-        return holdElection(
-          state,
-          now,
-          state.coordinator ? 'coordinator silent' : 'no coordinator known',
-        );
+      if (state.electionDueMs !== null) {
+        return now >= state.electionDueMs
+          ? holdElection(state, now, 'coordinator gone; this node is next in line')
+          : { state, effects: [] };
       }
-      return { state, effects: [] };
+      if (coordinatorAlive(state, now)) return { state, effects: [] };
+      if (state.coordinator) return electionDue(state, now, 'coordinator silent');
+      return holdElection(state, now, 'no coordinator known');
     case 'candidate':
       if (now >= state.deadlineMs) {
+        if (state.waiting === 'answers' && state.pending.length > 0)
+          return askNextBatch(state, now);
         return holdElection(
           state,
           now,
@@ -127,7 +257,7 @@ function onTick(state: ElectionState, now: number): StepResult {
       if (now >= state.nextHeartbeatMs) {
         return {
           state: { ...state, nextHeartbeatMs: now + state.timing.heartbeatIntervalMs },
-          effects: [{ type: 'announce', epoch: state.epoch, to: state.peers }],
+          effects: [{ type: 'announce', epoch: state.epoch, to: state.peers, heartbeat: true }],
         };
       }
       return { state, effects: [] };
@@ -169,8 +299,10 @@ function onElectionResult(
   }
   const epoch = answers.reduce((m, a) => Math.max(m, a.epoch), state.epoch);
   const valid = answers.filter((a) => outranks(a.from.address, state.self.address));
-  if (valid.length === 0)
+  if (valid.length === 0) {
+    if (state.pending.length > 0) return askNextBatch({ ...state, epoch }, now);
     return becomeCoordinator({ ...state, epoch }, now, 'no higher-ranked peer answered');
+  }
   // A live leader that outranks us, vouched for by a higher node: follow it provisionally; its
   // heartbeats confirm it, or the coordinator timeout starts a new election.
   const vouched = bestLeaderAbove(
@@ -201,6 +333,8 @@ function onAnnouncement(
   now: number,
   from: NodeRef,
   epoch: number,
+  successors: readonly string[],
+  heartbeatMs: number,
 ): StepResult {
   const reject = (reason: AnnouncementReply['reason'], s: ElectionState = state): StepResult => ({
     state: s,
@@ -237,7 +371,16 @@ function onAnnouncement(
   const reply: AnnouncementReply = { accepted: true, epoch, coordinator: from };
   return withCoordinator(
     state,
-    { role: 'follower', epoch, coordinator: from, lastHeardMs: now, waiting: null },
+    {
+      role: 'follower',
+      epoch,
+      coordinator: from,
+      lastHeardMs: now,
+      waiting: null,
+      electionDueMs: null,
+      successors: successors.slice(0, SUCCESSORS),
+      heartbeatEveryMs: Math.min(Math.max(0, heartbeatMs), MAX_HEARTBEAT_EVERY_MS),
+    },
     [{ type: 'reply-announcement', reply }],
     `announcement from ${from.id}`,
   );
@@ -305,7 +448,7 @@ function onPeers(state: ElectionState, now: number, peers: readonly string[]): S
     coordinator !== null &&
     !next.peers.includes(coordinator.address)
   ) {
-    return holdElection(next, now, `coordinator ${coordinator.id} left the peer set`);
+    return electionDue(next, now, `coordinator ${coordinator.id} left the peer set`);
   }
   return { state: next, effects: [] };
 }
@@ -314,7 +457,7 @@ function onResign(state: ElectionState): StepResult {
   // Leaving (shutdown, or no longer listed): stop leading and stop taking part until started again.
   return withCoordinator(
     state,
-    { role: 'follower', coordinator: null, waiting: null, started: false },
+    { role: 'follower', coordinator: null, waiting: null, started: false, electionDueMs: null },
     [],
     'resigned',
   );
@@ -333,7 +476,14 @@ export function step(state: ElectionState, event: ElectionEvent): StepResult {
     case 'election-result':
       return onElectionResult(state, event.now, event.round, event.answers);
     case 'announcement':
-      return onAnnouncement(state, event.now, event.from, event.epoch);
+      return onAnnouncement(
+        state,
+        event.now,
+        event.from,
+        event.epoch,
+        event.successors ?? [],
+        event.heartbeatMs ?? 0,
+      );
     case 'announce-result':
       return onAnnounceResult(state, event.now, event.epoch, event.replies);
     case 'share':

@@ -7,9 +7,12 @@ import type { PeerView } from '../prober/verdict.js';
 import type { PeerStatusPayload } from '../alerts/payloads.js';
 import type { MaintenanceWindow } from '../maintenance/windows.js';
 import type { Alert } from '../receivers/alert.js';
+import { outranks } from '../core/node-ref.js';
 import {
   initialState,
   step,
+  topRanked,
+  SUCCESSORS,
   type ElectionEffect,
   type ElectionEvent,
   type ElectionState,
@@ -53,8 +56,16 @@ export interface ElectionDriverOptions {
   maintenance?(): MaintenanceWindow[];
   /** Windows heard from a peer (an announcement, or a reply to ours), to merge. */
   onMaintenance?(windows: MaintenanceWindow[]): void;
-  /** A follower accepted the coordinator's announcement: its current verdicts. */
-  onFollowedView?(views: PeerView[]): void;
+  /**
+   * A follower accepted the coordinator's announcement: its current verdicts, or null when the
+   * coordinator of a large mesh sent them to its successors only.
+   */
+  onFollowedView?(views: PeerView[] | null): void;
+  /**
+   * Coordinator: the peers next in line, highest-ranked first (its highest-ranked peers it judges
+   * alive). Default: the highest-ranked peers.
+   */
+  successors?(): string[];
   /** The alerts firing at the other receivers, sent with announcements (bounded). */
   alerts?(): Alert[];
 }
@@ -65,6 +76,38 @@ export const MAX_SHARED_ALERTS = 500;
 function alertsToShare(alerts: Alert[]): { alerts?: Alert[] } {
   if (alerts.length === 0) return {};
   return { alerts: alerts.slice(-MAX_SHARED_ALERTS) };
+}
+
+/**
+ * In a mesh of more peers than this, the coordinator's verdicts, undelivered events and alerts go
+ * to its successors only: the full map to 5,000 followers twice a second would be gigabytes.
+ */
+export const FULL_VIEW_PEERS = 100;
+/**
+ * In such a mesh the followers other than the successors get every this-many-th heartbeat (and
+ * wait as much longer before calling the coordinator silent): they act on its silence only
+ * after the successors anyway, and 5,000 followers heartbeated twice a second would take more
+ * of the coordinator than its probes do.
+ */
+export const LARGE_MESH_HEARTBEAT_EVERY = 8;
+
+/**
+ * Requests started in one go at most: a heartbeat to 5,000 followers is started in chunks, with the
+ * event loop free between them (for answers, probes and /ping), not in one 100 ms-long burst.
+ */
+const SEND_CHUNK = 250;
+
+/** Runs `send` for every address, SEND_CHUNK started at a time; resolves when all have. */
+async function inChunks(
+  addresses: readonly string[],
+  send: (address: string) => Promise<void>,
+): Promise<void> {
+  const running: Promise<void>[] = [];
+  for (let i = 0; i < addresses.length; i += SEND_CHUNK) {
+    if (i > 0) await new Promise<void>((resolve) => setImmediate(resolve));
+    for (const address of addresses.slice(i, i + SEND_CHUNK)) running.push(send(address));
+  }
+  await Promise.all(running);
 }
 
 /** How long a new coordinator waits for its first announcement round's answers at most. */
@@ -81,6 +124,14 @@ export class ElectionDriver {
   /** The announcement launched by the latest dispatch, for shareNow() to await. */
   private lastAnnouncement: Promise<void> | null = null;
   private lastTick: number | null = null;
+  /** The round of the latest election-started: later rounds of it are further batches. */
+  private startedRound = 0;
+  /** Periodic heartbeats sent this term (a large mesh: every LARGE_MESH_HEARTBEAT_EVERY-th goes to all). */
+  private heartbeats = 0;
+  /** The last accepted announcement carried no verdicts (a large mesh, not a successor). */
+  private viewOmitted = false;
+  /** The handover taken in this term so far: a later, poorer reply does not replace it. */
+  private adopted: { epoch: number; size: number } | null = null;
 
   constructor(private readonly opts: ElectionDriverOptions) {
     this.state = initialState(opts.self, opts.timing);
@@ -171,6 +222,14 @@ export class ElectionDriver {
    * next instant starts from the same verdicts and does not alert again. No-op for a follower.
    */
   async shareNow(maxWaitMs: number): Promise<void> {
+    if (this.state.role === 'coordinator' && this.state.peers.length > FULL_VIEW_PEERS) {
+      // A large mesh: only the successors take the verdicts; the others' heartbeats go on as due.
+      const listed = new Set(this.state.peers);
+      const to = this.successorsNow().filter((a) => listed.has(a));
+      const sent = this.background(this.announce(this.state.epoch, to), 'announcement');
+      await waitAtMost(this.opts.clock, sent, maxWaitMs);
+      return;
+    }
     this.lastAnnouncement = null;
     this.dispatch({ type: 'share', now: this.opts.clock.now() });
     const sent = this.lastAnnouncement as Promise<void> | null;
@@ -199,6 +258,10 @@ export class ElectionDriver {
       now: this.opts.clock.now(),
       from: announcement.from,
       epoch: announcement.epoch,
+      successors: announcement.successors ?? [],
+      ...(announcement.heartbeat_ms === undefined
+        ? {}
+        : { heartbeatMs: announcement.heartbeat_ms }),
     });
     const reply = effects.find((e) => e.type === 'reply-announcement');
     if (reply?.type !== 'reply-announcement') return null;
@@ -207,16 +270,18 @@ export class ElectionDriver {
       this.opts.onMaintenance?.(announcement.maintenance);
     }
     if (reply.reply.accepted) {
+      this.viewOmitted = announcement.peers_omitted === true;
       this.inheritedView = announcement.peers;
       this.inheritedEvents = announcement.undelivered ?? [];
       this.inheritedAlertList = announcement.alerts ?? [];
-      this.opts.onFollowedView?.(announcement.peers);
+      this.opts.onFollowedView?.(announcement.peers_omitted ? null : announcement.peers);
     }
     const windows = this.opts.maintenance?.() ?? [];
     const withWindows = windows.length > 0 ? { maintenance: windows } : {};
-    if (reply.reply.reason === 'stale-epoch') {
+    if (reply.reply.reason === 'stale-epoch' && !this.viewOmitted) {
       // A higher-ranked node that restarted (epoch 0) is taking over: hand it what we know, so
-      // it neither repeats alerts already sent nor forgets incidents still open.
+      // it neither repeats alerts already sent nor forgets incidents still open. A follower that
+      // was sent no verdicts (a large mesh) has none to hand: the successors answer for it.
       return {
         ...reply.reply,
         peers: this.opts.view(),
@@ -258,19 +323,39 @@ export class ElectionDriver {
           },
           `holding an election (${effect.reason})`,
         );
+        this.startedRound = effect.round;
         this.opts.onElectionStarted?.();
         return;
-      case 'send-election':
-        void this.background(this.sendElection(effect.round, effect.epoch, effect.to), 'election');
-        return;
-      case 'announce':
-        this.lastAnnouncement = this.background(
-          this.announce(effect.epoch, effect.to),
-          'announcement',
+      case 'election-deferred':
+        logger.info(
+          { event: 'election-deferred', delayMs: effect.delayMs, reason: effect.reason },
+          `${effect.reason}: holding an election in ${effect.delayMs} ms unless a successor announces itself first`,
         );
         return;
+      case 'send-election':
+        if (effect.round !== this.startedRound) {
+          logger.info(
+            { event: 'election-batch', round: effect.round, to: effect.to },
+            `no higher-ranked peer answered: asking the next ${effect.to.length}`,
+          );
+        }
+        void this.background(this.sendElection(effect.round, effect.epoch, effect.to), 'election');
+        return;
+      case 'announce': {
+        let to = effect.to;
+        if (effect.heartbeat && this.state.peers.length > FULL_VIEW_PEERS) {
+          // Most heartbeats of a large mesh go to the successors only (see heartbeat_ms).
+          if (++this.heartbeats % LARGE_MESH_HEARTBEAT_EVERY !== 0) {
+            const inLine = new Set(this.successorsNow());
+            to = to.filter((a) => inLine.has(a));
+          }
+        }
+        this.lastAnnouncement = this.background(this.announce(effect.epoch, to), 'announcement');
+        return;
+      }
       case 'coordinator-changed': {
         const c = effect.coordinator;
+        if (c?.address === self.address) this.adopted = null;
         if (c && c.address !== self.address) this.lastLeader = c;
         logger.info(
           {
@@ -307,12 +392,34 @@ export class ElectionDriver {
     );
   }
 
+  /**
+   * Asks one batch of higher-ranked peers. The first answer from a higher-ranked peer decides (it
+   * is alive and takes over): no waiting out a dead peer's timeout; with none, once all failed.
+   */
   private async sendElection(round: number, epoch: number, to: readonly string[]): Promise<void> {
     const request: ElectionRequest = { from: this.opts.self, epoch };
-    const outcomes = await Promise.all(to.map((a) => this.opts.transport.sendElection(a, request)));
-    const answers = outcomes.flatMap((o) => (o.ok ? [o.value] : []));
-    this.opts.logger.debug({ round, answers: answers.map((a) => a.from.id) }, 'election answers');
-    this.dispatch({ type: 'election-result', now: this.opts.clock.now(), round, answers });
+    const answers: ElectionAnswer[] = [];
+    let decided = false;
+    const decide = () => {
+      if (decided) return;
+      decided = true;
+      this.opts.logger.debug({ round, answers: answers.map((a) => a.from.id) }, 'election answers');
+      this.dispatch({
+        type: 'election-result',
+        now: this.opts.clock.now(),
+        round,
+        answers: [...answers],
+      });
+    };
+    await Promise.all(
+      to.map(async (address) => {
+        const outcome = await this.opts.transport.sendElection(address, request);
+        if (!outcome.ok) return;
+        answers.push(outcome.value);
+        if (outranks(outcome.value.from.address, this.opts.self.address)) decide();
+      }),
+    );
+    decide();
   }
 
   /**
@@ -320,12 +427,18 @@ export class ElectionDriver {
    * newest-epoch rejection carries, and the coordinator those peers followed as last leader.
    */
   private adoptHandedOver(replies: readonly (AnnouncementReply | null)[]): void {
+    // The newest epoch's fullest view: in a large mesh only its successors held one.
+    const better = (r: { epoch: number; size: number }, than: { epoch: number; size: number }) =>
+      r.epoch > than.epoch || (r.epoch === than.epoch && r.size > than.size);
     let best: AnnouncementReply | null = null;
+    const sizeOf = (r: AnnouncementReply) => ({ epoch: r.epoch, size: r.peers?.length ?? 0 });
     for (const r of replies) {
       if (r?.reason !== 'stale-epoch' || !r.peers) continue;
-      if (!best || r.epoch > best.epoch) best = r;
+      if (!best || better(sizeOf(r), sizeOf(best))) best = r;
     }
     if (!best?.peers) return;
+    if (this.adopted && !better(sizeOf(best), this.adopted)) return;
+    this.adopted = sizeOf(best);
     if (this.state.leading) {
       this.opts.onHandover?.(best.peers, best.undelivered ?? []);
       return;
@@ -337,26 +450,51 @@ export class ElectionDriver {
     if (leader && leader.address !== this.opts.self.address) this.lastLeader = leader;
   }
 
-  private async announce(epoch: number, to: readonly string[]): Promise<void> {
+  private successorsNow(): string[] {
+    return (this.opts.successors?.() ?? topRanked(this.state.peers, SUCCESSORS)).slice(
+      0,
+      SUCCESSORS,
+    );
+  }
+
+  /** The announcement for each peer: the full one, or in a large mesh a thin one to non-successors. */
+  private announcements(epoch: number): (address: string) => Announcement {
     const windows = this.opts.maintenance?.() ?? [];
-    const announcement: Announcement = {
+    const successors = this.successorsNow();
+    const common = {
       from: this.opts.self,
       epoch,
+      ...(windows.length > 0 ? { maintenance: windows } : {}),
+      successors,
+    };
+    const full: Announcement = {
+      ...common,
       peers: this.opts.view(),
       undelivered: this.opts.undelivered(),
-      ...(windows.length > 0 ? { maintenance: windows } : {}),
       ...alertsToShare(this.opts.alerts?.() ?? []),
     };
+    if (this.state.peers.length <= FULL_VIEW_PEERS) return () => full;
+    const thin: Announcement = {
+      ...common,
+      peers: [],
+      peers_omitted: true,
+      heartbeat_ms: this.opts.timing.heartbeatIntervalMs * LARGE_MESH_HEARTBEAT_EVERY,
+    };
+    const inLine = new Set(successors);
+    return (address) => (inLine.has(address) ? full : thin);
+  }
+
+  private async announce(epoch: number, to: readonly string[]): Promise<void> {
+    const announcementFor = this.announcements(epoch);
     const replies = new Map<string, AnnouncementReply | null>();
-    const all = Promise.all(
-      to.map(async (address) => {
-        const outcome = await this.opts.transport.announce(address, announcement);
-        replies.set(address, outcome.ok ? outcome.value : null);
-        if (outcome.ok && outcome.value.maintenance) {
-          this.opts.onMaintenance?.(outcome.value.maintenance);
-        }
-      }),
-    );
+    const one = async (address: string) => {
+      const outcome = await this.opts.transport.announce(address, announcementFor(address));
+      replies.set(address, outcome.ok ? outcome.value : null);
+      if (outcome.ok && outcome.value.maintenance) {
+        this.opts.onMaintenance?.(outcome.value.maintenance);
+      }
+    };
+    const all = inChunks(to, one);
     const settle = (from: readonly string[]) => {
       const got = from.map((address) => ({ address, reply: replies.get(address) ?? null }));
       this.adoptHandedOver(got.map((r) => r.reply));

@@ -41,6 +41,22 @@ export interface ElectionState {
    */
   readonly leading: boolean;
   readonly started: boolean;
+  /**
+   * The peers the coordinator named as next in line (its highest-ranked peers it judges alive),
+   * from its last announcement: they hold elections first when it falls silent.
+   */
+  readonly successors: readonly string[];
+  /** Follower whose coordinator fell silent or left: when its staggered election is due. */
+  readonly electionDueMs: number | null;
+  /** Candidate: higher-ranked peers not yet asked in this election, highest first. */
+  readonly pending: readonly string[];
+  /** Candidate: how many of `pending` the next batch asks. */
+  readonly batchSize: number;
+  /**
+   * Follower: how often its coordinator heartbeats it (0: every heartbeatIntervalMs). In a large
+   * mesh, followers other than the successors hear less often, and wait that much longer.
+   */
+  readonly heartbeatEveryMs: number;
 }
 
 export type ElectionEvent =
@@ -49,7 +65,16 @@ export type ElectionEvent =
   | { type: 'peers'; now: number; peers: readonly string[] }
   | { type: 'election-request'; now: number; request: ElectionRequest }
   | { type: 'election-result'; now: number; round: number; answers: readonly ElectionAnswer[] }
-  | { type: 'announcement'; now: number; from: NodeRef; epoch: number }
+  | {
+      type: 'announcement';
+      now: number;
+      from: NodeRef;
+      epoch: number;
+      /** The successors the coordinator names (absent: none named). */
+      successors?: readonly string[];
+      /** How often the coordinator will heartbeat this follower (absent: heartbeatIntervalMs). */
+      heartbeatMs?: number;
+    }
   | {
       type: 'announce-result';
       now: number;
@@ -62,13 +87,16 @@ export type ElectionEvent =
 
 export type ElectionEffect =
   | { type: 'send-election'; round: number; epoch: number; to: readonly string[] }
-  | { type: 'announce'; epoch: number; to: readonly string[] }
+  /** `heartbeat`: the periodic one (a large mesh's driver sends most of them to the successors only). */
+  | { type: 'announce'; epoch: number; to: readonly string[]; heartbeat?: true }
   | { type: 'reply-answer'; answer: ElectionAnswer }
   | { type: 'reply-announcement'; reply: AnnouncementReply }
   | { type: 'coordinator-changed'; coordinator: NodeRef | null; epoch: number; reason: string }
   /** This node's leadership is confirmed at `epoch`: start probing and reporting. */
   | { type: 'leading'; epoch: number }
-  | { type: 'election-started'; round: number; reason: string; to: readonly string[] };
+  | { type: 'election-started'; round: number; reason: string; to: readonly string[] }
+  /** The coordinator fell silent or left: this node holds its election after `delayMs` (stagger). */
+  | { type: 'election-deferred'; delayMs: number; reason: string };
 
 export interface StepResult {
   state: ElectionState;
@@ -90,5 +118,10 @@ export function initialState(self: NodeRef, timing: ElectionTiming): ElectionSta
     nextHeartbeatMs: 0,
     leading: false,
     started: false,
+    successors: [],
+    electionDueMs: null,
+    pending: [],
+    batchSize: 0,
+    heartbeatEveryMs: 0,
   };
 }

@@ -225,8 +225,12 @@ export function peerClient({
   auth = null,
 }: PeerClientOptions): PeerTransport {
   const agent = peerAgent();
+  // 127.0.0.1 is already the kernel's source for every 127/8 destination: no bind (a bind picks
+  // an ephemeral port by scanning those in use on the IP, a real cost over thousands of peers).
   const bindFor = (address: string) =>
-    isLoopback(ownIp) && isLoopback(parseAddress(address)?.ip) ? { localAddress: ownIp } : {};
+    isLoopback(ownIp) && ownIp !== '127.0.0.1' && isLoopback(parseAddress(address)?.ip)
+      ? { localAddress: ownIp }
+      : {};
   const send = async <T>(address: string, path: string, rest: Omit<Call, 'url' | 'agent'>) => {
     const outcome = await toPeer<T>(
       address,

@@ -15,6 +15,11 @@ export interface NodeMetricsOptions extends DetectionSource {
   election(): ElectionState;
   /** Webhook events queued or being delivered, over every receiver. */
   webhooksPending(): number;
+  /**
+   * Per-peer series (coordinator only) are exported while its verdicts hold at most this many
+   * peers; 0: never (METRICS_PER_PEER_LIMIT).
+   */
+  perPeerLimit: number;
   /** Whether peer messages are signed (PEER_SECRET). */
   peerAuth?: boolean;
   /**
@@ -43,7 +48,7 @@ export class NodeMetrics {
     const registry = this.registry;
     this.cacheMs = options.cacheMs ?? 0;
     this.detection = new DetectionMetrics(registry, options);
-    this.probes = new ProbeMetrics(registry, options);
+    this.probes = new ProbeMetrics(registry, options, { perPeerLimit: options.perPeerLimit });
     this.election = new ElectionMetrics(registry, () => options.election());
     this.webhooks = new WebhookMetrics(registry, () => options.webhooksPending());
     this.discovery = new DiscoveryMetrics(registry);

@@ -5,11 +5,13 @@
 // per-peer series on every node would grow with the square of the mesh (25M at 5,000 nodes). The
 // latency distribution is one histogram over all peers (a per-peer one: 65k series at 5,000).
 // Per-peer series are read from the verdicts at scrape time, so a peer that left the verdicts
-// (it left discovery, or this node stopped leading) has none.
+// (it left discovery, or this node stopped leading) has none. Even on one pod they are 3 series a
+// peer, so past `perPeerLimit` peers (METRICS_PER_PEER_LIMIT) there are none at all and only the
+// aggregates tell the mesh's health: a scrape stays bounded whatever the size of the mesh.
 import { Counter, Gauge, Histogram, type Registry } from 'prom-client';
 import type { Outcome, PeerTransport } from '../core/transport.js';
 import type { PeerDiff } from '../discovery/diff.js';
-import { lateThresholdMs } from '../prober/rounds.js';
+import { lateThresholdMs, type RoundReport } from '../prober/rounds.js';
 import type { PeerRecord } from '../prober/verdict.js';
 
 export interface ProbedPeers {
@@ -21,11 +23,25 @@ export interface ProbedPeers {
 const PROBE_BUCKETS = [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 1];
 /** Seconds a round started after it was due: a healthy event loop keeps it to a few ms. */
 const LATENESS_BUCKETS = [0.001, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5];
+/**
+ * Seconds a round took: ~10 ms for a small healthy mesh; seconds for a large one, when a peer does
+ * not answer within PROBE_TIMEOUT (1 s), or when the coordinator is starved.
+ */
+const ROUND_BUCKETS = [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10];
+
+export interface ProbeMetricsOptions {
+  /**
+   * Per-peer series are exported while the verdicts hold at most this many peers; 0: never.
+   * Default: no limit (NodeMetrics always passes METRICS_PER_PEER_LIMIT).
+   */
+  perPeerLimit?: number;
+}
 
 export class ProbeMetrics {
   private readonly duration: Histogram<'outcome'>;
   private readonly lateness: Histogram;
   private readonly late: Counter;
+  private readonly roundDuration: Histogram;
   /** Peers in the latest discovery list: a probe ending after its peer left is not remembered. */
   private readonly listed = new Set<string>();
   /** Seconds, by peer address: the latest probe the peer answered. */
@@ -33,8 +49,19 @@ export class ProbeMetrics {
   /** Failed probes by peer address, kept across terms so the counter never goes back. */
   private readonly failed = new Map<string, number>();
 
-  constructor(registry: Registry, source: ProbedPeers) {
+  constructor(
+    registry: Registry,
+    source: ProbedPeers,
+    { perPeerLimit = Number.POSITIVE_INFINITY }: ProbeMetricsOptions = {},
+  ) {
     const { answeredIn, failed } = this;
+    const withinLimit = (records: readonly PeerRecord[]) =>
+      perPeerLimit > 0 && records.length <= perPeerLimit;
+    /** The verdicts whose per-peer series are exported: all of them, or none past the limit. */
+    const perPeer = (): readonly PeerRecord[] => {
+      const records = source.records();
+      return withinLimit(records) ? records : [];
+    };
     this.duration = new Histogram({
       name: 'knh_probe_duration_seconds',
       help: 'Direct probes (GET /ping, retries included) this node made of its peers as coordinator, by outcome (ok, failed): how long each took.',
@@ -55,6 +82,20 @@ export class ProbeMetrics {
       help: 'Probe rounds this node started as coordinator more than max(100 ms, half of ELECTION_COOLDOWN_PERIOD) after they were due: a starved CPU or a blocked event loop.',
       registers: [registry],
     });
+    this.roundDuration = new Histogram({
+      name: 'knh_probe_round_duration_seconds',
+      help: "Probe rounds this node made as coordinator: how long each took, from its start until every peer's direct probe answered or failed (PROBE_TIMEOUT bounds each; retries and confirmations go on after the round).",
+      buckets: ROUND_BUCKETS,
+      registers: [registry],
+    });
+    new Gauge({
+      name: 'knh_per_peer_metrics_enabled',
+      help: "1 while this node's verdicts are within METRICS_PER_PEER_LIMIT, so the coordinator exports per-peer series (knh_peer_up, knh_probe_failures_total, knh_peer_probe_latency_seconds); 0 while it judges more peers than that, or the limit is 0. Followers never export them.",
+      registers: [registry],
+      collect() {
+        this.set(withinLimit(source.records()) ? 1 : 0);
+      },
+    });
     new Counter({
       name: 'knh_probe_failures_total',
       help: 'Direct probes of the peer (by address) that failed, made by this node as coordinator; only on the coordinator.',
@@ -62,7 +103,7 @@ export class ProbeMetrics {
       registers: [registry],
       collect() {
         this.reset();
-        for (const r of source.records()) this.inc({ peer: r.address }, failed.get(r.address) ?? 0);
+        for (const r of perPeer()) this.inc({ peer: r.address }, failed.get(r.address) ?? 0);
       },
     });
     new Gauge({
@@ -72,7 +113,7 @@ export class ProbeMetrics {
       registers: [registry],
       collect() {
         this.reset(); // peers that left, or every peer once this node no longer leads
-        for (const r of source.records()) {
+        for (const r of perPeer()) {
           this.set({ peer: r.address }, r.health === 'alive' ? 1 : 0);
         }
       },
@@ -84,7 +125,7 @@ export class ProbeMetrics {
       registers: [registry],
       collect() {
         this.reset();
-        for (const r of source.records()) {
+        for (const r of perPeer()) {
           const seconds = answeredIn.get(r.address);
           if (seconds !== undefined) this.set({ peer: r.address }, seconds);
         }
@@ -96,6 +137,11 @@ export class ProbeMetrics {
   roundStarted(lateByMs: number, intervalMs: number): void {
     this.lateness.observe(lateByMs / 1000);
     if (lateByMs > lateThresholdMs(intervalMs)) this.late.inc();
+  }
+
+  /** A probe round ended (its probes answered or failed); aborted rounds are not reported. */
+  roundEnded({ durationMs }: Pick<RoundReport, 'durationMs'>): void {
+    this.roundDuration.observe(durationMs / 1000);
   }
 
   /** The transport with its `ping` measured: give it to the probe rounds only. */

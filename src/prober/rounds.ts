@@ -94,6 +94,17 @@ export function lateThresholdMs(intervalMs: number): number {
   return Math.max(100, intervalMs / 2);
 }
 
+/**
+ * Rounds over more peers than this are paced: the probes go out evenly over the first half of the
+ * interval (each peer at the same place in every round, so each is still probed once an interval)
+ * rather than all at once, and at most MAX_PROBES_IN_FLIGHT at a time.
+ */
+export const PACE_ABOVE_PEERS = 64;
+/** Direct probes of one round in flight at once, at most (a black-holed peer holds one a timeout). */
+export const MAX_PROBES_IN_FLIGHT = 1_024;
+/** How often a paced round launches the probes that are due. */
+const PACE_TICK_MS = 10;
+
 /** A dead peer's failed probes get a new confirmation (relays) once per this many rounds. */
 const DEAD_RECHECK_ROUNDS = 10;
 
@@ -114,6 +125,8 @@ const VISIBLE: ReadonlySet<Transition> = new Set<Transition>([
 export class ProbeRounds {
   private readonly records = new Map<string, PeerRecord>();
   private readonly inFlight = new Set<string>();
+  /** Peers of a paced round not launched yet (they count as in flight meanwhile). */
+  private readonly queued = new Set<string>();
   private peers: readonly string[] = [];
   private controller: AbortController | null = null;
   private sanityState: SanityState;
@@ -163,8 +176,9 @@ export class ProbeRounds {
    */
   probeSoon(address: string): void {
     const signal = this.controller?.signal;
-    if (!signal || this.inFlight.has(address)) return;
-    if (this.records.get(address)?.health !== 'alive') return;
+    if (!signal || this.records.get(address)?.health !== 'alive') return;
+    // Waiting for its place in a paced round: probed now instead (the round then skips it).
+    if (this.inFlight.has(address) && !this.queued.delete(address)) return;
     let sanity: Promise<boolean> | null = null;
     void this.probe(address, signal, () => (sanity ??= this.checkSanity())).catch((err: unknown) =>
       this.opts.logger.error({ err, peerAddress: address }, 'BUG: an early probe failed'),
@@ -180,8 +194,9 @@ export class ProbeRounds {
     this.peers = [...peers];
     if (!this.running) return;
     const now = this.opts.clock.now();
+    const listed = new Set(peers);
     for (const address of this.records.keys()) {
-      if (peers.includes(address)) continue;
+      if (listed.has(address)) continue;
       this.records.delete(address);
       this.rechecked.delete(address);
       this.membershipChanges++;
@@ -226,6 +241,7 @@ export class ProbeRounds {
     this.controller?.abort(new Error('stopped leading'));
     this.controller = null;
     this.inFlight.clear();
+    this.queued.clear();
     this.records.clear();
     this.rechecked.clear();
   }
@@ -261,7 +277,9 @@ export class ProbeRounds {
     let sanity: Promise<boolean> | null = null;
     // One sanity check per round, and only when some peer would otherwise be declared dead.
     const selfHealthy = () => (sanity ??= this.checkSanity());
-    await Promise.all(targets.map((address) => this.probe(address, signal, selfHealthy)));
+    const launch = (address: string) => this.probe(address, signal, selfHealthy);
+    if (targets.length > PACE_ABOVE_PEERS) await this.paced(targets, started, signal, launch);
+    else await Promise.all(targets.map(launch));
     if (signal.aborted) return;
     const changed = this.verdictChanges;
     this.verdictChanges = 0;
@@ -273,6 +291,47 @@ export class ProbeRounds {
       durationMs: this.opts.clock.now() - started,
       sanity: this.sanityState,
     });
+  }
+
+  /**
+   * Launches the round's probes evenly over half the interval, target i at i/n of it, never more
+   * than MAX_PROBES_IN_FLIGHT at once; resolves when every probe has answered or failed. Targets
+   * count as in flight from the start, so a round that runs long is not probed twice by the next.
+   */
+  private async paced(
+    targets: readonly string[],
+    started: number,
+    signal: AbortSignal,
+    launch: (address: string) => Promise<void>,
+  ): Promise<void> {
+    const { clock } = this.opts;
+    const spreadMs = this.opts.intervalMs / 2;
+    for (const address of targets) {
+      this.inFlight.add(address);
+      this.queued.add(address);
+    }
+    const running: Promise<void>[] = [];
+    let open = 0;
+    let next = 0;
+    while (next < targets.length && !signal.aborted) {
+      // Those due before the next tick go now: n/50 per tick over 500 ms, the first at once.
+      const until = clock.now() - started + PACE_TICK_MS;
+      const due = Math.min(targets.length, Math.ceil((until / spreadMs) * targets.length));
+      while (next < due && open < MAX_PROBES_IN_FLIGHT) {
+        const address = targets[next++]!;
+        if (!this.queued.delete(address)) continue; // probed early (probeSoon), or stopped
+        open++;
+        running.push(launch(address).finally(() => open--));
+      }
+      if (next < targets.length) {
+        try {
+          await clock.sleep(PACE_TICK_MS, signal);
+        } catch {
+          break;
+        }
+      }
+    }
+    await Promise.all(running);
   }
 
   private async checkSanity(): Promise<boolean> {

@@ -5,6 +5,7 @@ import { compareRank, type NodeRef } from '../../src/core/node-ref.js';
 import {
   initialState,
   step,
+  SUCCESSORS,
   type ElectionEffect,
   type ElectionEvent,
   type ElectionState,
@@ -228,15 +229,97 @@ describe('bully election: step', () => {
 
   describe('coordinator silence', () => {
     it('holds an election only once the coordinator has been silent for longer than the timeout', () => {
-      const s = follower(B, [A, C, D], D, 3, 100);
+      // C is first in line (the highest-ranked peer but the coordinator): it asks D at once.
+      const s = follower(C, [A, B, D], D, 3, 100);
       const atTimeout = step(s, { type: 'tick', now: 100 + timing.coordinatorTimeoutMs });
       expect(atTimeout.effects).to.deep.equal([]);
       expect(atTimeout.state.role).to.equal('follower');
 
       const after = step(s, { type: 'tick', now: 100 + timing.coordinatorTimeoutMs + 1 });
       expect(after.state.role).to.equal('candidate');
-      expect(effectsOf(after, 'send-election')[0]?.to).to.have.members(addresses(C, D));
+      expect(effectsOf(after, 'send-election')[0]?.to).to.deep.equal(addresses(D));
       expect(effectsOf(after, 'send-election')[0]?.epoch).to.equal(3);
+    });
+
+    it('staggers the others: one answer timeout per place in line, and an announcement meanwhile cancels it', () => {
+      const s = follower(B, [A, C, D], D, 3, 100);
+      const silent = 100 + timing.coordinatorTimeoutMs + 1;
+      // B is second in line (after C): it waits one answer timeout before asking anyone.
+      const deferred = step(s, { type: 'tick', now: silent });
+      expect(deferred.state.role).to.equal('follower');
+      expect(effectsOf(deferred, 'election-deferred')).to.deep.equal([
+        {
+          type: 'election-deferred',
+          delayMs: timing.answerTimeoutMs,
+          reason: 'coordinator silent',
+        },
+      ]);
+      expect(effectsOf(deferred, 'send-election')).to.be.empty;
+      const waiting = step(deferred.state, {
+        type: 'tick',
+        now: silent + timing.answerTimeoutMs - 1,
+      });
+      expect(waiting.effects).to.deep.equal([]);
+      const due = step(waiting.state, { type: 'tick', now: silent + timing.answerTimeoutMs });
+      expect(due.state.role).to.equal('candidate');
+      expect(effectsOf(due, 'send-election')[0]?.to).to.deep.equal(addresses(D, C));
+
+      // C won meanwhile and announced: B follows it and holds no election.
+      const told = step(deferred.state, {
+        type: 'announcement',
+        now: silent + 10,
+        from: C,
+        epoch: 4,
+      });
+      expect(told.state.coordinator).to.deep.equal(C);
+      const later = step(told.state, { type: 'tick', now: silent + 5 * timing.answerTimeoutMs });
+      expect(effectsOf(later, 'send-election')).to.be.empty;
+    });
+
+    it('puts the successors the coordinator named first in line, and every other node behind them', () => {
+      // D names B and A (it judges C dead): B holds at once and asks D, not C, first.
+      let s = start(B, [A, C, D]).state;
+      s = step(s, {
+        type: 'announcement',
+        now: 0,
+        from: D,
+        epoch: 3,
+        successors: addresses(B, A),
+      }).state;
+      const b = step(s, { type: 'tick', now: timing.coordinatorTimeoutMs + 1 });
+      expect(effectsOf(b, 'send-election')[0]?.to).to.deep.equal(addresses(D));
+      // C, not named and the highest of those not named, waits SUCCESSORS steps (+ log2(1 + 0)).
+      let c = start(C, [A, B, D]).state;
+      c = step(c, {
+        type: 'announcement',
+        now: 0,
+        from: D,
+        epoch: 3,
+        successors: addresses(B, A),
+      }).state;
+      const deferred = effectsOf(step(c, { type: 'tick', now: 1_501 }), 'election-deferred')[0];
+      expect(deferred?.delayMs).to.equal(SUCCESSORS * timing.answerTimeoutMs);
+    });
+
+    it('waits as much longer as its coordinator said it heartbeats it less often', () => {
+      let s = start(B, [A, C, D]).state;
+      // A large mesh: B is not a successor and is heartbeated every 4 s rather than every 0.5 s.
+      s = step(s, {
+        type: 'announcement',
+        now: 0,
+        from: D,
+        epoch: 3,
+        successors: addresses(C),
+        heartbeatMs: 4_000,
+      }).state;
+      const silence = timing.coordinatorTimeoutMs + 4_000 - timing.heartbeatIntervalMs;
+      expect(step(s, { type: 'tick', now: silence }).effects).to.deep.equal([]);
+      const gone = step(s, { type: 'tick', now: silence + 1 });
+      expect(effectsOf(gone, 'election-deferred')).to.have.length(1);
+      // An announcement without the field restores the usual timeout.
+      s = step(s, { type: 'announcement', now: 0, from: D, epoch: 3 }).state;
+      const usual = step(s, { type: 'tick', now: timing.coordinatorTimeoutMs + 1 });
+      expect(effectsOf(usual, 'election-deferred')).to.have.length(1);
     });
 
     it("a coordinator's heartbeat keeps its follower from holding an election", () => {
@@ -256,7 +339,12 @@ describe('bully election: step', () => {
       for (let now = 0; now <= 2_000; now += 100) {
         const result = step(s, { type: 'tick', now });
         for (const a of effectsOf(result, 'announce')) {
-          expect(a).to.deep.equal({ type: 'announce', epoch: 1, to: addresses(A, B, C) });
+          expect(a).to.deep.equal({
+            type: 'announce',
+            epoch: 1,
+            to: addresses(A, B, C),
+            heartbeat: true,
+          });
           due.push(now);
         }
         s = result.state;
@@ -568,12 +656,24 @@ describe('bully election: step', () => {
   });
 
   describe('peer changes', () => {
-    it('holds an election when the coordinator leaves the peer set', () => {
+    it('holds an election when the coordinator leaves the peer set, first in line at once', () => {
+      // C is first in line: with D gone nobody outranks it, so it leads at once.
+      const c = step(follower(C, [A, B, D], D, 3), {
+        type: 'peers',
+        now: 10,
+        peers: addresses(A, B, C),
+      });
+      expect(c.state.role).to.equal('coordinator');
+      expect(effectsOf(c, 'announce')[0]?.to).to.deep.equal(addresses(A, B));
+      // B, second in line, waits its turn; C's announcement then makes it follow C.
       const s = follower(B, [A, C, D], D, 3);
       const result = step(s, { type: 'peers', now: 10, peers: addresses(A, B, C) });
-      expect(result.state.role).to.equal('candidate');
+      expect(result.state.role).to.equal('follower');
+      expect(result.state.coordinator).to.equal(null);
       expect(result.state.peers).to.deep.equal(addresses(A, C));
-      expect(effectsOf(result, 'send-election')[0]?.to).to.deep.equal(addresses(C));
+      expect(effectsOf(result, 'election-deferred')[0]?.delayMs).to.equal(timing.answerTimeoutMs);
+      const due = step(result.state, { type: 'tick', now: 10 + timing.answerTimeoutMs });
+      expect(effectsOf(due, 'send-election')[0]?.to).to.deep.equal(addresses(C));
     });
 
     it('only records the peers when the coordinator stays', () => {

@@ -375,6 +375,14 @@ const TABLE: Record<SettingName, Group> = {
   PEER_AUTH_MAX_SKEW: duration('PEER_AUTH_MAX_SKEW', ['0']),
   DRY_RUN: { cases: ['yes', 'no', '1', '0', 'on', 'truee', 'true,false', ...EMPTYISH] },
   MAX_MEMORY_USAGE: int('MAX_MEMORY_USAGE', ['0', '-0', '256Mi', '256 MiB', '1Gi']),
+  METRICS_PER_PEER_LIMIT: int('METRICS_PER_PEER_LIMIT', [
+    'all',
+    'off',
+    'none',
+    '1k',
+    '5,000',
+    '5_000',
+  ]),
   SHUTDOWN_GRACE_PERIOD: duration('SHUTDOWN_GRACE_PERIOD'),
   LOG_LEVEL: { cases: ['loud', 'verbose', 'warning', 'err', '3', 'info,debug', ...EMPTYISH] },
 };

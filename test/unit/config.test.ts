@@ -61,6 +61,7 @@ describe('loadConfig', () => {
       logLevel: 'info',
       dryRun: false,
       maxMemoryMiB: null,
+      metricsPerPeerLimit: 1_000,
       shutdownGraceMs: 5_000,
       slackWebhookUrl: null,
       alertmanagerUrl: null,
@@ -185,6 +186,22 @@ describe('loadConfig', () => {
       const e = errorFor(errors({ ...STATIC, INDIRECT_PROBES: text }), 'INDIRECT_PROBES');
       expect(e, text).to.include(JSON.stringify(text));
       expect(e, text).to.match(/whole number from 0 to 16/);
+    }
+  });
+
+  it('reads METRICS_PER_PEER_LIMIT as a count of peers, 0 (per-peer series off) included', () => {
+    for (const n of [0, 1, 5_000, 100_000]) {
+      expect(config({ ...STATIC, METRICS_PER_PEER_LIMIT: String(n) }).metricsPerPeerLimit).to.equal(
+        n,
+      );
+    }
+    for (const text of ['-1', '100001', '1.5', 'all', '1k']) {
+      const e = errorFor(
+        errors({ ...STATIC, METRICS_PER_PEER_LIMIT: text }),
+        'METRICS_PER_PEER_LIMIT',
+      );
+      expect(e, text).to.include(JSON.stringify(text));
+      expect(e, text).to.match(/whole number from 0 to 100000/);
     }
   });
 

@@ -86,7 +86,7 @@ function node(
       heard.push(structuredClone(windows));
       book.merge(windows, clock.now());
     },
-    onFollowedView: (v) => followed.push(v),
+    onFollowedView: (v) => followed.push(v ?? []),
   });
   driver.setPeers(peers.map((p) => p.address));
   return { self, book, heard, followed, driver };

@@ -4,7 +4,11 @@ import { expect } from 'chai';
 import { peerStatusPayload, type PeerStatusPayload } from '../../src/alerts/payloads.js';
 import type { NodeRef } from '../../src/core/node-ref.js';
 import type { Announcement, Outcome, PeerTransport } from '../../src/core/transport.js';
-import { ElectionDriver } from '../../src/election/driver.js';
+import {
+  ElectionDriver,
+  FULL_VIEW_PEERS,
+  LARGE_MESH_HEARTBEAT_EVERY,
+} from '../../src/election/driver.js';
 import type {
   AnnouncementReply,
   ElectionAnswer,
@@ -150,6 +154,8 @@ describe('ElectionDriver handover', () => {
         epoch: 1,
         peers: views,
         undelivered: pending,
+        // Next in line, highest-ranked first (by default its highest-ranked peers).
+        successors: [MID.address, LOW.address],
       });
       expect(schemas.check('announcement', announcement)).to.deep.equal({ ok: true });
     }
@@ -524,5 +530,172 @@ describe('ElectionDriver: confirming a new term', () => {
     expect(driver.epoch, 'a newer term than the one the late rejection named').to.equal(8);
     expect(sent.some((s) => s.epoch === 8 && s.atMs === 600)).to.equal(true);
     driver.stop();
+  });
+});
+
+describe('ElectionDriver: announcements in a large mesh', () => {
+  const many = Array.from({ length: FULL_VIEW_PEERS + 50 }, (_, i) => ({
+    id: `n${i}@10.0.${i >> 8}.${(i & 255) + 1}`,
+    address: `10.0.${i >> 8}.${(i & 255) + 1}:8080`,
+  }));
+  const TOP: NodeRef = { id: 'top@10.9.9.9', address: '10.9.9.9:8080' };
+
+  it(`sends the verdicts, undelivered events and alerts to its successors only, above ${FULL_VIEW_PEERS} peers`, async () => {
+    const n = node(TOP, many, {
+      announce: (_to, a) => ({
+        ok: true,
+        value: { accepted: true, epoch: a.epoch, coordinator: TOP },
+        latencyMs: 1,
+      }),
+    });
+    const views = many.map((p) => view(p, 'alive'));
+    n.setView(views);
+    n.setUndelivered([deadAlert(many[0]!, TOP, 2_000)]);
+    n.driver.start();
+    await n.clock.advanceAsync(0);
+    expect(n.sent).to.have.length(many.length);
+    const successors = many
+      .slice(-3)
+      .map((p) => p.address)
+      .reverse();
+    for (const { to, announcement } of n.sent) {
+      expect(announcement.successors).to.deep.equal(successors);
+      expect(schemas.check('announcement', announcement)).to.deep.equal({ ok: true });
+      if (successors.includes(to)) {
+        expect(announcement.peers).to.have.length(many.length);
+        expect(announcement.undelivered).to.have.length(1);
+        expect(announcement.peers_omitted).to.equal(undefined);
+      } else {
+        expect(announcement).to.deep.equal({
+          from: TOP,
+          epoch: 1,
+          successors,
+          peers: [],
+          peers_omitted: true,
+          heartbeat_ms: TIMING.heartbeatIntervalMs * LARGE_MESH_HEARTBEAT_EVERY,
+        });
+      }
+    }
+    const thin = JSON.stringify(n.sent.find((s) => !successors.includes(s.to))?.announcement);
+    expect(thin.length).to.be.below(300);
+    n.driver.stop();
+  });
+
+  it('a follower sent no verdicts tells its status page so, and hands nothing to a restarted node', async () => {
+    const followed: (PeerView[] | null)[] = [];
+    const clock = new FakeClock();
+    const driver = new ElectionDriver({
+      self: LOW,
+      timing: TIMING,
+      transport: {
+        sendElection: () =>
+          Promise.resolve({
+            ok: true,
+            value: { type: 'answer', from: HIGH, epoch: 0, coordinator: null },
+            latencyMs: 1,
+          }),
+        announce: () => Promise.resolve(failed<AnnouncementReply>()),
+      },
+      clock,
+      logger: new CapturingLogger(),
+      view: () => [],
+      undelivered: () => [],
+      onCoordinatorChanged: () => undefined,
+      onLeading: () => undefined,
+      onFollowedView: (v) => followed.push(v),
+    });
+    driver.setPeers([MID.address, HIGH.address]);
+    driver.start();
+    await clock.advanceAsync(0);
+    driver.handleAnnouncement({ from: HIGH, epoch: 2, peers: [view(MID, 'alive')] });
+    driver.handleAnnouncement({ from: HIGH, epoch: 2, peers: [], peers_omitted: true });
+    expect(followed).to.deep.equal([[view(MID, 'alive')], null]);
+    // HIGH restarted (epoch back at 1): only a node that holds verdicts hands them over, or a
+    // restarted coordinator would take this follower's near-empty view for the mesh's.
+    const stale = driver.handleAnnouncement({ from: HIGH, epoch: 1, peers: [] });
+    expect(stale).to.deep.include({ accepted: false, reason: 'stale-epoch', epoch: 2 });
+    expect(stale).to.not.have.property('peers');
+    expect(stale).to.not.have.property('undelivered');
+    expect(stale).to.not.have.property('alerts');
+    driver.stop();
+  });
+
+  it('a restarted coordinator of a large mesh takes the fullest view handed over, whatever the order of replies', async () => {
+    const full = many.map((p, i) => view(p, i === 7 ? 'dead' : 'alive', 3_000, i === 7));
+    const successor = many[many.length - 1]!.address;
+    const n = node(TOP, many, {
+      announce: (to, a) => {
+        if (a.epoch > 4) {
+          return {
+            ok: true,
+            value: { accepted: true, epoch: a.epoch, coordinator: TOP },
+            latencyMs: 1,
+          };
+        }
+        // The mesh is at epoch 4; thin followers of an older knh hand over only their leader.
+        const peers = to === successor ? full : [view(many[0]!, 'alive')];
+        const value: AnnouncementReply = {
+          accepted: false,
+          reason: 'stale-epoch',
+          epoch: 4,
+          coordinator: many[0]!,
+          peers,
+        };
+        return { ok: true, value, latencyMs: 1 };
+      },
+    });
+    const inheritedAtLeading: PeerView[][] = [];
+    n.driver.start();
+    await n.clock.advanceAsync(0);
+    await n.clock.advanceAsync(1_000);
+    expect(n.leading).to.deep.equal([5]);
+    inheritedAtLeading.push(n.atLeading()?.inherited ?? []);
+    const dead = inheritedAtLeading[0]!.filter((v) => v.health === 'dead');
+    expect(dead.map((v) => v.address)).to.deep.equal([many[7]!.address]);
+    n.driver.stop();
+  });
+
+  it(`heartbeats its successors every interval and the others every ${LARGE_MESH_HEARTBEAT_EVERY}th`, async () => {
+    const n = node(TOP, many, {
+      announce: (_to, a) => ({
+        ok: true,
+        value: { accepted: true, epoch: a.epoch, coordinator: TOP },
+        latencyMs: 1,
+      }),
+    });
+    n.driver.start();
+    await n.clock.advanceAsync(0);
+    n.sent.length = 0;
+    const beats = 2 * LARGE_MESH_HEARTBEAT_EVERY;
+    for (let i = 0; i < beats; i++) await n.clock.advanceAsync(TIMING.heartbeatIntervalMs);
+    const to = (address: string) => n.sent.filter((s) => s.to === address).length;
+    const successor = many[many.length - 1]!.address;
+    expect(to(successor)).to.equal(beats);
+    expect(to(many[0]!.address)).to.equal(2);
+    expect(n.sent).to.have.length(beats * 3 + 2 * (many.length - 3));
+    n.driver.stop();
+  });
+
+  it('shares a decision with its successors only, and keeps every heartbeat on time', async () => {
+    const n = node(TOP, many, {
+      announce: (_to, a) => ({
+        ok: true,
+        value: { accepted: true, epoch: a.epoch, coordinator: TOP },
+        latencyMs: 1,
+      }),
+    });
+    n.driver.start();
+    await n.clock.advanceAsync(0);
+    n.sent.length = 0;
+    await n.clock.advanceAsync(200);
+    await n.driver.shareNow(100);
+    const successors = many.slice(-3).map((p) => p.address);
+    expect(n.sent.map((s) => s.to)).to.have.members(successors);
+    n.sent.length = 0;
+    // The next heartbeat is still due 500 ms after the last one (to the successors: it is not
+    // one of the every-8th that go to everyone).
+    await n.clock.advanceAsync(300);
+    expect(n.sent.map((s) => s.to)).to.have.members(successors);
+    n.driver.stop();
   });
 });

@@ -70,6 +70,7 @@ function setup() {
   };
   const metrics = new NodeMetrics({
     version: '1.2.3',
+    perPeerLimit: 1_000,
     records: () => world.records,
     selfSuspicion: () => null,
     election: () => world.election,
@@ -93,6 +94,8 @@ describe('NodeMetrics', () => {
       'knh_self_suspect gauge',
       'knh_unreachable_peers gauge',
       'knh_probe_duration_seconds histogram',
+      'knh_probe_round_duration_seconds histogram',
+      'knh_per_peer_metrics_enabled gauge',
       'knh_probe_failures_total counter',
       'knh_peer_up gauge',
       'knh_peer_probe_latency_seconds gauge',

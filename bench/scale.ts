@@ -1,0 +1,640 @@
+// The scale benchmark: one real knh coordinator (its own process, default settings) leading 1,000
+// and 5,000 simulated peers (bench/peer-sim-main.ts, another process) on loopback. Over a steady
+// window it measures the coordinator's rounds, CPU and memory, whether every peer hears its
+// heartbeats, and how the probes spread over the round interval; then how long a crashed and a
+// black-holed peer take to be reported, and that no other peer is. A section of docs/benchmarks.md.
+//
+// BENCH_SCALE=0 skips it; BENCH_SCALE_SIZES (default 1000,5000); BENCH_SCALE_SECONDS (default 20)
+// of steady window; BENCH_SCALE_MAX_RSS_MB (default 4096) stops a coordinator that swells past it.
+// Alone: `node dist/bench/scale-main.js`.
+import { execFileSync } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import { readFileSync } from 'node:fs';
+import { loadavg } from 'node:os';
+import { setTimeout as sleep } from 'node:timers/promises';
+import type { PeerStatusPayload } from '../src/alerts/payloads.js';
+import { LocalMesh, type LogLine, type MeshNode } from '../src/demo/mesh.js';
+import { Receiver, type ReceivedWebhook } from '../src/receiver/receiver.js';
+import { loadSchemas } from '../src/wire/schemas.js';
+import { sampleOf } from '../test/support/loopback-ips-mesh.js';
+import {
+  coordinatorPort,
+  simulatedAddress,
+  SIMULATED_IP,
+  type ArrivalSpread,
+  type SimulatorStats,
+} from '../test/support/peer-simulator.js';
+import { positiveInt } from './entry.js';
+import { SimulatorProcess } from './peer-sim-main.js';
+import { machineFacts, median, table } from './report.js';
+
+const SECTION = '## Scale: one coordinator, thousands of simulated peers';
+/**
+ * The coordinator and every simulated peer are on 127.0.0.1, so no connection is bound to a source
+ * IP (as in a pod); the coordinator's port is above the ephemeral range, the peers' below it, and
+ * rank is the numeric IP, then the port: it outranks them all.
+ */
+const COORDINATOR_IP = SIMULATED_IP;
+const ROUND_TARGET_MS = 1_000;
+const RSS_TARGET_BYTES = 150e6;
+/**
+ * A follower calls its coordinator silent after COORDINATOR_TIMEOUT (1.5 s), plus 3.5 s in a
+ * large mesh for followers other than the successors, which get every 8th heartbeat (4 s).
+ */
+const HEARD_WITHIN_MS = 5_000;
+/** Linux's limit on one environment string (MAX_ARG_STRLEN), `PEERS=` and the final NUL included. */
+const MAX_ENV_STRING = 128 * 1024;
+const DETECT_WAIT_MS = 30_000;
+
+export interface ScaleRun {
+  size: number;
+  /** Why the run stopped before its end, if it did. */
+  error: string | null;
+  /** From spawning the coordinator: it listens, it leads, its first round is done (ms). */
+  startup: { listening: number | null; leading: number | null; firstRound: number | null };
+  windowMs: number;
+  roundDurations: number[];
+  probedMedian: number | null;
+  lateRounds: number | null;
+  cpuMs: number | null;
+  rssMaxBytes: number | null;
+  /** Fewest peers that had heard a heartbeat within 5 s, over the window's 1-s samples. */
+  heardMin: number | null;
+  arrivals: ArrivalSpread | null;
+  /** Connections the simulated peers accepted during the window (kept open: about none). */
+  connections: number | null;
+  deadMs: number | null;
+  blackholeMs: number | null;
+  /** peer_dead webhooks for peers neither killed nor black-holed. */
+  falseDead: string[];
+  /** Such peers the coordinator logged as dead, webhook received or not. */
+  falseDeclared: string[];
+  sim: { cpuPercent: number; loopUtilisation: number; rssBytes: number } | null;
+  load: string;
+}
+
+const msg = (err: unknown) => (err instanceof Error ? err.message : String(err));
+
+const CLK_TCK = (() => {
+  try {
+    return Number(execFileSync('getconf', ['CLK_TCK'], { encoding: 'utf8' }).trim()) || 100;
+  } catch {
+    return 100;
+  }
+})();
+
+/** User + system CPU of a process so far, in ms (/proc/<pid>/stat fields 14 and 15). */
+function cpuMsOf(pid: number): number {
+  const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+  const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+  return ((Number(fields[11]) + Number(fields[12])) * 1000) / CLK_TCK;
+}
+
+/** Resident memory of a process now (VmRSS), in bytes; null once it is gone. */
+function rssOf(pid: number): number | null {
+  try {
+    const m = /^VmRSS:\s+(\d+) kB$/m.exec(readFileSync(`/proc/${pid}/status`, 'utf8'));
+    return m ? Number(m[1]) * 1024 : null;
+  } catch {
+    return null;
+  }
+}
+
+/** `work`, unless the coordinator exits first or `ms` pass. */
+function bounded<T>(
+  work: Promise<T>,
+  exited: Promise<string>,
+  ms: number,
+  what: string,
+): Promise<T> {
+  let timer: NodeJS.Timeout | undefined;
+  return Promise.race([
+    work,
+    exited.then((why) => Promise.reject(new Error(`${what}: the coordinator exited (${why})`))),
+    new Promise<never>((_, reject) => {
+      timer = setTimeout(() => reject(new Error(`${what}: not within ${ms / 1000} s`)), ms);
+    }),
+  ]).finally(() => clearTimeout(timer));
+}
+
+async function lateRoundsOf(node: MeshNode): Promise<number | null> {
+  try {
+    const res = await fetch(`http://${node.address}/metrics`, {
+      signal: AbortSignal.timeout(5_000),
+    });
+    return res.ok ? (sampleOf(await res.text(), 'knh_probe_rounds_late_total') ?? null) : null;
+  } catch {
+    return null;
+  }
+}
+
+/**
+ * The simulator's peers on a free range of ports below the ephemeral range (it picks one, and
+ * another if a port is taken), with the coordinator, on `port` above it, among their peers.
+ */
+async function startSimulator(
+  size: number,
+  secret: string,
+  port: number,
+): Promise<{ sim: SimulatorProcess; firstPort: number }> {
+  return SimulatorProcess.start({
+    count: size,
+    secret,
+    others: [`${COORDINATOR_IP}:${port}`],
+    coordinatorTimeoutMs: HEARD_WITHIN_MS,
+  });
+}
+
+/** The coordinator process and what the bench reads from it. */
+interface Coordinator {
+  mesh: LocalMesh;
+  node: MeshNode;
+  pid: number;
+  /** Resolves, with how, when the process exits. */
+  exited: Promise<string>;
+  /** Its `round` log lines as they came (receipt time). */
+  rounds: { atMs: number; durationMs: number; probed: number }[];
+  /** Peers its log says it declared dead (a webhook may still be on its way, or stuck). */
+  declaredDead: Set<string>;
+  /** Samples its memory each second. */
+  sampler: NodeJS.Timeout;
+  /** Its warning and error lines, counted by event (or message), and those naming EMFILE. */
+  warnings: Map<string, number>;
+  spawnedAt: number;
+}
+
+/** Spawns the coordinator with every simulated peer in PEERS, and samples its memory each second. */
+async function startCoordinator(
+  run: ScaleRun,
+  {
+    port,
+    firstPort,
+    secret,
+    receiver,
+    started,
+  }: {
+    port: number;
+    firstPort: number;
+    secret: string;
+    receiver: Receiver;
+    started: (mesh: LocalMesh) => void;
+  },
+  progress: (text: string) => void,
+): Promise<Coordinator> {
+  const self = `${COORDINATOR_IP}:${port}`;
+  const peers = [
+    self,
+    ...Array.from({ length: run.size }, (_, i) => simulatedAddress(i, firstPort)),
+  ].join(',');
+  if (`PEERS=${peers}`.length + 1 > MAX_ENV_STRING) {
+    throw new Error(
+      `PEERS for ${run.size} peers is ${peers.length} bytes: over Linux's 128 KiB limit on one environment string`,
+    );
+  }
+  const mesh = new LocalMesh({
+    size: 1,
+    hosts: [COORDINATOR_IP],
+    ports: [port],
+    peerSecret: secret,
+    maxLogLines: 2_000,
+    env: {
+      PEERS: peers,
+      PEER_STATUS_URL: receiver.url('/peer'),
+      CLUSTER_STATUS_URL: receiver.url('/cluster'),
+      LOG_LEVEL: 'debug',
+    },
+  });
+  started(mesh);
+  const stderr: string[] = [];
+  const rounds: Coordinator['rounds'] = [];
+  const warnings = new Map<string, number>();
+  const declaredDead = new Set<string>();
+  const spawnedAt = Date.now();
+  mesh.on('log', (_n: MeshNode, line: LogLine) => {
+    if (line.event === 'peer-dead' && typeof line.peerAddress === 'string') {
+      declaredDead.add(line.peerAddress);
+    }
+    if (line.level >= 40) {
+      const key = line.event ?? line.msg.slice(0, 60);
+      warnings.set(key, (warnings.get(key) ?? 0) + 1);
+      if (JSON.stringify(line).includes('EMFILE'))
+        warnings.set('EMFILE', (warnings.get('EMFILE') ?? 0) + 1);
+    }
+    if (line.event === 'round' && typeof line.durationMs === 'number') {
+      rounds.push({ atMs: Date.now(), durationMs: line.durationMs, probed: Number(line.probed) });
+    }
+  });
+  mesh.on('stderr', (_n: MeshNode, text: string) => stderr.push(text));
+  progress(`scale ${run.size}: spawning the coordinator at ${self} (PEERS: ${peers.length} bytes)`);
+  await mesh.start();
+  const node = mesh.node(1);
+  const child = node.process;
+  if (!child?.pid) throw new Error('the coordinator did not start');
+  const pid = child.pid;
+  run.startup.listening = Date.now() - spawnedAt;
+  const exited = new Promise<string>((resolve) =>
+    child.once('exit', (code, signal) =>
+      resolve(
+        `${signal ?? `code ${code}`}${stderr.length > 0 ? `: ${stderr.join('').slice(-300)}` : ''}`,
+      ),
+    ),
+  );
+  const maxRssMb = positiveInt('BENCH_SCALE_MAX_RSS_MB', 4_096);
+  const sampler = setInterval(() => {
+    const rss = rssOf(pid);
+    if (rss === null) return;
+    run.rssMaxBytes = Math.max(run.rssMaxBytes ?? 0, rss);
+    // The machine is shared: a coordinator swelling past this is stopped, not waited for.
+    if (rss > maxRssMb * 2 ** 20) {
+      stderr.push(`killed by the bench: RSS over BENCH_SCALE_MAX_RSS_MB=${maxRssMb}`);
+      child.kill('SIGKILL');
+    }
+  }, 1_000);
+  return { mesh, node, pid, exited, rounds, warnings, declaredDead, spawnedAt, sampler };
+}
+
+/** Waits for the coordinator to lead, its first round, and every peer to hear it (15 s at most). */
+async function settle(run: ScaleRun, c: Coordinator, sim: SimulatorProcess): Promise<void> {
+  // Times from the log lines' own timestamps: the bench may read them late on a busy machine.
+  const at = (line: LogLine) => Date.parse(line.time) - c.spawnedAt;
+  const leading = c.mesh.waitForLog(1, (l) => l.event === 'leading', 60_000);
+  run.startup.leading = at(await bounded(leading, c.exited, 61_000, 'leading'));
+  const first = c.mesh.waitForLog(1, (l) => l.event === 'round', 60_000);
+  run.startup.firstRound = at(await bounded(first, c.exited, 61_000, 'first round'));
+  for (let i = 0; i < 15 && (await sim.stats(HEARD_WITHIN_MS)).heardWithin < run.size; i++) {
+    await sleep(1_000);
+  }
+}
+
+/** The steady window: rounds, CPU, heartbeats heard each second, probe arrivals, the simulator's load. */
+async function steadyWindow(
+  run: ScaleRun,
+  c: Coordinator,
+  sim: SimulatorProcess,
+  seconds: number,
+): Promise<SimulatorStats> {
+  const simBefore = await sim.stats(HEARD_WITHIN_MS);
+  const lateBefore = await lateRoundsOf(c.node);
+  const t0 = Date.now();
+  const cpu0 = cpuMsOf(c.pid);
+  let heardMin = run.size;
+  for (let s = 0; s < seconds; s++) {
+    await bounded(sleep(Math.max(0, t0 + (s + 1) * 1_000 - Date.now())), c.exited, 2_000, 'window');
+    heardMin = Math.min(heardMin, (await sim.stats(HEARD_WITHIN_MS)).heardWithin);
+  }
+  const t1 = Date.now();
+  run.cpuMs = cpuMsOf(c.pid) - cpu0;
+  run.windowMs = t1 - t0;
+  run.heardMin = heardMin;
+  run.load = loadavg()
+    .map((l) => l.toFixed(2))
+    .join(' / ');
+  const simAfter = await sim.stats(HEARD_WITHIN_MS);
+  run.sim = simUsage(simBefore, simAfter, run.windowMs);
+  run.arrivals = await sim.arrivals(t0, t1);
+  const lateAfter = await lateRoundsOf(c.node);
+  run.lateRounds = lateBefore !== null && lateAfter !== null ? lateAfter - lateBefore : null;
+  const inWindow = c.rounds.filter((r) => r.atMs >= t0 && r.atMs <= t1);
+  run.roundDurations = inWindow.map((r) => r.durationMs);
+  run.probedMedian = inWindow.length > 0 ? median(inWindow.map((r) => r.probed)) : null;
+  return simAfter;
+}
+
+/** The peer a peer_dead webhook reports, or null for any other webhook. */
+function deadPeerOf(w: ReceivedWebhook): string | null {
+  const b = w.body as Partial<PeerStatusPayload>;
+  return w.path === '/peer' && b.event === 'peer_dead' ? (b.peer?.address ?? null) : null;
+}
+
+/** From telling the simulator to fail `address` to the receiver getting its peer_dead; null: never. */
+async function timeToDead(
+  receiver: Receiver,
+  c: Coordinator,
+  address: string,
+  fail: () => Promise<void>,
+): Promise<number | null> {
+  const began = Date.now();
+  await fail();
+  const reported = receiver.waitFor((w) => deadPeerOf(w) === address, DETECT_WAIT_MS);
+  return bounded(reported, c.exited, DETECT_WAIT_MS + 1_000, `peer_dead of ${address}`).then(
+    () => Date.now() - began,
+  );
+}
+
+/** One size: a fresh simulator, coordinator and receiver, all stopped before it returns. */
+async function measureSize(
+  size: number,
+  windowSeconds: number,
+  progress: (text: string) => void,
+  children: Set<() => void>,
+): Promise<ScaleRun> {
+  const run: ScaleRun = {
+    size,
+    error: null,
+    startup: { listening: null, leading: null, firstRound: null },
+    windowMs: 0,
+    roundDurations: [],
+    probedMedian: null,
+    lateRounds: null,
+    cpuMs: null,
+    rssMaxBytes: null,
+    heardMin: null,
+    arrivals: null,
+    connections: null,
+    deadMs: null,
+    blackholeMs: null,
+    falseDead: [],
+    falseDeclared: [],
+    sim: null,
+    load: '',
+  };
+  const say = (text: string) => progress(`scale ${size}: ${text}`);
+  /** Peers the bench crashed or black-holed: their peer_dead is expected. */
+  const failed = new Set<string>();
+  const secret = randomBytes(32).toString('hex');
+  const receiver = await new Receiver({ schemas: loadSchemas(), maxKept: 2_000 }).start();
+  // What is running, for the teardown (and for an exit in the middle of the run).
+  const live: { sim?: SimulatorProcess; mesh?: LocalMesh; c?: Coordinator } = {};
+  const kill = () => {
+    live.sim?.kill();
+    live.mesh?.nodes.forEach((n) => n.process?.kill('SIGKILL'));
+  };
+  children.add(kill);
+  try {
+    const port = await coordinatorPort();
+    say(`starting ${size} simulated peers`);
+    const { sim, firstPort } = await startSimulator(size, secret, port);
+    live.sim = sim;
+    say(`simulated peers on ${SIMULATED_IP}:${firstPort}-${firstPort + size - 1}`);
+    const c = await startCoordinator(
+      run,
+      { port, firstPort, secret, receiver, started: (m) => (live.mesh = m) },
+      progress,
+    );
+    live.c = c;
+    await settle(run, c, sim);
+    say(
+      `leading after ${secs(run.startup.leading)}, first round done after ${secs(run.startup.firstRound)}`,
+    );
+    const before = await sim.stats(HEARD_WITHIN_MS);
+    const after = await steadyWindow(run, c, sim, windowSeconds);
+    run.connections = after.connections - before.connections;
+    const received = Object.entries(after.requests).map(
+      ([path, n]) => `${path} ${n - (before.requests[path] ?? 0)}`,
+    );
+    say(
+      `window ${windowSeconds} s: ${run.roundDurations.length} rounds, CPU ${Math.round(run.cpuMs ?? 0)} ms, load ${run.load}; the peers got ${received.join(', ')}; refused so far ${JSON.stringify(after.refused)}`,
+    );
+    const crashed = simulatedAddress(Math.floor(size / 2), firstPort);
+    const holed = simulatedAddress(Math.floor(size / 3), firstPort);
+    failed.add(crashed).add(holed);
+    run.deadMs = await timeToDead(receiver, c, crashed, () => sim.die(crashed)).catch(
+      (err: unknown) => {
+        say(msg(err));
+        return null;
+      },
+    );
+    run.blackholeMs = await timeToDead(receiver, c, holed, () => sim.blackhole(holed)).catch(
+      (err: unknown) => {
+        say(msg(err));
+        return null;
+      },
+    );
+    say(
+      `crashed peer reported after ${secs(run.deadMs)}, black-holed after ${secs(run.blackholeMs)}`,
+    );
+    // A few more rounds, for any false verdict the failures set off to show.
+    await sleep(3_000);
+  } catch (err) {
+    run.error = msg(err);
+    say(`stopped: ${run.error}`);
+  } finally {
+    run.falseDead = receiver.received.flatMap((w) => {
+      const peer = deadPeerOf(w);
+      return peer !== null && !failed.has(peer) ? [peer] : [];
+    });
+    run.falseDeclared = [...(live.c?.declaredDead ?? [])].filter((a) => !failed.has(a));
+    clearInterval(live.c?.sampler);
+    const warned = [...(live.c?.warnings ?? [])].sort((a, b) => b[1] - a[1]).slice(0, 6);
+    say(`coordinator warnings: ${warned.map(([k, n]) => `${k} ×${n}`).join(', ') || 'none'}`);
+    await live.mesh?.stop().catch(() => undefined);
+    await live.sim?.stop();
+    await receiver.close();
+    children.delete(kill);
+  }
+  return run;
+}
+
+function simUsage(
+  before: SimulatorStats,
+  after: SimulatorStats,
+  windowMs: number,
+): ScaleRun['sim'] {
+  const cpuUs = after.cpuUserUs + after.cpuSystemUs - before.cpuUserUs - before.cpuSystemUs;
+  const active = after.loopActiveMs - before.loopActiveMs;
+  const idle = after.loopIdleMs - before.loopIdleMs;
+  return {
+    cpuPercent: cpuUs / 10 / windowMs,
+    loopUtilisation: active + idle > 0 ? active / (active + idle) : 0,
+    rssBytes: after.rssBytes,
+  };
+}
+
+const secs = (ms: number | null) => (ms === null ? '—' : `${(ms / 1000).toFixed(2)} s`);
+const mb = (bytes: number | null) => (bytes === null ? '—' : `${Math.round(bytes / 1e6)} MB`);
+const verdict = (ok: boolean | null) => (ok === null ? '' : ok ? 'PASS: ' : '**FAIL**: ');
+
+interface Row {
+  name: string;
+  target: string;
+  /** Each run's cell, and whether it met the target (null: informational). */
+  cell(run: ScaleRun): { text: string; ok: boolean | null };
+}
+
+const ROWS: Row[] = [
+  {
+    name: 'Round duration: median (max) of the rounds in the window',
+    target: '≤ 1 s',
+    cell: (r) => {
+      const d = r.roundDurations;
+      if (d.length === 0) return { text: 'no round', ok: false };
+      const max = Math.max(...d);
+      return { text: `${secs(median(d))} (${secs(max)})`, ok: max <= ROUND_TARGET_MS };
+    },
+  },
+  {
+    name: 'Rounds completed in the window (one due a second); peers probed a round (median)',
+    target: '—',
+    cell: (r) => ({
+      text: `${r.roundDurations.length} in ${secs(r.windowMs)}; ${r.probedMedian ?? '—'}`,
+      ok: null,
+    }),
+  },
+  {
+    name: 'Rounds started late (`knh_probe_rounds_late_total`)',
+    target: '—',
+    cell: (r) => ({ text: String(r.lateRounds ?? '—'), ok: null }),
+  },
+  {
+    name: 'Coordinator CPU per round (and % of one core)',
+    target: '—',
+    cell: (r) => {
+      const n = r.roundDurations.length;
+      if (r.cpuMs === null || r.windowMs === 0) return { text: '—', ok: null };
+      const pct = `${Math.round((100 * r.cpuMs) / r.windowMs)} %`;
+      return { text: `${n > 0 ? `${Math.round(r.cpuMs / n)} ms` : '—'} (${pct})`, ok: null };
+    },
+  },
+  {
+    name: 'Coordinator RSS: max of 1-s samples (VmRSS), start-up to end',
+    target: '≤ 150 MB',
+    cell: (r) => ({
+      text: mb(r.rssMaxBytes),
+      ok: r.rssMaxBytes === null ? false : r.rssMaxBytes <= RSS_TARGET_BYTES,
+    }),
+  },
+  {
+    name: 'Peers that heard a heartbeat within 5 s (fewest over 1-s samples; non-successors get one every 4 s and call the coordinator silent after 5 s)',
+    target: 'all',
+    cell: (r) => ({
+      text: r.heardMin === null ? '—' : `${r.heardMin}/${r.size}`,
+      ok: r.heardMin === r.size,
+    }),
+  },
+  {
+    name: 'Probe arrivals at the peers, per 10 ms: busiest (mean); share in the busiest tenth of the time',
+    target: '—',
+    cell: (r) => {
+      const a = r.arrivals;
+      if (!a || a.pings === 0) return { text: '—', ok: null };
+      return {
+        text: `${a.max} (${a.mean.toFixed(1)}); ${Math.round(100 * a.busiestTenthShare)} %`,
+        ok: null,
+      };
+    },
+  },
+  {
+    name: 'Connections the peers accepted in the window (kept open: about none)',
+    target: '—',
+    cell: (r) => ({ text: String(r.connections ?? '—'), ok: null }),
+  },
+  {
+    name: 'Crashed peer (port closed, connections reset) → its peer_dead',
+    target: '—',
+    cell: (r) => ({ text: r.deadMs === null ? 'not reported' : secs(r.deadMs), ok: null }),
+  },
+  {
+    name: 'Black-holed peer (connections accepted, never answered) → its peer_dead',
+    target: '—',
+    cell: (r) => ({
+      text: r.blackholeMs === null ? 'not reported' : secs(r.blackholeMs),
+      ok: null,
+    }),
+  },
+  {
+    name: 'peer_dead webhooks for peers never killed (and such peers the coordinator logged dead)',
+    target: '0',
+    cell: (r) => ({
+      text: `${r.falseDead.length} (${r.falseDeclared.length})`,
+      ok: r.error === null && r.falseDead.length === 0 && r.falseDeclared.length === 0,
+    }),
+  },
+  {
+    name: 'Simulator: CPU (% of one core), event-loop utilisation, RSS',
+    target: '—',
+    cell: (r) =>
+      r.sim
+        ? {
+            text: `${Math.round(r.sim.cpuPercent)} %, ${r.sim.loopUtilisation.toFixed(2)}, ${mb(r.sim.rssBytes)}`,
+            ok: null,
+          }
+        : { text: '—', ok: null },
+  },
+  {
+    name: 'Coordinator start-up: spawn → listening → leading → first round done',
+    target: '—',
+    cell: (r) => ({
+      text: `${secs(r.startup.listening)} → ${secs(r.startup.leading)} → ${secs(r.startup.firstRound)}`,
+      ok: null,
+    }),
+  },
+  {
+    name: 'Load average (1/5/15 min) at the end of the window',
+    target: '—',
+    cell: (r) => ({ text: r.load || '—', ok: null }),
+  },
+];
+
+export async function runScaleBench({
+  sizes = [1_000, 5_000],
+  windowSeconds = 20,
+  progress = () => undefined,
+}: {
+  sizes?: number[];
+  windowSeconds?: number;
+  progress?: (text: string) => void;
+} = {}): Promise<{ runs: ScaleRun[]; markdown: string; missed: string[] }> {
+  const facts = machineFacts();
+  const began = Date.now();
+  const children = new Set<() => void>();
+  // Whatever happens (an error, Ctrl-C and process.exit), no coordinator or simulator outlives us.
+  const killAll = () => children.forEach((kill) => kill());
+  process.on('exit', killAll);
+  const runs: ScaleRun[] = [];
+  try {
+    for (const size of sizes) runs.push(await measureSize(size, windowSeconds, progress, children));
+  } finally {
+    process.off('exit', killAll);
+  }
+  const missed: string[] = [];
+  const body = ROWS.map((row) => [
+    row.name,
+    row.target,
+    ...runs.map((run) => {
+      const { text, ok } = row.cell(run);
+      if (ok === false) missed.push(`${row.name} at ${run.size} peers`);
+      return `${verdict(ok)}${text}`.replace(/\|/g, '\\|');
+    }),
+  ]);
+  const errors = runs
+    .filter((r) => r.error !== null)
+    .map((r) => `- ${r.size} peers: stopped early: ${r.error}`);
+  const markdown = `${SECTION}
+
+Produced by \`npm run bench\` (bench/scale.ts; alone: \`node dist/bench/scale-main.js\`) on ${facts.date}: one real knh coordinator (default settings, a random PEER_SECRET, LOG_LEVEL=debug for its round lines) on ${COORDINATOR_IP}, a port above the ephemeral range, and ${sizes.join(' or ')} simulated peers in one other process (test/support/peer-simulator.ts: passive followers answering the real wire protocol, signed) on ${SIMULATED_IP}, one port each below it (so, as in a pod, no connection is bound to a source IP); webhooks to an in-process receiver. A ${windowSeconds} s steady window after every peer has heard a heartbeat, then one peer is crashed and another black-holed. ${facts.nproc} CPUs (${facts.cpu}), Node ${facts.node}, ${facts.os}; load average at start ${facts.load}. Whole run: ${Math.round((Date.now() - began) / 1000)} s.
+
+${table(['Measurement', 'Target', ...runs.map((r) => `${r.size.toLocaleString('en-US')} peers`)], body)}
+${errors.length > 0 ? `\n${errors.join('\n')}\n` : ''}
+Round duration is the coordinator's own \`durationMs\` of each \`round\` log line (its probes sent to all answered or failed); CPU is utime + stime from /proc over the window, per round completed in it. Probe arrivals are GET /ping requests as the simulator's event loop took them: evenly spread over a 1 s interval, the busiest tenth of the time holds about 10 % of them; in one burst, nearly all. The simulator's event-loop utilisation near 1 would mean the simulator, not the coordinator, set the pace.
+`;
+  return { runs, markdown, missed };
+}
+
+/** For bench.ts: the section, or why it was not run. */
+export async function scaleSection(
+  progress: (text: string) => void,
+): Promise<{ markdown: string; missed: string[] }> {
+  if (process.env.BENCH_SCALE === '0') {
+    progress('scale bench skipped: BENCH_SCALE=0');
+    return { markdown: `${SECTION}\n\nNot run: BENCH_SCALE=0.\n`, missed: [] };
+  }
+  try {
+    const sizes = (process.env.BENCH_SCALE_SIZES ?? '1000,5000').split(',').map((s) => {
+      if (!/^\d+$/.test(s.trim()) || Number(s) < 1 || Number(s) > 60_000) {
+        throw new Error(
+          `BENCH_SCALE_SIZES: ${JSON.stringify(s)} is not a number of peers (1 to 60000)`,
+        );
+      }
+      return Number(s);
+    });
+    const result = await runScaleBench({
+      sizes,
+      windowSeconds: positiveInt('BENCH_SCALE_SECONDS', 20),
+      progress,
+    });
+    return { markdown: result.markdown, missed: result.missed };
+  } catch (err) {
+    progress(`scale bench failed: ${msg(err)}`);
+    return { markdown: `${SECTION}\n\nFailed: ${msg(err)}.\n`, missed: ['scale'] };
+  }
+}

@@ -1,0 +1,157 @@
+// The size of a scrape at 5,000 nodes: per-peer series (3 a peer, coordinator only) up to
+// METRICS_PER_PEER_LIMIT peers, none past it or with the limit 0; everything else a fixed set.
+import { expect } from 'chai';
+import type { Outcome, PingResponse } from '../../src/core/transport.js';
+import { NodeMetrics } from '../../src/metrics/node-metrics.js';
+import { newRecord, type Health, type PeerRecord } from '../../src/prober/verdict.js';
+
+/** knh_peer_up, knh_probe_failures_total, knh_peer_probe_latency_seconds. */
+const PER_PEER = 3;
+/**
+ * Series that do not grow with the mesh, process metrics included: 161 here, 183 to 194 on running
+ * nodes (README, Metrics); prom-client adds GC series as new kinds of collection happen.
+ */
+const FIXED_MAX = 250;
+const MESH = 5_000;
+
+/** Peer `n`'s address, from 10.244.0.1 up (5,000 peers: to 10.244.19.250). */
+const address = (n: number) => `10.244.${Math.floor(n / 250)}.${(n % 250) + 1}:8080`;
+const healthOf = (n: number): Health =>
+  n % 100 === 0 ? 'dead' : n % 250 === 7 ? 'suspect' : 'alive';
+
+function mesh(size: number): PeerRecord[] {
+  return Array.from({ length: size }, (_, i) => ({
+    ...newRecord(address(i), 0),
+    id: `worker-${i}@${address(i).replace(/:8080$/, '')}`,
+    nodeName: `worker-${i}`,
+    health: healthOf(i),
+  }));
+}
+
+const answer: Outcome<PingResponse> = {
+  ok: true,
+  latencyMs: 2,
+  value: { id: 'x', address: 'x', node_name: 'x', role: 'follower', epoch: 1, coordinator: null },
+};
+const timeout: Outcome<PingResponse> = {
+  ok: false,
+  reason: 'timeout',
+  phase: 'send',
+  detail: 'timeout',
+  latencyMs: 1_000,
+};
+
+/** A coordinator (or, with `leading` false, a follower) judging `size` peers, all probed. */
+async function scrape(size: number, perPeerLimit: number, { leading = true } = {}) {
+  const records = mesh(size);
+  const metrics = new NodeMetrics({
+    version: '1.2.3',
+    perPeerLimit,
+    records: () => (leading ? records : []),
+    selfSuspicion: () => (leading ? { suspect: false, unreachable: 0, considered: size } : null),
+    election: () => ({ epoch: 2, role: leading ? 'coordinator' : 'follower', coordinator: null }),
+    webhooksPending: () => 0,
+  });
+  metrics.peersListed({ added: records.map((r) => r.address), removed: [] }, size);
+  // Every peer answered once (so each has a latency series); the ones not alive failed since.
+  for (const r of records) {
+    metrics.probes.observe(r.address, answer);
+    if (r.health !== 'alive') metrics.probes.observe(r.address, timeout);
+  }
+  const body = (await metrics.render()).body;
+  const samples = body.split('\n').filter((line) => line !== '' && !line.startsWith('#'));
+  const sample = (name: string, labels = '') =>
+    samples.find((s) => s.startsWith(`${name}${labels} `))?.split(' ')[1];
+  return {
+    body,
+    samples,
+    perPeer: samples.filter((s) => /\{(?:.*,)?peer="/.test(s)).length,
+    /** knh's own series, not prom-client's process metrics. */
+    own: samples.filter((s) => !/^knh_(process|nodejs)_/.test(s)).length,
+    sample,
+  };
+}
+
+describe('metrics cardinality at 5,000 peers', function () {
+  this.timeout(20_000);
+
+  it('past METRICS_PER_PEER_LIMIT: no per-peer series, a scrape as small as with no peers, and the aggregates', async () => {
+    const none = await scrape(0, 1_000);
+    const over = await scrape(MESH, 1_000);
+    expect(over.perPeer).to.equal(0);
+    expect(over.body).not.to.match(/peer="/);
+    expect(over.own, "knh's own series do not grow with the mesh").to.equal(none.own);
+    expect(over.samples.length).to.be.at.most(FIXED_MAX);
+    expect(over.sample('knh_per_peer_metrics_enabled')).to.equal('0');
+    // What a dashboard still has: peers by health, unreachable peers, every probe's outcome.
+    const dead = mesh(MESH).filter((r) => r.health === 'dead').length;
+    const suspect = mesh(MESH).filter((r) => r.health === 'suspect').length;
+    expect(over.sample('knh_peers', '{health="dead"}')).to.equal(String(dead));
+    expect(over.sample('knh_peers', '{health="suspect"}')).to.equal(String(suspect));
+    expect(over.sample('knh_peers', '{health="alive"}')).to.equal(String(MESH - dead - suspect));
+    expect(over.sample('knh_unreachable_peers')).to.equal('0');
+    expect(over.sample('knh_probe_duration_seconds_count', '{outcome="failed"}')).to.equal(
+      String(dead + suspect),
+    );
+  });
+
+  it('up to the limit: 3 series a peer besides the fixed set', async () => {
+    for (const [size, limit] of [
+      [1_000, 1_000],
+      [MESH, MESH],
+    ] as const) {
+      const { perPeer, samples, sample } = await scrape(size, limit);
+      expect(perPeer, `${size} peers, limit ${limit}`).to.equal(PER_PEER * size);
+      expect(samples.length).to.be.at.most(FIXED_MAX + PER_PEER * size);
+      expect(sample('knh_per_peer_metrics_enabled')).to.equal('1');
+      expect(sample('knh_peer_up', `{peer="${address(1)}"}`)).to.equal('1');
+      expect(sample('knh_peer_up', `{peer="${address(100)}"}`)).to.equal('0');
+      expect(sample('knh_probe_failures_total', `{peer="${address(100)}"}`)).to.equal('1');
+      expect(sample('knh_peer_probe_latency_seconds', `{peer="${address(1)}"}`)).to.equal('0.002');
+    }
+    // One peer past the limit turns all of them off, not some.
+    expect((await scrape(1_001, 1_000)).perPeer).to.equal(0);
+  });
+
+  it('0 turns per-peer series off, however few the peers', async () => {
+    const { perPeer, sample } = await scrape(3, 0);
+    expect(perPeer).to.equal(0);
+    expect(sample('knh_per_peer_metrics_enabled')).to.equal('0');
+    expect(sample('knh_peers', '{health="alive"}')).to.equal('2');
+    expect(sample('knh_peers', '{health="dead"}')).to.equal('1');
+  });
+
+  it('a follower has the fixed set only, whatever the size of the mesh', async () => {
+    const follower = await scrape(MESH, MESH, { leading: false });
+    expect(follower.perPeer).to.equal(0);
+    expect(follower.samples.length).to.be.at.most(FIXED_MAX);
+    expect(follower.sample('knh_per_peer_metrics_enabled'), 'within the limit').to.equal('1');
+  });
+
+  it('times each probe round in knh_probe_round_duration_seconds, from 5 ms to 10 s', async () => {
+    const metrics = new NodeMetrics({
+      version: '1.2.3',
+      perPeerLimit: 1_000,
+      records: () => [],
+      selfSuspicion: () => null,
+      election: () => ({ epoch: 0, role: 'follower', coordinator: null }),
+      webhooksPending: () => 0,
+    });
+    for (const durationMs of [3, 12, 40, 900, 1_200, 30_000]) {
+      metrics.probes.roundEnded({ durationMs });
+    }
+    const body = (await metrics.render()).body;
+    const bucket = (le: string) =>
+      new RegExp(`^knh_probe_round_duration_seconds_bucket\\{le="${le}"\\} (\\d+)$`, 'm').exec(
+        body,
+      )?.[1];
+    expect(bucket('0.005')).to.equal('1');
+    expect(bucket('0.025')).to.equal('2');
+    expect(bucket('1')).to.equal('4');
+    expect(bucket('10')).to.equal('5');
+    expect(bucket('\\+Inf')).to.equal('6');
+    expect(body).to.match(/^knh_probe_round_duration_seconds_count 6$/m);
+    const sum = /^knh_probe_round_duration_seconds_sum (\S+)$/m.exec(body)?.[1];
+    expect(Number(sum)).to.be.closeTo(32.155, 1e-9);
+  });
+});
