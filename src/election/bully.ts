@@ -213,10 +213,13 @@ function bestLeaderAbove(self: NodeRef, named: readonly (NodeRef | null)[]): Nod
     .sort((a, b) => compareRank(b.address, a.address))[0];
 }
 
-/** Silence that means the coordinator is gone: longer for a follower heartbeated less often. */
+/**
+ * Silence that means the coordinator is gone: longer for a follower heartbeated less often, by two
+ * of its (longer) intervals, so that one heartbeat sent late by a busy coordinator is no silence.
+ */
 function silenceMs(state: ElectionState): number {
   const { coordinatorTimeoutMs, heartbeatIntervalMs } = state.timing;
-  return coordinatorTimeoutMs + Math.max(0, state.heartbeatEveryMs - heartbeatIntervalMs);
+  return coordinatorTimeoutMs + 2 * Math.max(0, state.heartbeatEveryMs - heartbeatIntervalMs);
 }
 
 function coordinatorAlive(state: ElectionState, now: number): boolean {

@@ -24,6 +24,8 @@ import type { PeerAuth } from '../auth/peer-auth.js';
 import { AUTH_HEADER, signedPath } from '../auth/signature.js';
 
 const MAX_RESPONSE_BYTES = 1024 * 1024;
+/** A request's timer firing this much after it was due finds the process busy, not the peer slow. */
+const LATE_TIMER_MS = 50;
 const CONNECT_ERRORS: Record<string, FailureReason> = {
   ECONNREFUSED: 'refused',
   EHOSTUNREACH: 'unreachable',
@@ -122,13 +124,23 @@ export function call<T>(
         ...(signed ? { [AUTH_HEADER]: signed.header } : {}),
       },
     });
-    const timer = setTimeout(() => {
+    const armedAt = performance.now();
+    const onTimeout = (rechecked: boolean) => {
+      // A timer that fires late means this process was busy (a blocked or starved event loop), and
+      // the answer may be waiting unread: timers run before I/O in each turn of the loop. Let the
+      // pending I/O run once (setImmediate comes after it) before calling the peer slow, so an
+      // overloaded coordinator does not take its own lateness for dead peers.
+      if (!rechecked && performance.now() - armedAt - timeoutMs > LATE_TIMER_MS) {
+        setImmediate(() => onTimeout(true));
+        return;
+      }
       fail(
         connected ? 'timeout' : 'connect-timeout',
         `no ${connected ? 'answer' : 'connection'} within ${timeoutMs} ms`,
       );
       req.destroy();
-    }, timeoutMs);
+    };
+    const timer = setTimeout(() => onTimeout(false), timeoutMs);
     const onAbort = () => {
       fail('aborted', 'aborted');
       req.destroy();

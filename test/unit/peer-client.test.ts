@@ -1,4 +1,5 @@
 // The peer client against real local servers: every failure becomes a value with its phase.
+import { spawn } from 'node:child_process';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { expect } from 'chai';
 import type { Announcement, PingResponse } from '../../src/core/transport.js';
@@ -106,6 +107,45 @@ describe('peer client', () => {
     const elapsed = performance.now() - started;
     expect(outcome).to.deep.include({ ok: false, reason: 'timeout', phase: 'send' });
     expect(elapsed).to.be.within(TIMEOUT_MS * 0.8, TIMEOUT_MS + SLACK_MS);
+  });
+
+  it('takes an answer that came while this process was too busy to read it, rather than timing out', async function () {
+    this.timeout(20_000);
+    // The peer is another process, answering after 100 ms; this one blocks its event loop from
+    // 50 ms to past the request's timeout: the answer waits in the socket when the timer fires.
+    const peer = spawn(
+      process.execPath,
+      [
+        '-e',
+        `const s = require('node:http').createServer((q, r) => setTimeout(() => { r.writeHead(200, { 'content-type': 'application/json' }); r.end(process.argv[1]); }, 100));
+         s.listen(0, '127.0.0.1', () => console.log(s.address().port));`,
+        JSON.stringify(pong),
+      ],
+      { stdio: ['ignore', 'pipe', 'inherit'] },
+    );
+    try {
+      const port = await new Promise<string>((resolve, reject) => {
+        peer.stdout.once('data', (d: Buffer) => resolve(d.toString().trim()));
+        peer.once('exit', () => reject(new Error('the peer process exited')));
+      });
+      const target = `127.0.0.1:${port}`;
+      expect((await client.ping(target)).ok, 'a first ping, opening the connection').to.be.true;
+      const pending = client.ping(target);
+      await new Promise((resolve) => setTimeout(resolve, 50)); // the request is on the wire
+      // Busy in the check phase (setImmediate): the loop's next turn starts with its timers, the
+      // request's timer among them, before the poll phase reads the answer that came meanwhile.
+      await new Promise<void>((resolve) =>
+        setImmediate(() => {
+          const until = performance.now() + 2 * TIMEOUT_MS;
+          while (performance.now() < until);
+          resolve();
+        }),
+      );
+      const outcome = await pending;
+      expect(outcome.ok, JSON.stringify(outcome)).to.be.true;
+    } finally {
+      peer.kill('SIGKILL');
+    }
   });
 
   it("reports a 500 as 'http-status' in the send phase", async () => {
