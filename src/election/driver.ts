@@ -225,8 +225,9 @@ export class ElectionDriver {
     if (this.state.role === 'coordinator' && this.state.peers.length > FULL_VIEW_PEERS) {
       // A large mesh: only the successors take the verdicts; the others' heartbeats go on as due.
       const listed = new Set(this.state.peers);
-      const to = this.successorsNow().filter((a) => listed.has(a));
-      const sent = this.background(this.announce(this.state.epoch, to), 'announcement');
+      const successors = this.successorsNow();
+      const to = successors.filter((a) => listed.has(a));
+      const sent = this.background(this.announce(this.state.epoch, to, successors), 'announcement');
       await waitAtMost(this.opts.clock, sent, maxWaitMs);
       return;
     }
@@ -342,15 +343,18 @@ export class ElectionDriver {
         void this.background(this.sendElection(effect.round, effect.epoch, effect.to), 'election');
         return;
       case 'announce': {
+        // Named in the announcements, and in a large mesh the only ones to get most heartbeats
+        // (see heartbeat_ms): worked out once per announcement, over every verdict.
+        const successors = this.successorsNow();
         let to = effect.to;
-        if (effect.heartbeat && this.state.peers.length > FULL_VIEW_PEERS) {
-          // Most heartbeats of a large mesh go to the successors only (see heartbeat_ms).
-          if (++this.heartbeats % LARGE_MESH_HEARTBEAT_EVERY !== 0) {
-            const inLine = new Set(this.successorsNow());
-            to = to.filter((a) => inLine.has(a));
-          }
+        const large = this.state.peers.length > FULL_VIEW_PEERS;
+        if (effect.heartbeat && large && ++this.heartbeats % LARGE_MESH_HEARTBEAT_EVERY !== 0) {
+          to = to.filter((a) => successors.includes(a));
         }
-        this.lastAnnouncement = this.background(this.announce(effect.epoch, to), 'announcement');
+        this.lastAnnouncement = this.background(
+          this.announce(effect.epoch, to, successors),
+          'announcement',
+        );
         return;
       }
       case 'coordinator-changed': {
@@ -458,14 +462,16 @@ export class ElectionDriver {
   }
 
   /** The announcement for each peer: the full one, or in a large mesh a thin one to non-successors. */
-  private announcements(epoch: number): (address: string) => Announcement {
+  private announcements(
+    epoch: number,
+    successors: readonly string[],
+  ): (address: string) => Announcement {
     const windows = this.opts.maintenance?.() ?? [];
-    const successors = this.successorsNow();
     const common = {
       from: this.opts.self,
       epoch,
       ...(windows.length > 0 ? { maintenance: windows } : {}),
-      successors,
+      successors: [...successors],
     };
     const full: Announcement = {
       ...common,
@@ -484,8 +490,12 @@ export class ElectionDriver {
     return (address) => (inLine.has(address) ? full : thin);
   }
 
-  private async announce(epoch: number, to: readonly string[]): Promise<void> {
-    const announcementFor = this.announcements(epoch);
+  private async announce(
+    epoch: number,
+    to: readonly string[],
+    successors: readonly string[],
+  ): Promise<void> {
+    const announcementFor = this.announcements(epoch, successors);
     const replies = new Map<string, AnnouncementReply | null>();
     const one = async (address: string) => {
       const outcome = await this.opts.transport.announce(address, announcementFor(address));

@@ -314,7 +314,7 @@ export class ProbeRounds {
     let open = 0;
     let next = 0;
     while (next < targets.length && !signal.aborted) {
-      // Those due before the next tick go now: n/50 per tick over 500 ms, the first at once.
+      // Those due before the next tick go now (at the defaults, 5,000 peers: 100 a tick).
       const until = clock.now() - started + PACE_TICK_MS;
       const due = Math.min(targets.length, Math.ceil((until / spreadMs) * targets.length));
       while (next < due && open < MAX_PROBES_IN_FLIGHT) {
