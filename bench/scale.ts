@@ -7,6 +7,7 @@
 // BENCH_SCALE=0 skips it; BENCH_SCALE_SIZES (default 1000,5000); BENCH_SCALE_SECONDS (default 20)
 // of steady window; BENCH_SCALE_MAX_RSS_MB (default 4096) stops a coordinator that swells past it.
 // Alone: `node dist/bench/scale-main.js`.
+import { manifestNodeOptions } from './manifest.js';
 import { execFileSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { readFileSync } from 'node:fs';
@@ -155,7 +156,7 @@ interface Coordinator {
   exited: Promise<string>;
   /** Its `round` log lines as they came (receipt time). */
   rounds: { atMs: number; durationMs: number; probed: number }[];
-  /** Peers its log says it declared dead (a webhook may still be on its way, or stuck). */
+  /** Peers its log says it declared dead or path-broken (a webhook may still be on its way, or stuck). */
   declaredDead: Set<string>;
   /** Samples its memory each second. */
   sampler: NodeJS.Timeout;
@@ -203,6 +204,8 @@ async function startCoordinator(
       PEER_STATUS_URL: receiver.url('/peer'),
       CLUSTER_STATUS_URL: receiver.url('/cluster'),
       LOG_LEVEL: 'debug',
+      // The heap as deployed: daemonset.yaml sizes it for the pod's memory limit.
+      NODE_OPTIONS: manifestNodeOptions(),
     },
   });
   started(mesh);
@@ -212,7 +215,10 @@ async function startCoordinator(
   const declaredDead = new Set<string>();
   const spawnedAt = Date.now();
   mesh.on('log', (_n: MeshNode, line: LogLine) => {
-    if (line.event === 'peer-dead' && typeof line.peerAddress === 'string') {
+    if (
+      (line.event === 'peer-dead' || line.event === 'path-broken') &&
+      typeof line.peerAddress === 'string'
+    ) {
       declaredDead.add(line.peerAddress);
     }
     if (line.level >= 40) {
@@ -305,6 +311,14 @@ async function steadyWindow(
 function deadPeerOf(w: ReceivedWebhook): string | null {
   const b = w.body as Partial<PeerStatusPayload>;
   return w.path === '/peer' && b.event === 'peer_dead' ? (b.peer?.address ?? null) : null;
+}
+
+/** The peer a peer_dead or path_broken webhook reports (an alarm), or null for any other. */
+function alarmPeerOf(w: ReceivedWebhook): string | null {
+  const b = w.body as Partial<PeerStatusPayload>;
+  return w.path === '/peer' && (b.event === 'peer_dead' || b.event === 'path_broken')
+    ? (b.peer?.address ?? null)
+    : null;
 }
 
 /** From telling the simulator to fail `address` to the receiver getting its peer_dead; null: never. */
@@ -411,7 +425,7 @@ async function measureSize(
     say(`stopped: ${run.error}`);
   } finally {
     run.falseDead = receiver.received.flatMap((w) => {
-      const peer = deadPeerOf(w);
+      const peer = alarmPeerOf(w);
       return peer !== null && !failed.has(peer) ? [peer] : [];
     });
     run.falseDeclared = [...(live.c?.declaredDead ?? [])].filter((a) => !failed.has(a));
@@ -495,7 +509,7 @@ const ROWS: Row[] = [
     }),
   },
   {
-    name: 'Peers that heard a heartbeat within 8.5 s (fewest over 1-s samples; non-successors get one every 4 s and call the coordinator silent after 8.5 s)',
+    name: 'Peers that heard a heartbeat within 8.5 s (fewest over 1-s samples; non-successors get one in each probe, are told to expect one every 4 s, and call the coordinator silent after 8.5 s)',
     target: 'all',
     cell: (r) => ({
       text: r.heardMin === null ? '—' : `${r.heardMin}/${r.size}`,
@@ -533,7 +547,7 @@ const ROWS: Row[] = [
     }),
   },
   {
-    name: 'peer_dead webhooks for peers never killed (and such peers the coordinator logged dead)',
+    name: 'peer_dead or path_broken webhooks for peers never killed (and such peers the coordinator logged dead or path-broken)',
     target: '0',
     cell: (r) => ({
       text: `${r.falseDead.length} (${r.falseDeclared.length})`,
@@ -602,7 +616,7 @@ export async function runScaleBench({
     .map((r) => `- ${r.size} peers: stopped early: ${r.error}`);
   const markdown = `${SECTION}
 
-Produced by \`npm run bench\` (bench/scale.ts; alone: \`node dist/bench/scale-main.js\`) on ${facts.date}: one real knh coordinator (default settings, a random PEER_SECRET, LOG_LEVEL=debug for its round lines) on ${COORDINATOR_IP}, a port above the ephemeral range, and ${sizes.join(' or ')} simulated peers in one other process (test/support/peer-simulator.ts: passive followers answering the real wire protocol, signed) on ${SIMULATED_IP}, one port each below it (so, as in a pod, no connection is bound to a source IP); webhooks to an in-process receiver. A ${windowSeconds} s steady window after every peer has heard a heartbeat, then one peer is crashed and another black-holed. ${facts.nproc} CPUs (${facts.cpu}), Node ${facts.node}, ${facts.os}; load average at start ${facts.load}. Whole run: ${Math.round((Date.now() - began) / 1000)} s.
+Produced by \`npm run bench\` (bench/scale.ts; alone: \`node dist/bench/scale-main.js\`) on ${facts.date}: one real knh coordinator (default settings, a random PEER_SECRET, LOG_LEVEL=debug for its round lines, daemonset.yaml's NODE_OPTIONS \`${manifestNodeOptions()}\`) on ${COORDINATOR_IP}, a port above the ephemeral range, and ${sizes.join(' or ')} simulated peers in one other process (test/support/peer-simulator.ts: passive followers answering the real wire protocol, signed) on ${SIMULATED_IP}, one port each below it (so, as in a pod, no connection is bound to a source IP); webhooks to an in-process receiver. A ${windowSeconds} s steady window after every peer has heard a heartbeat, then one peer is crashed and another black-holed. ${facts.nproc} CPUs (${facts.cpu}), Node ${facts.node}, ${facts.os}; load average at start ${facts.load}. Whole run: ${Math.round((Date.now() - began) / 1000)} s.
 
 ${table(['Measurement', 'Target', ...runs.map((r) => `${r.size.toLocaleString('en-US')} peers`)], body)}
 ${errors.length > 0 ? `\n${errors.join('\n')}\n` : ''}

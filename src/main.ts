@@ -131,6 +131,9 @@ export async function startNode(config: Config, deps: NodeDeps): Promise<Running
     onAnswer: (address) => heard.set(address, clock.now()),
     // A failed heartbeat to a live peer gets it probed at once, not at the next round.
     onFailure: (address) => rounds.probeSoon(address),
+    // While leading, each probe is also the peer's heartbeat (a large mesh announces seldom).
+    heartbeat: () =>
+      election.role === 'coordinator' ? { epoch: election.epoch, from: self.address } : null,
   });
   const { notifier, dispatcher } = outbound({
     config,
@@ -199,6 +202,8 @@ export async function startNode(config: Config, deps: NodeDeps): Promise<Running
     // Election messages time out after PROBE_TIMEOUT; their answers are awaited a little longer.
     timing: { ...config, answerTimeoutMs: config.probeTimeoutMs + 500 },
     transport,
+    takesHeartbeats: (address) => transport.takesHeartbeats(address),
+    probeEveryMs: config.roundIntervalMs,
     clock,
     logger: logger.child({ component: 'election' }),
     // Until it probes, a new coordinator passes on what it inherited rather than an empty view.
@@ -356,6 +361,7 @@ export async function startNode(config: Config, deps: NodeDeps): Promise<Running
         returned(announcement.from.address);
         return election.handleAnnouncement(announcement);
       },
+      heartbeat: ({ from, epoch }) => election.handleProbeHeartbeat(from, epoch),
       probe: (request) => relay.handle(request),
       metrics: () => metrics.render(),
     },

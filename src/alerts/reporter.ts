@@ -95,6 +95,12 @@ export class Reporter {
   private readonly delivered = new Set<string>();
   /** Peers whose death is being withheld: warned about once per spell. */
   private readonly withheld = new Set<string>();
+  /**
+   * The addresses of each id among the records, for telling two nodes that share an id apart:
+   * built on the first peer that comes alive in a round and kept up to date through it (a first
+   * round over 5,000 peers must not scan every record for each), rebuilt the next round.
+   */
+  private ids: IdIndex | null = null;
 
   constructor(private readonly opts: ReporterOptions) {}
 
@@ -170,6 +176,7 @@ export class Reporter {
 
   stopLeading(): void {
     this.leadership = null;
+    this.ids = null;
     if (this.periodic) this.opts.clock.clearTimeout(this.periodic);
     this.periodic = null;
   }
@@ -247,10 +254,7 @@ export class Reporter {
       case 'first-alive': {
         log.info({ event: 'peer-alive' }, `peer ${record.id} is alive`);
         const twin =
-          record.id === this.opts.self.id
-            ? this.opts.self.address
-            : lead.records().find((r) => r.id === record.id && r.address !== record.address)
-                ?.address;
+          record.id === this.opts.self.id ? this.opts.self.address : this.twinOf(record, lead);
         if (twin) {
           log.error(
             { event: 'duplicate-id', otherAddress: twin },
@@ -291,6 +295,7 @@ export class Reporter {
   }
 
   onRound(report: RoundReport): void {
+    this.ids = null;
     if (!this.leadership) return;
     const changed = report.changed > 0 || report.membership > 0;
     const level = changed ? 'info' : 'debug';
@@ -305,6 +310,13 @@ export class Reporter {
     } else if (changed) {
       this.sendClusterStatus('change');
     }
+  }
+
+  /** Another peer's address that answered with the same id as `record`, if any. */
+  private twinOf(record: PeerRecord, lead: Leadership): string | undefined {
+    const ids = (this.ids ??= new IdIndex(lead.records()));
+    ids.set(record);
+    return ids.other(record);
   }
 
   private schedulePeriodic(): void {
@@ -434,5 +446,31 @@ export class Reporter {
     this.outbox = this.outbox
       .then(work)
       .catch((err: unknown) => this.opts.logger.error({ err }, 'BUG: queuing a webhook failed'));
+  }
+}
+
+/** Which addresses answered with each id, and each address's id. */
+class IdIndex {
+  private readonly byId = new Map<string, Set<string>>();
+  private readonly idOf = new Map<string, string>();
+
+  constructor(records: readonly PeerRecord[]) {
+    for (const r of records) this.set(r);
+  }
+
+  set({ address, id }: PeerRecord): void {
+    const before = this.idOf.get(address);
+    if (before === id) return;
+    if (before !== undefined) this.byId.get(before)?.delete(address);
+    this.idOf.set(address, id);
+    let addresses = this.byId.get(id);
+    if (!addresses) this.byId.set(id, (addresses = new Set()));
+    addresses.add(address);
+  }
+
+  /** An address other than `record`'s with its id. */
+  other({ address, id }: PeerRecord): string | undefined {
+    for (const a of this.byId.get(id) ?? []) if (a !== address) return a;
+    return undefined;
   }
 }

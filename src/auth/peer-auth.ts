@@ -60,6 +60,16 @@ export interface PeerAuthOptions {
   nonce?: () => string;
 }
 
+/**
+ * Nonces only need to be unique, not unpredictable (the signature covers them): a random prefix
+ * for this process and a counter, rather than 16 random bytes for each of 5,000 probes a second.
+ */
+function counterNonces(): () => string {
+  const prefix = randomBytes(8).toString('hex');
+  let count = 0;
+  return () => prefix + (count++).toString(16).padStart(16, '0');
+}
+
 export class PeerAuth {
   private readonly guard: ReplayGuard;
   private readonly makeNonce: () => string;
@@ -67,7 +77,7 @@ export class PeerAuth {
   constructor(private readonly opts: PeerAuthOptions) {
     // A nonce must be remembered as long as its timestamp is acceptable: skew either side.
     this.guard = new ReplayGuard(2 * opts.maxSkewMs, opts.maxNonces ?? 100_000);
-    this.makeNonce = opts.nonce ?? (() => randomBytes(16).toString('hex'));
+    this.makeNonce = opts.nonce ?? counterNonces();
   }
 
   private signer(): string {

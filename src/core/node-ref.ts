@@ -28,7 +28,20 @@ export function canonicalIp(ip: string): string | null {
  * Parses `1.2.3.4:8080` or `[fd00::1]:8080` (brackets exactly around IPv6) into the canonical
  * spelling; null for anything else, host names included.
  */
-export function parseAddress(address: string): ParsedAddress | null {
+export function parseAddress(address: string): Readonly<ParsedAddress> | null {
+  let parsed = parsedAddresses.get(address);
+  if (parsed === undefined) {
+    // Addresses recur (every probe's answer names its peer): each spelling is parsed once.
+    if (parsedAddresses.size >= 20_000) parsedAddresses.clear();
+    parsed = parseUncached(address);
+    parsedAddresses.set(address, parsed);
+  }
+  return parsed;
+}
+
+const parsedAddresses = new Map<string, Readonly<ParsedAddress> | null>();
+
+function parseUncached(address: string): ParsedAddress | null {
   const m = /^(?:\[([0-9a-fA-F:.]+)\]|(\d{1,3}(?:\.\d{1,3}){3})):(\d{1,5})$/.exec(address);
   if (!m) return null;
   const bracketed = m[1] !== undefined;

@@ -18,6 +18,8 @@
 //   forgotten its coordinator: it asks the successors first, then the rest from the top.)
 //   The driver acts on the first answer of a batch rather than awaiting a dead peer's timeout.
 // - The coordinator re-announces every `heartbeatIntervalMs`; that is the followers' heartbeat.
+//   In a large mesh most followers get one announcement in many, and the coordinator's probe of
+//   them, once a round, carries the heartbeat in between ('probe-heartbeat').
 // - An announcement is accepted only from a node in the receiver's peer list that outranks it, with an epoch at
 //   least the receiver's (equal epochs: only from a node that outranks the current coordinator).
 //   Rejections carry the receiver's epoch and coordinator, so a restarted coordinator that lost its
@@ -359,6 +361,10 @@ function onAnnouncement(
       return rejected;
     }
     if (state.role === 'candidate') return rejected;
+    // Following a live coordinator, which outranks this node and so the announcer: refusing is
+    // enough (the announcer steps down and asks, and finds it). An election here would only drop
+    // the coordinator for a moment (a late heartbeat of a node that led before it started).
+    if (coordinatorAlive(state, now)) return rejected;
     const held = holdElection(state, now, `lower-ranked ${from.id} announced itself`);
     return { state: held.state, effects: [...rejected.effects, ...held.effects] };
   }
@@ -387,6 +393,22 @@ function onAnnouncement(
     [{ type: 'reply-announcement', reply }],
     `announcement from ${from.id}`,
   );
+}
+
+/**
+ * A heartbeat in a probe keeps the coordinator this node follows, in its term, from being called
+ * silent; it changes nothing else (it names no successors: the announcements do).
+ */
+function onProbeHeartbeat(
+  state: ElectionState,
+  now: number,
+  from: string,
+  epoch: number,
+): StepResult {
+  if (state.role !== 'follower' || state.coordinator?.address !== from || epoch !== state.epoch) {
+    return { state, effects: [] };
+  }
+  return { state: { ...state, lastHeardMs: Math.max(state.lastHeardMs, now) }, effects: [] };
 }
 
 function onAnnounceResult(
@@ -489,6 +511,8 @@ export function step(state: ElectionState, event: ElectionEvent): StepResult {
       );
     case 'announce-result':
       return onAnnounceResult(state, event.now, event.epoch, event.replies);
+    case 'probe-heartbeat':
+      return onProbeHeartbeat(state, event.now, event.from, event.epoch);
     case 'share':
       return state.role === 'coordinator'
         ? {

@@ -68,6 +68,14 @@ export interface ElectionDriverOptions {
   successors?(): string[];
   /** The alerts firing at the other receivers, sent with announcements (bounded). */
   alerts?(): Alert[];
+  /**
+   * Coordinator of a large mesh: whether the peer takes heartbeats in this node's probes (as its
+   * last answer to one said); such a peer gets only every LARGE_MESH_REFRESH_EVERY-th heartbeat
+   * announced. Default: none does.
+   */
+  takesHeartbeats?(address: string): boolean;
+  /** How often this node's probes reach each peer while it leads (ROUND_INTERVAL); default 0. */
+  probeEveryMs?: number;
 }
 
 /** At most this many firing alerts ride on an announcement (the newest). */
@@ -90,6 +98,12 @@ export const FULL_VIEW_PEERS = 100;
  * of the coordinator than its probes do.
  */
 export const LARGE_MESH_HEARTBEAT_EVERY = 8;
+/**
+ * Followers that take heartbeats in probes (probe-heartbeat.ts) are announced to only every this
+ * many heartbeats (30 s at the default interval), and whenever the successors change: the probe
+ * of each, once a round, is their heartbeat in between.
+ */
+export const LARGE_MESH_REFRESH_EVERY = 60;
 
 /**
  * Requests started in one go at most: a heartbeat to 5,000 followers is started in chunks, with the
@@ -128,6 +142,8 @@ export class ElectionDriver {
   private startedRound = 0;
   /** Periodic heartbeats sent this term (a large mesh: every LARGE_MESH_HEARTBEAT_EVERY-th goes to all). */
   private heartbeats = 0;
+  /** The successors named in the last announcement to every follower (a large mesh). */
+  private announcedSuccessors: readonly string[] = [];
   /** The last accepted announcement carried no verdicts (a large mesh, not a successor). */
   private viewOmitted = false;
   /** The handover taken in this term so far: a later, poorer reply does not replace it. */
@@ -252,6 +268,12 @@ export class ElectionDriver {
     return reply?.type === 'reply-answer' ? reply.answer : null;
   }
 
+  /** A probe from the coordinator carried its heartbeat (checked by the HTTP edge). */
+  handleProbeHeartbeat(from: string, epoch: number): void {
+    if (!this.state.started) return;
+    this.dispatch({ type: 'probe-heartbeat', now: this.opts.clock.now(), from, epoch });
+  }
+
   handleAnnouncement(announcement: Announcement): AnnouncementReply | null {
     if (!this.state.started) return null;
     const effects = this.dispatch({
@@ -346,11 +368,11 @@ export class ElectionDriver {
         // Named in the announcements, and in a large mesh the only ones to get most heartbeats
         // (see heartbeat_ms): worked out once per announcement, over every verdict.
         const successors = this.successorsNow();
-        let to = effect.to;
-        const large = this.state.peers.length > FULL_VIEW_PEERS;
-        if (effect.heartbeat && large && ++this.heartbeats % LARGE_MESH_HEARTBEAT_EVERY !== 0) {
-          to = to.filter((a) => successors.includes(a));
-        }
+        const to =
+          effect.heartbeat && this.state.peers.length > FULL_VIEW_PEERS
+            ? this.heartbeatTargets(effect.to, successors)
+            : effect.to;
+        if (to.length === this.state.peers.length) this.announcedSuccessors = successors;
         this.lastAnnouncement = this.background(
           this.announce(effect.epoch, to, successors),
           'announcement',
@@ -454,6 +476,25 @@ export class ElectionDriver {
     if (leader && leader.address !== this.opts.self.address) this.lastLeader = leader;
   }
 
+  /**
+   * Who a large mesh's periodic heartbeat goes to: the successors every time; every
+   * LARGE_MESH_HEARTBEAT_EVERY-th, the followers its probes do not heartbeat; every
+   * LARGE_MESH_REFRESH_EVERY-th, or when the successors changed, everyone.
+   */
+  private heartbeatTargets(
+    peers: readonly string[],
+    successors: readonly string[],
+  ): readonly string[] {
+    const n = ++this.heartbeats;
+    const changed =
+      successors.length !== this.announcedSuccessors.length ||
+      successors.some((a, i) => this.announcedSuccessors[i] !== a);
+    if (changed || n % LARGE_MESH_REFRESH_EVERY === 0) return peers;
+    const inLine = new Set(successors);
+    if (n % LARGE_MESH_HEARTBEAT_EVERY !== 0) return peers.filter((a) => inLine.has(a));
+    return peers.filter((a) => inLine.has(a) || !(this.opts.takesHeartbeats?.(a) ?? false));
+  }
+
   private successorsNow(): string[] {
     return (this.opts.successors?.() ?? topRanked(this.state.peers, SUCCESSORS)).slice(
       0,
@@ -484,7 +525,11 @@ export class ElectionDriver {
       ...common,
       peers: [],
       peers_omitted: true,
-      heartbeat_ms: this.opts.timing.heartbeatIntervalMs * LARGE_MESH_HEARTBEAT_EVERY,
+      // Heartbeated by announcements every so often, or by this node's probes once a round.
+      heartbeat_ms: Math.max(
+        this.opts.timing.heartbeatIntervalMs * LARGE_MESH_HEARTBEAT_EVERY,
+        this.opts.probeEveryMs ?? 0,
+      ),
     };
     const inLine = new Set(successors);
     return (address) => (inLine.has(address) ? full : thin);

@@ -81,6 +81,11 @@ export type ElectionEvent =
       epoch: number;
       replies: readonly { address: string; reply: AnnouncementReply | null }[];
     }
+  /**
+   * A probe from `from` (ip:port) carried its heartbeat for `epoch`, checked at the edge: the
+   * coordinator this node follows is still there.
+   */
+  | { type: 'probe-heartbeat'; now: number; from: string; epoch: number }
   /** The coordinator's verdicts changed: announce now rather than at the next heartbeat. */
   | { type: 'share'; now: number }
   | { type: 'resign'; now: number };

@@ -12,10 +12,19 @@ import { answerPeer, PEER_PATHS, peerMessageGuard, refuseOversized } from './pee
 import { rejectMalformed } from './reject-malformed.js';
 import { remoteIp, sentBy } from './sender.js';
 import { WarnThrottle } from './warn-throttle.js';
+import {
+  checkHeartbeat,
+  HEARTBEAT_HEADER,
+  TAKES_HEARTBEATS,
+  type ProbeHeartbeat,
+} from './probe-heartbeat.js';
+import { AUTH_HEADER } from '../auth/signature.js';
 
 /** What the routes call; null from a handler means the node is not taking part yet (503). */
 export interface NodeApi {
   ping(): PingResponse;
+  /** The coordinator's probe carried a heartbeat (probe-heartbeat.ts), checked. */
+  heartbeat?(heartbeat: ProbeHeartbeat): void;
   election(request: ElectionRequest): ElectionAnswer | null;
   announcement(announcement: Announcement): AnnouncementReply | null;
   /** An indirect probe for the coordinator. */
@@ -131,7 +140,26 @@ export function buildApp({
       answerPeer(auth, res, result);
     };
 
-  app.get('/ping', (_req, res) => {
+  app.get('/ping', (req, res) => {
+    const value = req.get(HEARTBEAT_HEADER);
+    if (value !== undefined && api.heartbeat) {
+      const check = checkHeartbeat(value, req.get(AUTH_HEADER), {
+        remote: req.socket.remoteAddress,
+        auth,
+        selfAddress,
+        senderCheck,
+      });
+      if (check.ok) api.heartbeat(check.heartbeat);
+      else {
+        if (check.why !== 'malformed-heartbeat') onRefused?.(check.why);
+        warn.warn(
+          `heartbeat-${check.why}`,
+          { path: req.path, from: remoteIp(req.socket.remoteAddress), reason: check.why },
+          'heartbeat in a probe ignored (the probe is answered)',
+        );
+      }
+    }
+    if (api.heartbeat) res.set(HEARTBEAT_HEADER, TAKES_HEARTBEATS);
     res.json(api.ping());
   });
   app.post(

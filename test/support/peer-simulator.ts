@@ -20,6 +20,11 @@ import { createServer as createNetServer, type Server, type Socket } from 'node:
 import { performance } from 'node:perf_hooks';
 import { describeAuthFailure, PeerAuth } from '../../src/auth/peer-auth.js';
 import { AUTH_HEADER, signedPath } from '../../src/auth/signature.js';
+import {
+  checkHeartbeat,
+  HEARTBEAT_HEADER,
+  TAKES_HEARTBEATS,
+} from '../../src/http/probe-heartbeat.js';
 import { nodeId, outranks, parseAddress, type NodeRef } from '../../src/core/node-ref.js';
 import type { PingResponse, RelayProbeRequest } from '../../src/core/transport.js';
 import type { AnnouncementReply } from '../../src/election/messages.js';
@@ -484,6 +489,7 @@ export class PeerSimulator {
     if (req.method === 'GET' && path === '/ping') {
       peer.pings++;
       this.arrivals.add(Date.now());
+      this.probeHeartbeat(peer, req);
       this.sendPing(peer, res);
       return;
     }
@@ -493,6 +499,27 @@ export class PeerSimulator {
     }
     req.resume();
     this.send(res, { status: 404, body: { error: `no route for ${req.method} ${path}` } });
+  }
+
+  /** As app.ts: a probe's heartbeat, checked, keeps the coordinator followed (bully.ts). */
+  private probeHeartbeat(peer: SimPeer, req: IncomingMessage): void {
+    const value = req.headers[HEARTBEAT_HEADER];
+    if (typeof value !== 'string') return;
+    const header = req.headers[AUTH_HEADER];
+    const remote = req.socket.remoteAddress;
+    const check = checkHeartbeat(value, typeof header === 'string' ? header : undefined, {
+      remote,
+      auth: this.authOf(peer),
+      selfAddress: peer.address,
+      senderCheck: (r, claimed) =>
+        this.memo(this.senderChecks, r ?? '', claimed, () => sentBy(r, claimed)),
+    });
+    if (!check.ok) {
+      this.count(this.refusals, `heartbeat ${check.why}`);
+      return;
+    }
+    const { from, epoch } = check.heartbeat;
+    if (peer.coordinator?.address === from && epoch === peer.epoch) peer.heardMs = Date.now();
   }
 
   /** The answer to GET /ping, rebuilt only when the peer's epoch or coordinator changed. */
@@ -512,6 +539,8 @@ export class PeerSimulator {
       'application/json',
       'content-length',
       String(peer.ping.bytes.length),
+      HEARTBEAT_HEADER,
+      TAKES_HEARTBEATS,
     ]);
     res.end(peer.ping.bytes);
   }

@@ -353,6 +353,29 @@ describe('bully election: step', () => {
       expect(due).to.deep.equal([500, 1_000, 1_500, 2_000]);
     });
 
+    it('takes a heartbeat in a probe from the coordinator it follows, in its term, and nothing else', () => {
+      const s = follower(A, [B, C, D], D, 3, 0);
+      const silent = timing.coordinatorTimeoutMs + 1;
+      // The coordinator's probe at 1 s keeps it followed past the timeout from the announcement.
+      const beat = step(s, { type: 'probe-heartbeat', now: 1_000, from: D.address, epoch: 3 });
+      expect(beat.effects).to.deep.equal([]);
+      expect(step(beat.state, { type: 'tick', now: silent }).effects).to.deep.equal([]);
+      expect(step(beat.state, { type: 'tick', now: 1_000 + silent }).state.coordinator).to.equal(
+        null,
+      );
+      // Another term's, or another node's, heartbeat changes nothing: the silence counts on.
+      for (const other of [
+        { from: D.address, epoch: 2 },
+        { from: D.address, epoch: 4 },
+        { from: C.address, epoch: 3 },
+      ]) {
+        const ignored = step(s, { type: 'probe-heartbeat', now: 1_000, ...other });
+        expect(ignored.state).to.deep.equal(s);
+        const tick = step(ignored.state, { type: 'tick', now: silent });
+        expect(tick.state.coordinator).to.equal(null);
+      }
+    });
+
     it('counts the next heartbeat from a late tick', () => {
       const s = coordinator(D, [A], 1, 0);
       const late = step(s, { type: 'tick', now: 1_700 });
@@ -368,7 +391,7 @@ describe('bully election: step', () => {
     const rejection = (result: StepResult): AnnouncementReply | undefined =>
       effectsOf(result, 'reply-announcement')[0]?.reply;
 
-    it("rejects a lower-ranked announcer as 'outranked' and holds an election", () => {
+    it("rejects a lower-ranked announcer as 'outranked', and holds an election only if its own coordinator is gone", () => {
       const s = follower(C, [A, B, D], D, 3);
       const result = step(s, { type: 'announcement', now: 10, from: A, epoch: 9 });
       expect(rejection(result)).to.deep.equal({
@@ -377,8 +400,16 @@ describe('bully election: step', () => {
         epoch: 3,
         coordinator: D,
       });
-      expect(result.state.role).to.equal('candidate');
-      expect(effectsOf(result, 'send-election')[0]?.to).to.deep.equal(addresses(D));
+      // D is alive and outranks A: the refusal sends A to it, and C keeps following D.
+      expect(result.state.role).to.equal('follower');
+      expect(result.state.coordinator).to.deep.equal(D);
+      expect(effectsOf(result, 'send-election')).to.deep.equal([]);
+      // D fell silent: C takes over from A (it outranks A) by holding an election.
+      const late = timing.coordinatorTimeoutMs + 1;
+      const silent = step(s, { type: 'announcement', now: late, from: A, epoch: 9 });
+      expect(rejection(silent)?.reason).to.equal('outranked');
+      expect(silent.state.role).to.equal('candidate');
+      expect(effectsOf(silent, 'send-election')[0]?.to).to.deep.equal(addresses(D));
     });
 
     it("as coordinator, rejects a lower-ranked announcer as 'outranked' and re-announces to it", () => {

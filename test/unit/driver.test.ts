@@ -8,6 +8,7 @@ import {
   ElectionDriver,
   FULL_VIEW_PEERS,
   LARGE_MESH_HEARTBEAT_EVERY,
+  LARGE_MESH_REFRESH_EVERY,
 } from '../../src/election/driver.js';
 import type {
   AnnouncementReply,
@@ -73,7 +74,17 @@ function node(
     election?: (to: string, request: ElectionRequest) => Outcome<ElectionAnswer>;
     announce?: (to: string, announcement: Announcement) => Outcome<AnnouncementReply>;
   },
-  { handover = false } = {},
+  {
+    handover = false,
+    takesHeartbeats,
+    successors,
+    probeEveryMs,
+  }: {
+    handover?: boolean;
+    takesHeartbeats?: (address: string) => boolean;
+    successors?: () => string[];
+    probeEveryMs?: number;
+  } = {},
 ) {
   const clock = new FakeClock();
   const sent: { to: string; announcement: Announcement }[] = [];
@@ -117,6 +128,9 @@ function node(
             handovers.push({ views, undelivered }),
         }
       : {}),
+    ...(takesHeartbeats ? { takesHeartbeats } : {}),
+    ...(successors ? { successors } : {}),
+    ...(probeEveryMs === undefined ? {} : { probeEveryMs }),
   });
   driver.setPeers(peers.map((p) => p.address));
   return {
@@ -533,6 +547,15 @@ describe('ElectionDriver: confirming a new term', () => {
   });
 });
 
+/** Every follower accepts `leader`'s announcements. */
+const acceptedBy =
+  (leader: NodeRef) =>
+  (_to: string, a: Announcement): Outcome<AnnouncementReply> => ({
+    ok: true,
+    value: { accepted: true, epoch: a.epoch, coordinator: leader },
+    latencyMs: 1,
+  });
+
 describe('ElectionDriver: announcements in a large mesh', () => {
   const many = Array.from({ length: FULL_VIEW_PEERS + 50 }, (_, i) => ({
     id: `n${i}@10.0.${i >> 8}.${(i & 255) + 1}`,
@@ -673,6 +696,50 @@ describe('ElectionDriver: announcements in a large mesh', () => {
     expect(to(successor)).to.equal(beats);
     expect(to(many[0]!.address)).to.equal(2);
     expect(n.sent).to.have.length(beats * 3 + 2 * (many.length - 3));
+    n.driver.stop();
+  });
+
+  it(`leaves the heartbeats of followers that take them in probes to the probes, announcing to them every ${LARGE_MESH_REFRESH_EVERY}th and when the successors change`, async () => {
+    const oldVersion = many[0]!.address;
+    let successors = many
+      .slice(-3)
+      .map((p) => p.address)
+      .reverse();
+    const n = node(
+      TOP,
+      many,
+      { announce: acceptedBy(TOP) },
+      { takesHeartbeats: (a) => a !== oldVersion, successors: () => successors },
+    );
+    n.driver.start();
+    await n.clock.advanceAsync(0);
+    expect(n.sent).to.have.length(many.length);
+    n.sent.length = 0;
+    const to = (address: string) => n.sent.filter((s) => s.to === address).length;
+    const beats = LARGE_MESH_REFRESH_EVERY;
+    for (let i = 0; i < beats; i++) await n.clock.advanceAsync(TIMING.heartbeatIntervalMs);
+    expect(to(successors[0]!)).to.equal(beats);
+    // A follower of an older version: every 8th and the refresh; the others: only the refresh.
+    expect(to(oldVersion)).to.equal(Math.floor((beats - 1) / LARGE_MESH_HEARTBEAT_EVERY) + 1);
+    expect(to(many[1]!.address)).to.equal(1);
+    // A successor judged dead: every follower hears of the new line at the next heartbeat.
+    successors = [successors[1]!, successors[2]!, many[many.length - 4]!.address];
+    n.sent.length = 0;
+    await n.clock.advanceAsync(TIMING.heartbeatIntervalMs);
+    expect(n.sent).to.have.length(many.length);
+    expect(n.sent.every((s) => s.announcement.successors?.[0] === successors[0])).to.equal(true);
+    n.sent.length = 0;
+    await n.clock.advanceAsync(TIMING.heartbeatIntervalMs);
+    expect(n.sent.map((s) => s.to)).to.have.members(successors);
+    n.driver.stop();
+  });
+
+  it('tells thin followers to expect a heartbeat at least once a probe interval', async () => {
+    const n = node(TOP, many, { announce: acceptedBy(TOP) }, { probeEveryMs: 10_000 });
+    n.driver.start();
+    await n.clock.advanceAsync(0);
+    const told = new Set(n.sent.map((s) => s.announcement.heartbeat_ms));
+    expect(told).to.deep.equal(new Set([undefined, 10_000]));
     n.driver.stop();
   });
 

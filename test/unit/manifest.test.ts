@@ -174,7 +174,10 @@ describe('daemonset.yaml', () => {
     );
     const [container] = only<DaemonSetShape>('DaemonSet').spec.template.spec.containers;
     const env = container?.env ?? [];
-    for (const e of env) expect(known.has(e.name), `${e.name} is a knh setting`).to.equal(true);
+    for (const e of env) {
+      if (e.name === 'NODE_OPTIONS') continue; // Node's own: the next test
+      expect(known.has(e.name), `${e.name} is a knh setting`).to.equal(true);
+    }
     const field = (name: string) =>
       env.find((e) => e.name === name)?.valueFrom?.fieldRef?.fieldPath;
     expect(field('POD_IP')).to.equal('status.podIP');
@@ -207,6 +210,21 @@ describe('daemonset.yaml', () => {
         capabilities: { drop: ['ALL'] },
       });
     }
+  });
+
+  it("sizes Node's heap under MAX_MEMORY_USAGE and the memory limit", () => {
+    const [container] = only<DaemonSetShape>('DaemonSet').spec.template.spec.containers;
+    const value = (name: string) => container?.env.find((e) => e.name === name)?.value ?? '';
+    const flag = (name: string) =>
+      Number(new RegExp(`--${name}=(\\d+)`).exec(value('NODE_OPTIONS'))?.[1]);
+    const oldSpace = flag('max-old-space-size');
+    const semiSpace = flag('max-semi-space-size') || 16; // Node 20's default on 64-bit
+    expect(oldSpace, 'max-old-space-size').to.be.above(0);
+    const limitMi = Number(/^(\d+)Mi$/.exec(container?.resources.limits.memory ?? '')?.[1]);
+    const maxMemory = Number(value('MAX_MEMORY_USAGE'));
+    // The heap (old space, and new space: two semi-spaces) with room for Node itself and sockets.
+    expect(oldSpace + 2 * semiSpace + 48).to.be.at.most(maxMemory);
+    expect(maxMemory).to.be.below(limitMi);
   });
 
   it('probes /readyz for readiness and /healthz for liveness, never restarting on one stall', () => {

@@ -552,4 +552,37 @@ describe('Reporter', () => {
     const errors = logger.at('error').map((r) => r.fields.event);
     expect(errors).to.deep.equal(['duplicate-id']);
   });
+
+  it('tells twins apart when they come alive one after the other, reading the records once a round', () => {
+    const { reporter, logger, setRecords, lead, leadership } = setup();
+    lead();
+    const peers = Array.from({ length: 200 }, (_, i) =>
+      alive(`127.0.0.1:${9000 + i}`, `node-${i}@127.0.0.1`, 1),
+    );
+    const twin = alive('127.0.0.1:8999', 'node-7@127.0.0.1', 1);
+    // Every record still unknown as the round starts; each comes alive as its probe answers.
+    const records = [...peers, twin].map((j) => newRecord(j.record.address, 0));
+    setRecords(records);
+    let reads = 0;
+    const read = () => records;
+    leadership.records = () => (reads++, read());
+    for (const [i, j] of [...peers, twin].entries()) {
+      records[i] = j.record;
+      reporter.onJudgement(j);
+    }
+    expect(logger.at('error').map((r) => [r.fields.event, r.fields.otherAddress])).to.deep.equal([
+      ['duplicate-id', '127.0.0.1:9007'],
+    ]);
+    expect(reads).to.equal(1);
+    // The next round reads them again, and a node that restarted under another name is no twin.
+    reporter.onRound(round(1));
+    const readsBefore = reads;
+    const renamed = alive('127.0.0.1:9007', 'node-x@127.0.0.1', 2);
+    records[7] = renamed.record;
+    reporter.onJudgement(renamed);
+    reporter.onJudgement(alive('127.0.0.1:8998', 'node-7@127.0.0.1', 2));
+    expect(logger.at('error')).to.have.length(2);
+    expect(logger.at('error')[1]?.fields.otherAddress).to.equal('127.0.0.1:8999');
+    expect(reads - readsBefore).to.equal(1);
+  });
 });
