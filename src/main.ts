@@ -120,6 +120,8 @@ export async function startNode(config: Config, deps: NodeDeps): Promise<Running
   const departures = new Departures(2 * config.probeTimeoutMs + 1_000, DEPARTED_FOR_MS);
   /** The coordinator's last announced verdicts (a follower's status page shows them). */
   let followed: { views: PeerView[]; atMs: number } | null = null;
+  /** A maintenance window changed here since this node last replied to an announcement. */
+  let windowsToTell = false;
   // When each peer last answered any request: evidence of life while it is suspect.
   const heard = new Map<string, number>();
   const auth = peerAuthFor(config, clock, logger);
@@ -134,6 +136,7 @@ export async function startNode(config: Config, deps: NodeDeps): Promise<Running
     // While leading, each probe is also the peer's heartbeat (a large mesh announces seldom).
     heartbeat: () =>
       election.role === 'coordinator' ? { epoch: election.epoch, from: self.address } : null,
+    onHeartbeatRefused: (address) => election.announceTo(address),
   });
   const { notifier, dispatcher } = outbound({
     config,
@@ -359,9 +362,12 @@ export async function startNode(config: Config, deps: NodeDeps): Promise<Running
       },
       announcement: (announcement) => {
         returned(announcement.from.address);
-        return election.handleAnnouncement(announcement);
+        const reply = election.handleAnnouncement(announcement);
+        if (reply) windowsToTell = false; // the reply carries every window this node holds
+        return reply;
       },
-      heartbeat: ({ from, epoch }) => election.handleProbeHeartbeat(from, epoch),
+      // Taken, and (a window opened here waits for a reply to an announcement) nothing to tell.
+      heartbeat: ({ from, epoch }) => election.handleProbeHeartbeat(from, epoch) && !windowsToTell,
       probe: (request) => relay.handle(request),
       metrics: () => metrics.render(),
     },
@@ -395,8 +401,12 @@ export async function startNode(config: Config, deps: NodeDeps): Promise<Running
         schemas,
         logger: logger.child({ component: 'maintenance' }),
         now: () => clock.now(),
-        // A coordinator tells the mesh at once; a follower's reply to the next heartbeat carries it.
-        onChanged: () => void election.shareNow(300),
+        // A coordinator tells the mesh at once; a follower's reply to the next announcement
+        // carries it, and until then its answers to probes ask for one.
+        onChanged: () => {
+          windowsToTell = true;
+          void election.shareNow(300);
+        },
       }),
       statusRouter({
         schemas,
@@ -465,6 +475,7 @@ export async function startNode(config: Config, deps: NodeDeps): Promise<Running
     metrics.peersListed({ added, removed }, next.length);
     peers = next;
     discovered = new Set(next);
+    transport.keepOnly(discovered);
     if (added.length > 0 || removed.length > 0) {
       logger.info(
         { event: 'peers-changed', added, removed, peers: next.length },

@@ -33,7 +33,8 @@ export function parseAddress(address: string): Readonly<ParsedAddress> | null {
   if (parsed === undefined) {
     // Addresses recur (every probe's answer names its peer): each spelling is parsed once.
     if (parsedAddresses.size >= 20_000) parsedAddresses.clear();
-    parsed = parseUncached(address);
+    const fresh = parseUncached(address);
+    parsed = fresh && Object.freeze(fresh);
     parsedAddresses.set(address, parsed);
   }
   return parsed;

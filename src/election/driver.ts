@@ -268,10 +268,22 @@ export class ElectionDriver {
     return reply?.type === 'reply-answer' ? reply.answer : null;
   }
 
-  /** A probe from the coordinator carried its heartbeat (checked by the HTTP edge). */
-  handleProbeHeartbeat(from: string, epoch: number): void {
-    if (!this.state.started) return;
+  /**
+   * A probe from the coordinator carried its heartbeat (checked by the HTTP edge); true if it
+   * kept the coordinator this node follows (in its term).
+   */
+  handleProbeHeartbeat(from: string, epoch: number): boolean {
+    if (!this.state.started) return false;
     this.dispatch({ type: 'probe-heartbeat', now: this.opts.clock.now(), from, epoch });
+    const s = this.state;
+    return s.role === 'follower' && s.coordinator?.address === from && s.epoch === epoch;
+  }
+
+  /** Coordinator: announces itself to one peer now (one that no longer takes its heartbeats). */
+  announceTo(address: string): void {
+    if (this.state.role !== 'coordinator' || !this.state.peers.includes(address)) return;
+    const successors = this.successorsNow();
+    void this.background(this.announce(this.state.epoch, [address], successors), 'announcement');
   }
 
   handleAnnouncement(announcement: Announcement): AnnouncementReply | null {

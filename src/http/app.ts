@@ -23,8 +23,13 @@ import { AUTH_HEADER } from '../auth/signature.js';
 /** What the routes call; null from a handler means the node is not taking part yet (503). */
 export interface NodeApi {
   ping(): PingResponse;
-  /** The coordinator's probe carried a heartbeat (probe-heartbeat.ts), checked. */
-  heartbeat?(heartbeat: ProbeHeartbeat): void;
+  /**
+   * The coordinator's probe carried a heartbeat (probe-heartbeat.ts), checked. True: it kept the
+   * coordinator this node follows, and nothing waits to be told in a reply to an announcement
+   * (the answer then says `x-knh-heartbeat: 1`: the prober may leave this node's heartbeats to
+   * its probes).
+   */
+  heartbeat?(heartbeat: ProbeHeartbeat): boolean;
   election(request: ElectionRequest): ElectionAnswer | null;
   announcement(announcement: Announcement): AnnouncementReply | null;
   /** An indirect probe for the coordinator. */
@@ -149,8 +154,9 @@ export function buildApp({
         selfAddress,
         senderCheck,
       });
-      if (check.ok) api.heartbeat(check.heartbeat);
-      else {
+      if (check.ok) {
+        if (api.heartbeat(check.heartbeat)) res.set(HEARTBEAT_HEADER, TAKES_HEARTBEATS);
+      } else {
         if (check.why !== 'malformed-heartbeat') onRefused?.(check.why);
         warn.warn(
           `heartbeat-${check.why}`,
@@ -159,7 +165,6 @@ export function buildApp({
         );
       }
     }
-    if (api.heartbeat) res.set(HEARTBEAT_HEADER, TAKES_HEARTBEATS);
     res.json(api.ping());
   });
   app.post(

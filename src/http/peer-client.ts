@@ -62,11 +62,18 @@ export interface PeerClientOptions {
    * take one. Default: none.
    */
   heartbeat?: () => ProbeHeartbeat | null;
+  /**
+   * A peer that took this node's heartbeats answered a probe without taking one (it follows
+   * another node, missed a term, or has something to tell): it needs an announcement now.
+   */
+  onHeartbeatRefused?: (address: string) => void;
 }
 
-/** The real transport, and which peers take heartbeats in probes (as their last answer said). */
+/** The real transport, and which peers took its heartbeats (as their last answer said). */
 export interface PeerClient extends PeerTransport {
   takesHeartbeats(address: string): boolean;
+  /** Forgets peers no longer listed (the set stays bounded as pod IPs come and go). */
+  keepOnly(listed: ReadonlySet<string>): void;
 }
 
 /**
@@ -350,6 +357,7 @@ export function peerClient({
   ownIp,
   auth = null,
   heartbeat,
+  onHeartbeatRefused,
 }: PeerClientOptions): PeerClient {
   const agents = new PeerAgents();
   /** Peers whose last answer to a probe said they take heartbeats in probes. */
@@ -382,7 +390,7 @@ export function peerClient({
         ...(beat ? { headers: heartbeatHeaders(beat, address, auth) } : {}),
         onResponse: (res) => {
           if (res.headers[HEARTBEAT_HEADER] === TAKES_HEARTBEATS) takers.add(address);
-          else takers.delete(address);
+          else if (takers.delete(address) && beat) onHeartbeatRefused?.(address);
         },
       }).then((outcome) => {
         // Gone, or never there: announcements, until it answers again (and the set stays bounded).
@@ -391,6 +399,9 @@ export function peerClient({
       });
     },
     takesHeartbeats: (address) => takers.has(address),
+    keepOnly: (listed) => {
+      for (const address of takers) if (!listed.has(address)) takers.delete(address);
+    },
     sendElection: (address, request: ElectionRequest) =>
       send<ElectionAnswer>(address, '/election', {
         method: 'POST',

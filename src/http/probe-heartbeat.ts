@@ -5,16 +5,18 @@
 //
 // The probe carries `x-knh-heartbeat: v1 epoch=<n>,from=<ip:port>`, and with PEER_SECRET the usual
 // `x-knh-auth` request signature over GET, the receiver's /ping and that header's value as the
-// body, so that it cannot be forged, altered or replayed. A node that takes such heartbeats says
-// so in its answer (`x-knh-heartbeat: 1`): a node of an older version gets announcements instead.
-// A heartbeat that fails a check is ignored; the ping is answered all the same (a probe must
-// never fail for it).
+// body, so that it cannot be forged, altered or replayed. A node that took the heartbeat (it
+// follows that coordinator, in that term) and has nothing to tell it (a maintenance window opened
+// here travels in a reply to an announcement) says so in its answer (`x-knh-heartbeat: 1`). Any
+// other node (one of an older version, one following another node, one that missed the term's
+// announcement) gets announcements instead. A heartbeat that fails a check is ignored; the ping
+// is answered all the same (a probe must never fail for it).
 import type { AuthFailure, PeerAuth } from '../auth/peer-auth.js';
 import { AUTH_HEADER, signedPath } from '../auth/signature.js';
 import { parseAddress } from '../core/node-ref.js';
 
 export const HEARTBEAT_HEADER = 'x-knh-heartbeat';
-/** The answer's value: this node takes heartbeats in probes. */
+/** The answer's value: this node took the heartbeat, and needs no announcement for now. */
 export const TAKES_HEARTBEATS = '1';
 
 export interface ProbeHeartbeat {
@@ -29,10 +31,15 @@ export function formatHeartbeat({ epoch, from }: ProbeHeartbeat): string {
   return `v1 epoch=${epoch},from=${from}`;
 }
 
-export function parseHeartbeat(value: string): ProbeHeartbeat | null {
+/** The form alone: `from` is not checked to be an address (parseAddress does that, once signed). */
+function readHeartbeat(value: string): ProbeHeartbeat | null {
   const m = FORM.exec(value);
-  if (!m || !parseAddress(m[2]!)) return null;
-  return { epoch: Number(m[1]), from: m[2]! };
+  return m ? { epoch: Number(m[1]), from: m[2]! } : null;
+}
+
+export function parseHeartbeat(value: string): ProbeHeartbeat | null {
+  const heartbeat = readHeartbeat(value);
+  return heartbeat && parseAddress(heartbeat.from) ? heartbeat : null;
 }
 
 /** The headers a probe of `target` carries to be a heartbeat (signed when `auth` is set). */
@@ -70,13 +77,15 @@ export function checkHeartbeat(
     senderCheck: (remote: string | undefined, claimed: string) => boolean;
   },
 ): HeartbeatCheck {
-  const heartbeat = parseHeartbeat(value);
+  const heartbeat = readHeartbeat(value);
   if (!heartbeat) return { ok: false, why: 'malformed-heartbeat' };
-  if (!senderCheck(remote, heartbeat.from)) return { ok: false, why: 'wrong-address' };
+  // The signature first: what an address parse remembers comes from a holder of the secret.
   if (auth) {
     const path = selfAddress === undefined ? '/ping' : signedPath(selfAddress, '/ping');
     const verdict = auth.verifyRequest('GET', path, authHeader, Buffer.from(value));
     if (!verdict.ok) return { ok: false, why: verdict.failure };
   }
+  if (!parseAddress(heartbeat.from)) return { ok: false, why: 'malformed-heartbeat' };
+  if (!senderCheck(remote, heartbeat.from)) return { ok: false, why: 'wrong-address' };
   return { ok: true, heartbeat };
 }

@@ -489,8 +489,7 @@ export class PeerSimulator {
     if (req.method === 'GET' && path === '/ping') {
       peer.pings++;
       this.arrivals.add(Date.now());
-      this.probeHeartbeat(peer, req);
-      this.sendPing(peer, res);
+      this.sendPing(peer, res, this.probeHeartbeat(peer, req));
       return;
     }
     if (req.method === 'POST' && PEER_PATHS.includes(path)) {
@@ -501,10 +500,13 @@ export class PeerSimulator {
     this.send(res, { status: 404, body: { error: `no route for ${req.method} ${path}` } });
   }
 
-  /** As app.ts: a probe's heartbeat, checked, keeps the coordinator followed (bully.ts). */
-  private probeHeartbeat(peer: SimPeer, req: IncomingMessage): void {
+  /**
+   * As app.ts: a probe's heartbeat, checked, keeps the coordinator followed (bully.ts); true if
+   * it did (the answer then says so).
+   */
+  private probeHeartbeat(peer: SimPeer, req: IncomingMessage): boolean {
     const value = req.headers[HEARTBEAT_HEADER];
-    if (typeof value !== 'string') return;
+    if (typeof value !== 'string') return false;
     const header = req.headers[AUTH_HEADER];
     const remote = req.socket.remoteAddress;
     const check = checkHeartbeat(value, typeof header === 'string' ? header : undefined, {
@@ -516,14 +518,16 @@ export class PeerSimulator {
     });
     if (!check.ok) {
       this.count(this.refusals, `heartbeat ${check.why}`);
-      return;
+      return false;
     }
     const { from, epoch } = check.heartbeat;
-    if (peer.coordinator?.address === from && epoch === peer.epoch) peer.heardMs = Date.now();
+    if (peer.coordinator?.address !== from || epoch !== peer.epoch) return false;
+    peer.heardMs = Date.now();
+    return true;
   }
 
   /** The answer to GET /ping, rebuilt only when the peer's epoch or coordinator changed. */
-  private sendPing(peer: SimPeer, res: ServerResponse): void {
+  private sendPing(peer: SimPeer, res: ServerResponse, tookHeartbeat: boolean): void {
     const coordinator = this.coordinatorOf(peer, Date.now());
     const key = `${peer.epoch} ${coordinator?.address ?? ''}`;
     if (peer.ping?.key !== key || this.opts.strict) {
@@ -539,8 +543,7 @@ export class PeerSimulator {
       'application/json',
       'content-length',
       String(peer.ping.bytes.length),
-      HEARTBEAT_HEADER,
-      TAKES_HEARTBEATS,
+      ...(tookHeartbeat ? [HEARTBEAT_HEADER, TAKES_HEARTBEATS] : []),
     ]);
     res.end(peer.ping.bytes);
   }

@@ -734,6 +734,21 @@ describe('ElectionDriver: announcements in a large mesh', () => {
     n.driver.stop();
   });
 
+  it('announces at once to a peer that stopped taking its heartbeats, and only as coordinator', async () => {
+    const n = node(TOP, many, { announce: acceptedBy(TOP) });
+    const stray = many[5]!.address;
+    n.driver.announceTo(stray); // not leading yet: nothing
+    expect(n.sent).to.deep.equal([]);
+    n.driver.start();
+    await n.clock.advanceAsync(0);
+    n.sent.length = 0;
+    n.driver.announceTo(stray);
+    n.driver.announceTo('10.99.99.99:8080'); // not a peer: nothing
+    await n.clock.advanceAsync(0);
+    expect(n.sent.map((s) => [s.to, s.announcement.epoch])).to.deep.equal([[stray, 1]]);
+    n.driver.stop();
+  });
+
   it('tells thin followers to expect a heartbeat at least once a probe interval', async () => {
     const n = node(TOP, many, { announce: acceptedBy(TOP) }, { probeEveryMs: 10_000 });
     n.driver.start();

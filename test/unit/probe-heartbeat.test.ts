@@ -27,8 +27,12 @@ const authWith = (secret: string) =>
   new PeerAuth({ secrets: () => [secret], now: () => Date.now(), maxSkewMs: 30_000 });
 const COORDINATOR = '127.0.0.1:8090';
 
-function follower(id: string, takes: boolean): { api: NodeApi; beats: ProbeHeartbeat[] } {
+function follower(
+  id: string,
+  takes: boolean,
+): { api: NodeApi; beats: ProbeHeartbeat[]; taking: { now: boolean } } {
   const beats: ProbeHeartbeat[] = [];
+  const taking = { now: true };
   const answer: PingResponse = {
     id,
     address: '127.0.0.1:1',
@@ -43,21 +47,23 @@ function follower(id: string, takes: boolean): { api: NodeApi; beats: ProbeHeart
     announcement: (_a: Announcement): AnnouncementReply | null => null,
     probe: () => Promise.resolve({ status: 403 as const, error: 'no' }),
     metrics: () => Promise.resolve({ contentType: 'text/plain', body: '' }),
-    ...(takes ? { heartbeat: (b: ProbeHeartbeat) => beats.push(b) } : {}),
+    ...(takes ? { heartbeat: (b: ProbeHeartbeat) => (beats.push(b), taking.now) } : {}),
   };
-  return { api, beats };
+  return { api, beats, taking };
 }
 
 describe('heartbeats in probes (real sockets)', () => {
   let server: HttpServer;
   let older: HttpServer;
   let beats: ProbeHeartbeat[];
+  let taking: { now: boolean };
   let refused: Refusal[];
   let address: string;
 
   before(async () => {
     const f = follower('w1', true);
     beats = f.beats;
+    taking = f.taking;
     // The signature is for the follower's own address.
     const [port] = await freePorts(1);
     address = `127.0.0.1:${port!}`;
@@ -83,18 +89,20 @@ describe('heartbeats in probes (real sockets)', () => {
   beforeEach(() => {
     beats.length = 0;
     refused = [];
+    taking.now = true;
   });
   after(async () => {
     await server.close();
     await older.close();
   });
 
-  const prober = (heartbeat: ProbeHeartbeat | null, secret = SECRET) =>
+  const prober = (heartbeat: ProbeHeartbeat | null, onHeartbeatRefused?: (a: string) => void) =>
     peerClient({
       schemas,
       timeoutMs: 2_000,
-      auth: authWith(secret),
+      auth: authWith(SECRET),
       heartbeat: () => heartbeat,
+      ...(onHeartbeatRefused ? { onHeartbeatRefused } : {}),
     });
 
   it('a leading node heartbeats with its probes, and learns which peers take them', async () => {
@@ -109,6 +117,22 @@ describe('heartbeats in probes (real sockets)', () => {
     // A node that is not leading probes (as a relay) without one.
     expect((await prober(null).ping(address)).ok).to.equal(true);
     expect(beats).to.have.length(3);
+  });
+
+  it('asks for an announcement once a peer stops taking the heartbeats (another coordinator, a window to tell)', async () => {
+    const refusedBy: string[] = [];
+    const client = prober({ epoch: 7, from: COORDINATOR }, (a) => refusedBy.push(a));
+    expect((await client.ping(address)).ok).to.equal(true);
+    expect(client.takesHeartbeats(address)).to.equal(true);
+    taking.now = false;
+    for (let i = 0; i < 3; i++) expect((await client.ping(address)).ok).to.equal(true);
+    expect(client.takesHeartbeats(address)).to.equal(false);
+    expect(refusedBy, 'once, on the change').to.deep.equal([address]);
+    taking.now = true;
+    await client.ping(address);
+    expect(client.takesHeartbeats(address)).to.equal(true);
+    client.keepOnly(new Set());
+    expect(client.takesHeartbeats(address), 'forgotten once unlisted').to.equal(false);
   });
 
   it('answers every probe, and takes no heartbeat that is forged, replayed, unsigned or from elsewhere', async () => {
