@@ -564,13 +564,7 @@ describe('ElectionDriver: announcements in a large mesh', () => {
   const TOP: NodeRef = { id: 'top@10.9.9.9', address: '10.9.9.9:8080' };
 
   it(`sends the verdicts, undelivered events and alerts to its successors only, above ${FULL_VIEW_PEERS} peers`, async () => {
-    const n = node(TOP, many, {
-      announce: (_to, a) => ({
-        ok: true,
-        value: { accepted: true, epoch: a.epoch, coordinator: TOP },
-        latencyMs: 1,
-      }),
-    });
+    const n = node(TOP, many, { announce: acceptedBy(TOP) });
     const views = many.map((p) => view(p, 'alive'));
     n.setView(views);
     n.setUndelivered([deadAlert(many[0]!, TOP, 2_000)]);
@@ -679,13 +673,7 @@ describe('ElectionDriver: announcements in a large mesh', () => {
   });
 
   it(`heartbeats its successors every interval and the others every ${LARGE_MESH_HEARTBEAT_EVERY}th`, async () => {
-    const n = node(TOP, many, {
-      announce: (_to, a) => ({
-        ok: true,
-        value: { accepted: true, epoch: a.epoch, coordinator: TOP },
-        latencyMs: 1,
-      }),
-    });
+    const n = node(TOP, many, { announce: acceptedBy(TOP) });
     n.driver.start();
     await n.clock.advanceAsync(0);
     n.sent.length = 0;
@@ -759,13 +747,7 @@ describe('ElectionDriver: announcements in a large mesh', () => {
   });
 
   it('shares a decision with its successors only, and keeps every heartbeat on time', async () => {
-    const n = node(TOP, many, {
-      announce: (_to, a) => ({
-        ok: true,
-        value: { accepted: true, epoch: a.epoch, coordinator: TOP },
-        latencyMs: 1,
-      }),
-    });
+    const n = node(TOP, many, { announce: acceptedBy(TOP) });
     n.driver.start();
     await n.clock.advanceAsync(0);
     n.sent.length = 0;
