@@ -242,7 +242,7 @@ async function startCoordinator(
   const exited = new Promise<string>((resolve) =>
     child.once('exit', (code, signal) =>
       resolve(
-        `${signal ?? `code ${code}`}${stderr.length > 0 ? `: ${stderr.join('').slice(-300)}` : ''}`,
+        `${signal ?? `code ${code}`}${stderr.length > 0 ? `: ${stderr.join('').slice(-2_000)}` : ''}`,
       ),
     ),
   );
@@ -421,7 +421,9 @@ async function measureSize(
     // A few more rounds, for any false verdict the failures set off to show.
     await sleep(3_000);
   } catch (err) {
-    run.error = msg(err);
+    // A dead coordinator often shows first as its /proc entry gone: say how it exited, and why.
+    const exit = live.c ? await Promise.race([live.c.exited, sleep(1_000).then(() => null)]) : null;
+    run.error = exit === null ? msg(err) : `${msg(err)}; the coordinator exited: ${exit}`;
     say(`stopped: ${run.error}`);
   } finally {
     run.falseDead = receiver.received.flatMap((w) => {
