@@ -37,11 +37,6 @@ function readHeartbeat(value: string): ProbeHeartbeat | null {
   return m ? { epoch: Number(m[1]), from: m[2]! } : null;
 }
 
-export function parseHeartbeat(value: string): ProbeHeartbeat | null {
-  const heartbeat = readHeartbeat(value);
-  return heartbeat && parseAddress(heartbeat.from) ? heartbeat : null;
-}
-
 /** The headers a probe of `target` carries to be a heartbeat (signed when `auth` is set). */
 export function heartbeatHeaders(
   heartbeat: ProbeHeartbeat,

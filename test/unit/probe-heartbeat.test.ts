@@ -13,7 +13,7 @@ import {
   formatHeartbeat,
   heartbeatHeaders,
   HEARTBEAT_HEADER,
-  parseHeartbeat,
+  checkHeartbeat,
   type ProbeHeartbeat,
 } from '../../src/http/probe-heartbeat.js';
 import { listen, type HttpServer } from '../../src/http/server.js';
@@ -181,19 +181,28 @@ describe('heartbeats in probes (real sockets)', () => {
     expect(refused.at(-1)).to.equal('replayed');
   });
 
-  it('parses only the exact form, with a real address', () => {
-    expect(parseHeartbeat('v1 epoch=12,from=10.0.0.7:8080')).to.deep.equal({
-      epoch: 12,
-      from: '10.0.0.7:8080',
+  it('takes only the exact form, with a real address', () => {
+    // Unsigned (no secret), from any IP: the form alone decides.
+    const check = (value: string) =>
+      checkHeartbeat(value, undefined, {
+        remote: '127.0.0.1',
+        auth: null,
+        selfAddress: undefined,
+        senderCheck: () => true,
+      });
+    expect(check('v1 epoch=12,from=10.0.0.7:8080')).to.deep.equal({
+      ok: true,
+      heartbeat: { epoch: 12, from: '10.0.0.7:8080' },
     });
-    expect(parseHeartbeat('v1 epoch=1,from=[fd00::7]:8080')?.from).to.equal('[fd00::7]:8080');
+    const v6 = check('v1 epoch=1,from=[fd00::7]:8080');
+    expect(v6.ok && v6.heartbeat.from).to.equal('[fd00::7]:8080');
     for (const bad of [
       '',
       'v1 epoch=-1,from=10.0.0.7:8080',
       'v1 epoch=1,from=host:80',
       'v2 epoch=1,from=10.0.0.7:1',
     ]) {
-      expect(parseHeartbeat(bad), bad).to.equal(null);
+      expect(check(bad), bad).to.deep.equal({ ok: false, why: 'malformed-heartbeat' });
     }
     expect(AUTH_HEADER).to.not.equal(HEARTBEAT_HEADER);
   });
