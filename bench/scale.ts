@@ -5,12 +5,14 @@
 // black-holed peer take to be reported, and that no other peer is. A section of docs/benchmarks.md.
 //
 // BENCH_SCALE=0 skips it; BENCH_SCALE_SIZES (default 1000,5000); BENCH_SCALE_SECONDS (default 20)
-// of steady window; BENCH_SCALE_MAX_RSS_MB (default 4096) stops a coordinator that swells past it.
+// of steady window; BENCH_SCALE_MAX_RSS_MB (default 4096) stops a coordinator that swells past it;
+// BENCH_SCALE_LOG=<file> appends the coordinator's log lines to that file (JSON, one a line);
+// BENCH_SCALE_NODE_OPTIONS replaces daemonset.yaml's NODE_OPTIONS (to compare heap settings).
 // Alone: `node dist/bench/scale-main.js`.
 import { manifestNodeOptions } from './manifest.js';
 import { execFileSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { readFileSync } from 'node:fs';
+import { appendFileSync, readFileSync } from 'node:fs';
 import { loadavg } from 'node:os';
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { PeerStatusPayload } from '../src/alerts/payloads.js';
@@ -53,7 +55,13 @@ export interface ScaleRun {
   /** Why the run stopped before its end, if it did. */
   error: string | null;
   /** From spawning the coordinator: it listens, it leads, its first round is done (ms). */
-  startup: { listening: number | null; leading: number | null; firstRound: number | null };
+  startup: {
+    listening: number | null;
+    leading: number | null;
+    firstRound: number | null;
+    /** The end of the first whole round that changed no verdict: every peer alive and known. */
+    settled: number | null;
+  };
   windowMs: number;
   roundDurations: number[];
   probedMedian: number | null;
@@ -147,6 +155,11 @@ async function startSimulator(
   });
 }
 
+/** The coordinator's heap settings: as deployed, unless the bench is told otherwise. */
+function coordinatorNodeOptions(): string {
+  return process.env.BENCH_SCALE_NODE_OPTIONS ?? manifestNodeOptions();
+}
+
 /** The coordinator process and what the bench reads from it. */
 interface Coordinator {
   mesh: LocalMesh;
@@ -155,7 +168,7 @@ interface Coordinator {
   /** Resolves, with how, when the process exits. */
   exited: Promise<string>;
   /** Its `round` log lines as they came (receipt time). */
-  rounds: { atMs: number; durationMs: number; probed: number }[];
+  rounds: { atMs: number; durationMs: number; probed: number; changed: number }[];
   /** Peers its log says it declared dead or path-broken (a webhook may still be on its way, or stuck). */
   declaredDead: Set<string>;
   /** Samples its memory each second. */
@@ -205,7 +218,7 @@ async function startCoordinator(
       CLUSTER_STATUS_URL: receiver.url('/cluster'),
       LOG_LEVEL: 'debug',
       // The heap as deployed: daemonset.yaml sizes it for the pod's memory limit.
-      NODE_OPTIONS: manifestNodeOptions(),
+      NODE_OPTIONS: coordinatorNodeOptions(),
     },
   });
   started(mesh);
@@ -214,7 +227,9 @@ async function startCoordinator(
   const warnings = new Map<string, number>();
   const declaredDead = new Set<string>();
   const spawnedAt = Date.now();
+  const logFile = process.env.BENCH_SCALE_LOG;
   mesh.on('log', (_n: MeshNode, line: LogLine) => {
+    if (logFile) appendFileSync(logFile, `${JSON.stringify(line)}\n`);
     if (
       (line.event === 'peer-dead' || line.event === 'path-broken') &&
       typeof line.peerAddress === 'string'
@@ -228,7 +243,12 @@ async function startCoordinator(
         warnings.set('EMFILE', (warnings.get('EMFILE') ?? 0) + 1);
     }
     if (line.event === 'round' && typeof line.durationMs === 'number') {
-      rounds.push({ atMs: Date.now(), durationMs: line.durationMs, probed: Number(line.probed) });
+      rounds.push({
+        atMs: Date.now(),
+        durationMs: line.durationMs,
+        probed: Number(line.probed),
+        changed: Number(line.changed),
+      });
     }
   });
   mesh.on('stderr', (_n: MeshNode, text: string) => stderr.push(text));
@@ -268,6 +288,14 @@ async function settle(run: ScaleRun, c: Coordinator, sim: SimulatorProcess): Pro
   run.startup.leading = at(await bounded(leading, c.exited, 61_000, 'leading'));
   const first = c.mesh.waitForLog(1, (l) => l.event === 'round', 60_000);
   run.startup.firstRound = at(await bounded(first, c.exited, 61_000, 'first round'));
+  // Start-up's work (every peer found alive, each a verdict change, logged and announced to the
+  // successors) is over once a whole round changes nothing: the steady state the window measures.
+  const settled = c.mesh.waitForLog(
+    1,
+    (l) => l.event === 'round' && Number(l.probed) === run.size && Number(l.changed) === 0,
+    60_000,
+  );
+  run.startup.settled = at(await bounded(settled, c.exited, 61_000, 'verdicts settled'));
   for (let i = 0; i < 15 && (await sim.stats(HEARD_WITHIN_MS)).heardWithin < run.size; i++) {
     await sleep(1_000);
   }
@@ -346,7 +374,7 @@ async function measureSize(
   const run: ScaleRun = {
     size,
     error: null,
-    startup: { listening: null, leading: null, firstRound: null },
+    startup: { listening: null, leading: null, firstRound: null, settled: null },
     windowMs: 0,
     roundDurations: [],
     probedMedian: null,
@@ -389,7 +417,7 @@ async function measureSize(
     live.c = c;
     await settle(run, c, sim);
     say(
-      `leading after ${secs(run.startup.leading)}, first round done after ${secs(run.startup.firstRound)}`,
+      `leading after ${secs(run.startup.leading)}, first round done after ${secs(run.startup.firstRound)}, verdicts settled after ${secs(run.startup.settled)}`,
     );
     const before = await sim.stats(HEARD_WITHIN_MS);
     const after = await steadyWindow(run, c, sim, windowSeconds);
@@ -568,10 +596,10 @@ const ROWS: Row[] = [
         : { text: '—', ok: null },
   },
   {
-    name: 'Coordinator start-up: spawn → listening → leading → first round done',
+    name: 'Coordinator start-up: spawn → listening → leading → first round done → a whole round that changed no verdict',
     target: '—',
     cell: (r) => ({
-      text: `${secs(r.startup.listening)} → ${secs(r.startup.leading)} → ${secs(r.startup.firstRound)}`,
+      text: `${secs(r.startup.listening)} → ${secs(r.startup.leading)} → ${secs(r.startup.firstRound)} → ${secs(r.startup.settled)}`,
       ok: null,
     }),
   },
@@ -618,7 +646,7 @@ export async function runScaleBench({
     .map((r) => `- ${r.size} peers: stopped early: ${r.error}`);
   const markdown = `${SECTION}
 
-Produced by \`npm run bench\` (bench/scale.ts; alone: \`node dist/bench/scale-main.js\`) on ${facts.date}: one real knh coordinator (default settings, a random PEER_SECRET, LOG_LEVEL=debug for its round lines, daemonset.yaml's NODE_OPTIONS \`${manifestNodeOptions()}\`) on ${COORDINATOR_IP}, a port above the ephemeral range, and ${sizes.join(' or ')} simulated peers in one other process (test/support/peer-simulator.ts: passive followers answering the real wire protocol, signed) on ${SIMULATED_IP}, one port each below it (so, as in a pod, no connection is bound to a source IP); webhooks to an in-process receiver. A ${windowSeconds} s steady window after every peer has heard a heartbeat, then one peer is crashed and another black-holed. ${facts.nproc} CPUs (${facts.cpu}), Node ${facts.node}, ${facts.os}; load average at start ${facts.load}. Whole run: ${Math.round((Date.now() - began) / 1000)} s.
+Produced by \`npm run bench\` (bench/scale.ts; alone: \`node dist/bench/scale-main.js\`) on ${facts.date}: one real knh coordinator (default settings, a random PEER_SECRET, LOG_LEVEL=debug for its round lines, ${process.env.BENCH_SCALE_NODE_OPTIONS === undefined ? "daemonset.yaml's NODE_OPTIONS" : 'BENCH_SCALE_NODE_OPTIONS'} \`${coordinatorNodeOptions()}\`) on ${COORDINATOR_IP}, a port above the ephemeral range, and ${sizes.join(' or ')} simulated peers in one other process (test/support/peer-simulator.ts: passive followers answering the real wire protocol, signed) on ${SIMULATED_IP}, one port each below it (so, as in a pod, no connection is bound to a source IP); webhooks to an in-process receiver. A ${windowSeconds} s steady window once a whole round has changed no verdict (start-up's work done) and every peer has heard a heartbeat, then one peer is crashed and another black-holed. ${facts.nproc} CPUs (${facts.cpu}), Node ${facts.node}, ${facts.os}; load average at start ${facts.load}. Whole run: ${Math.round((Date.now() - began) / 1000)} s.
 
 ${table(['Measurement', 'Target', ...runs.map((r) => `${r.size.toLocaleString('en-US')} peers`)], body)}
 ${errors.length > 0 ? `\n${errors.join('\n')}\n` : ''}

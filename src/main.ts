@@ -558,6 +558,7 @@ export async function startNode(config: Config, deps: NodeDeps): Promise<Running
           dispatcher.drain(Math.max(0, deadline - clock.now())),
         ]);
         await server.close();
+        transport.closeIdle();
         health.stop();
       })()),
   };

@@ -17,15 +17,16 @@ export type FailureReason =
   | 'bad-response'
   | 'aborted';
 
-export type Outcome<T> =
-  | { ok: true; value: T; latencyMs: number }
-  | {
-      ok: false;
-      reason: FailureReason;
-      phase: 'connect' | 'send';
-      detail: string;
-      latencyMs: number;
-    };
+/** A request that failed, how far it got, and why. */
+export interface Failure {
+  ok: false;
+  reason: FailureReason;
+  phase: 'connect' | 'send';
+  detail: string;
+  latencyMs: number;
+}
+
+export type Outcome<T> = { ok: true; value: T; latencyMs: number } | Failure;
 
 export interface PingResponse {
   id: string;

@@ -1,10 +1,5 @@
-// The real PeerTransport: JSON over HTTP to peers, every request bounded by a timeout.
-//
-// node:http rather than axios here: a probe must tell a connection that was never made (refused,
-// unreachable, SYN unanswered) from one made to a process that then did not answer, because KNH's
-// CONNECT_* and SEND_* retry budgets count them apart; axios does not expose that moment.
-import { Agent, request, type IncomingMessage } from 'node:http';
-import type { Socket } from 'node:net';
+// The real PeerTransport: JSON over HTTP to peers, every request bounded by a timeout, over
+// connections kept open between requests (peer-connections.ts, peer-exchange.ts).
 import type {
   Announcement,
   FailureReason,
@@ -17,10 +12,9 @@ import type {
 } from '../core/transport.js';
 import type { AnnouncementReply, ElectionAnswer, ElectionRequest } from '../election/messages.js';
 import type { SchemaName, SchemaRegistry } from '../wire/schemas.js';
-import { formatAddress, parseAddress } from '../core/node-ref.js';
+import { parseAddress } from '../core/node-ref.js';
 import { isLoopback } from './sender.js';
 import { RELAY_HOP_MS } from '../prober/indirect.js';
-import { onAbort } from '../core/on-abort.js';
 import type { PeerAuth } from '../auth/peer-auth.js';
 import { AUTH_HEADER, signedPath } from '../auth/signature.js';
 import {
@@ -29,15 +23,11 @@ import {
   TAKES_HEARTBEATS,
   type ProbeHeartbeat,
 } from './probe-heartbeat.js';
+import { PeerConnections } from './peer-connections.js';
+import { exchange } from './peer-exchange.js';
 
 const MAX_RESPONSE_BYTES = 1024 * 1024;
-const CONNECT_ERRORS: Record<string, FailureReason> = {
-  ECONNREFUSED: 'refused',
-  EHOSTUNREACH: 'unreachable',
-  ENETUNREACH: 'unreachable',
-  EHOSTDOWN: 'unreachable',
-  EADDRNOTAVAIL: 'unreachable',
-};
+const NO_BODY = Buffer.alloc(0);
 
 export interface PeerClientOptions {
   schemas: SchemaRegistry;
@@ -74,93 +64,30 @@ export interface PeerClient extends PeerTransport {
   takesHeartbeats(address: string): boolean;
   /** Forgets peers no longer listed (the set stays bounded as pod IPs come and go). */
   keepOnly(listed: ReadonlySet<string>): void;
-}
-
-/**
- * Connections to peers are kept open between requests: a probe then costs one round trip, and a
- * lost packet costs a retransmission (~200 ms) rather than a new handshake (a lost SYN costs 1 s).
- * A request that fails or times out destroys its socket, so a dead peer's socket is never reused.
- *
- * One agent per peer: Node's agent looks for an idle socket that timed out among the free sockets
- * of every host it serves, so one agent for 5,000 peers spent 18% of the coordinator's CPU there.
- * One connection is kept per peer; a second, opened while two requests to a peer overlap (a probe
- * of a relay busy with an indirect probe must not wait behind it), closes once it is free.
- */
-export class PeerAgents {
-  private readonly agents = new Map<string, Agent>();
-  private sweptAtMs: number;
-
-  constructor(
-    private readonly now: () => number = () => performance.now(),
-    /** How often agents left without a socket (peers gone, or dead) are dropped. */
-    private readonly sweepEveryMs = 60_000,
-  ) {
-    this.sweptAtMs = now();
-  }
-
-  /** The agent for requests to `address` (ip:port). */
-  for(address: string): Agent {
-    if (this.now() - this.sweptAtMs >= this.sweepEveryMs) this.sweep();
-    let agent = this.agents.get(address);
-    if (!agent) {
-      // Idle sockets close after 4 s, before the peer's server would (5 s): never a request on a
-      // socket the other side is closing.
-      agent = new Agent({
-        keepAlive: true,
-        keepAliveMsecs: 1_000,
-        maxFreeSockets: 1,
-        timeout: 4_000,
-      });
-      this.agents.set(address, agent);
-    }
-    return agent;
-  }
-
-  get size(): number {
-    return this.agents.size;
-  }
-
-  private sweep(): void {
-    this.sweptAtMs = this.now();
-    for (const [address, agent] of this.agents) {
-      if (isEmpty(agent.sockets) && isEmpty(agent.freeSockets) && isEmpty(agent.requests)) {
-        this.agents.delete(address);
-      }
-    }
-  }
-}
-
-function isEmpty(byHost: object): boolean {
-  return Object.keys(byHost).length === 0;
-}
-
-/** Where a request goes: the peer's IP (bare, IPv6 too), port and path. */
-interface Destination {
-  hostname: string;
-  port: number;
-  path: string;
+  /** Closes the connections kept open to peers (at shutdown). */
+  closeIdle(): void;
 }
 
 interface Call {
-  url: Destination;
+  /** The peer's address (ip:port) as discovery lists it: the signature is for it alone. */
+  target: string;
+  host: string;
+  port: number;
+  path: string;
   method: 'GET' | 'POST';
   body?: unknown;
   /** Schema the answer must match; none: any 2xx is success. */
   schema?: SchemaName;
   timeoutMs: number;
   signal?: AbortSignal;
-  /** A keep-alive agent; none: a new connection per request. */
-  agent?: Agent;
   /** Source IP to connect from. */
   localAddress?: string;
   /** Signs the request, and requires a signed answer. */
   auth?: PeerAuth | null;
-  /** The peer's address (ip:port) as discovery lists it: the signature is for it alone. */
-  target?: string;
   /** Further request headers. */
   headers?: Record<string, string>;
-  /** Sees the answer's status line and headers as they come. */
-  onResponse?: (res: IncomingMessage) => void;
+  /** Sees the headers of a whole answer, whatever its status. */
+  onResponse?: (headers: ReadonlyMap<string, string>) => void;
 }
 
 /**
@@ -180,157 +107,90 @@ function serialized(body: unknown): Buffer {
   return bytes;
 }
 
-export function call<T>(
+async function call<T>(
+  connections: PeerConnections,
   {
-    url,
+    target,
+    host,
+    port,
+    path,
     method,
     body,
     schema,
     timeoutMs,
     signal,
-    agent,
     localAddress,
     auth,
-    target,
     headers,
     onResponse,
   }: Call,
   schemas: SchemaRegistry,
 ): Promise<Outcome<T>> {
-  const started = performance.now();
   const payload = body === undefined ? undefined : serialized(body);
   const signed = auth
-    ? auth.signRequest(
-        method,
-        signedPath(target ?? formatAddress(url.hostname, url.port), url.path),
-        payload ?? Buffer.alloc(0),
-      )
+    ? auth.signRequest(method, signedPath(target, path), payload ?? NO_BODY)
     : null;
-  return new Promise((resolve) => {
-    let connected = false;
-    let settled = false;
-    const finish = (outcome: Outcome<T>) => {
-      if (settled) return;
-      settled = true;
-      clearTimeout(timer);
-      stopListening?.();
-      resolve(outcome);
-    };
-    const fail = (
-      reason: FailureReason,
-      detail: string,
-      phase: 'connect' | 'send' = connected ? 'send' : 'connect',
-    ) => finish({ ok: false, reason, phase, detail, latencyMs: performance.now() - started });
-
-    const req = request({
-      hostname: url.hostname,
-      port: url.port,
-      path: url.path,
-      method,
-      agent: agent ?? false,
-      ...(localAddress ? { localAddress } : {}),
-      headers: {
-        accept: 'application/json',
-        ...(payload
-          ? { 'content-type': 'application/json', 'content-length': payload.length }
-          : {}),
-        ...(signed ? { [AUTH_HEADER]: signed.header } : {}),
-        ...headers,
-      },
-    });
-    const onTimeout = (rechecked: boolean) => {
-      // The answer may be waiting unread: timers run before I/O in each turn of the loop, and a
-      // busy process (a blocked or starved event loop, thousands of sockets ready at once) reads
-      // it late, whether or not this timer itself fired late. Let the pending I/O run once
-      // (setImmediate comes after it) before calling the peer slow, so an overloaded coordinator
-      // does not take its own lateness for a dead peer or a broken path.
-      if (!rechecked) {
-        setImmediate(() => onTimeout(true));
-        return;
-      }
-      // Answered meanwhile: its socket may already carry another request to the peer.
-      if (settled) return;
-      fail(
-        connected ? 'timeout' : 'connect-timeout',
-        `no ${connected ? 'answer' : 'connection'} within ${timeoutMs} ms`,
-      );
-      req.destroy();
-    };
-    const timer = setTimeout(() => onTimeout(false), timeoutMs);
-    const abort = () => {
-      fail('aborted', 'aborted');
-      req.destroy();
-    };
-    const stopListening = signal && !signal.aborted ? onAbort(signal, abort) : null;
-    if (signal?.aborted) abort();
-
-    req.on('socket', (socket: Socket) => {
-      if (!socket.connecting) connected = true;
-      else socket.once('connect', () => (connected = true));
-    });
-    req.on('error', (err: NodeJS.ErrnoException) => {
-      const code = err.code ?? 'ERROR';
-      const connectReason = connected ? undefined : CONNECT_ERRORS[code];
-      if (connectReason) fail(connectReason, code, 'connect');
-      else fail(connected ? 'reset' : 'unreachable', code);
-    });
-    req.on('response', (res) => {
-      onResponse?.(res);
-      const chunks: Buffer[] = [];
-      let size = 0;
-      res.on('data', (chunk: Buffer) => {
-        size += chunk.length;
-        if (size > MAX_RESPONSE_BYTES) {
-          fail('bad-response', `answer larger than ${MAX_RESPONSE_BYTES} bytes`);
-          req.destroy();
-        } else chunks.push(chunk);
-      });
-      res.on('error', (err: NodeJS.ErrnoException) => fail('reset', err.code ?? err.message));
-      res.on('end', () => {
-        const status = res.statusCode ?? 0;
-        if (status < 200 || status >= 300) {
-          fail('http-status', `HTTP ${status}`);
-          return;
-        }
-        const header = res.headers[AUTH_HEADER];
-        if (
-          auth &&
-          signed &&
-          !auth.verifyResponse(
-            signed.nonce,
-            status,
-            typeof header === 'string' ? header : undefined,
-            Buffer.concat(chunks),
-          )
-        ) {
-          fail('bad-response', 'answer not signed with the peer secret');
-          return;
-        }
-        if (!schema) {
-          finish({ ok: true, value: undefined as T, latencyMs: performance.now() - started });
-          return;
-        }
-        let value: unknown;
-        try {
-          value = JSON.parse(Buffer.concat(chunks).toString('utf8'));
-        } catch {
-          fail('bad-response', 'answer is not JSON');
-          return;
-        }
-        const check = schemas.check(schema, value);
-        if (!check.ok) fail('bad-response', `answer fails ${schema}: ${check.errors.join('; ')}`);
-        else finish({ ok: true, value: value as T, latencyMs: performance.now() - started });
-      });
-    });
-    req.end(payload);
+  const exchanged = await exchange(connections, {
+    key: target,
+    host,
+    port,
+    ...(localAddress ? { localAddress } : {}),
+    method,
+    path,
+    headers: {
+      accept: 'application/json',
+      ...(payload ? { 'content-type': 'application/json' } : {}),
+      ...(signed ? { [AUTH_HEADER]: signed.header } : {}),
+      ...headers,
+    },
+    ...(payload ? { body: payload } : {}),
+    timeoutMs,
+    ...(signal ? { signal } : {}),
+    maxBodyBytes: MAX_RESPONSE_BYTES,
   });
+  if (!exchanged.ok) return exchanged;
+  const { response, latencyMs } = exchanged;
+  const fail = (reason: FailureReason, detail: string): Outcome<T> => ({
+    ok: false,
+    reason,
+    phase: 'send',
+    detail,
+    latencyMs,
+  });
+  onResponse?.(response.headers);
+  if (response.status < 200 || response.status >= 300) {
+    return fail('http-status', `HTTP ${response.status}`);
+  }
+  if (
+    auth &&
+    signed &&
+    !auth.verifyResponse(
+      signed.nonce,
+      response.status,
+      response.headers.get(AUTH_HEADER),
+      response.body,
+    )
+  ) {
+    return fail('bad-response', 'answer not signed with the peer secret');
+  }
+  if (!schema) return { ok: true, value: undefined as T, latencyMs };
+  let value: unknown;
+  try {
+    value = JSON.parse(response.body.toString('utf8'));
+  } catch {
+    return fail('bad-response', 'answer is not JSON');
+  }
+  const check = schemas.check(schema, value);
+  if (!check.ok) return fail('bad-response', `answer fails ${schema}: ${check.errors.join('; ')}`);
+  return { ok: true, value: value as T, latencyMs };
 }
 
 /** A request to a peer; an address that is not ip:port fails like an unreachable peer. */
 function toPeer<T>(
+  connections: PeerConnections,
   address: string,
   path: string,
-  rest: Omit<Call, 'url'>,
+  rest: Omit<Call, 'target' | 'host' | 'port' | 'path'>,
   schemas: SchemaRegistry,
 ): Promise<Outcome<T>> {
   const parsed = parseAddress(address);
@@ -344,7 +204,8 @@ function toPeer<T>(
     });
   }
   return call<T>(
-    { url: { hostname: parsed.ip, port: parsed.port, path }, target: address, ...rest },
+    connections,
+    { target: address, host: parsed.ip, port: parsed.port, path, ...rest },
     schemas,
   );
 }
@@ -359,7 +220,7 @@ export function peerClient({
   heartbeat,
   onHeartbeatRefused,
 }: PeerClientOptions): PeerClient {
-  const agents = new PeerAgents();
+  const connections = new PeerConnections();
   /** Peers whose last answer to a probe said they take heartbeats in probes. */
   const takers = new Set<string>();
   // 127.0.0.1 is already the kernel's source for every 127/8 destination: no bind (a bind picks
@@ -368,11 +229,16 @@ export function peerClient({
     isLoopback(ownIp) && ownIp !== '127.0.0.1' && isLoopback(parseAddress(address)?.ip)
       ? { localAddress: ownIp }
       : {};
-  const send = async <T>(address: string, path: string, rest: Omit<Call, 'url' | 'agent'>) => {
+  const send = async <T>(
+    address: string,
+    path: string,
+    rest: Omit<Call, 'target' | 'host' | 'port' | 'path'>,
+  ) => {
     const outcome = await toPeer<T>(
+      connections,
       address,
       path,
-      { ...rest, agent: agents.for(address), ...bindFor(address) },
+      { ...rest, ...bindFor(address) },
       schemas,
     );
     if (outcome.ok) onAnswer?.(address);
@@ -388,8 +254,8 @@ export function peerClient({
         timeoutMs,
         signal,
         ...(beat ? { headers: heartbeatHeaders(beat, address, auth) } : {}),
-        onResponse: (res) => {
-          if (res.headers[HEARTBEAT_HEADER] === TAKES_HEARTBEATS) takers.add(address);
+        onResponse: (headers) => {
+          if (headers.get(HEARTBEAT_HEADER) === TAKES_HEARTBEATS) takers.add(address);
           else if (takers.delete(address) && beat) onHeartbeatRefused?.(address);
         },
       }).then((outcome) => {
@@ -399,6 +265,7 @@ export function peerClient({
       });
     },
     takesHeartbeats: (address) => takers.has(address),
+    closeIdle: () => connections.closeIdle(),
     keepOnly: (listed) => {
       for (const address of takers) if (!listed.has(address)) takers.delete(address);
     },

@@ -1,10 +1,10 @@
 // The peer client against real local servers: every failure becomes a value with its phase.
 import { spawn } from 'node:child_process';
-import { request, type IncomingMessage, type ServerResponse } from 'node:http';
+import type { IncomingMessage, ServerResponse } from 'node:http';
 import { expect } from 'chai';
 import type { Announcement, PingResponse } from '../../src/core/transport.js';
 import type { ElectionAnswer } from '../../src/election/messages.js';
-import { PeerAgents, peerClient } from '../../src/http/peer-client.js';
+import { peerClient } from '../../src/http/peer-client.js';
 import { listen, type HttpServer } from '../../src/http/server.js';
 import { loadSchemas } from '../../src/wire/schemas.js';
 
@@ -192,39 +192,5 @@ describe('peer client', () => {
   it('reports an address that is not ip:port as unreachable, never throwing', async () => {
     const outcome = await client.ping('node-a:8080');
     expect(outcome).to.deep.include({ ok: false, reason: 'unreachable', phase: 'connect' });
-  });
-});
-
-describe('peer agents', () => {
-  it('keeps one agent per peer, and drops those left without a connection each minute', async () => {
-    const server = await listen(
-      (_req: IncomingMessage, res: ServerResponse) => res.end('{}'),
-      '127.0.0.1',
-      0,
-    );
-    let now = 0;
-    const agents = new PeerAgents(() => now, 60_000);
-    const live = `127.0.0.1:${server.port}`;
-    const agent = agents.for(live);
-    expect(agents.for(live)).to.equal(agent);
-    agents.for('127.0.0.1:1');
-    expect(agents.size).to.equal(2);
-    // A kept-open connection to the live peer.
-    await new Promise<void>((resolve, reject) => {
-      const req = request({ host: '127.0.0.1', port: server.port, path: '/', agent }, (res) => {
-        res.resume();
-        res.on('end', () => resolve());
-      });
-      req.on('error', reject);
-      req.end();
-    });
-    now = 59_999;
-    agents.for(live);
-    expect(agents.size).to.equal(2);
-    now = 60_000;
-    expect(agents.for(live)).to.equal(agent);
-    expect(agents.size).to.equal(1);
-    agent.destroy();
-    await server.close();
   });
 });
