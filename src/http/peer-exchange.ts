@@ -54,6 +54,16 @@ export function exchange(connections: PeerConnections, request: PeerRequest): Pr
   const started = performance.now();
   const bytes = head(request);
   const { body, timeoutMs, signal } = request;
+  // Stopped before it began: the peer's kept connection stays kept.
+  if (signal?.aborted) {
+    return Promise.resolve({
+      ok: false,
+      reason: 'aborted',
+      phase: 'connect',
+      detail: 'aborted',
+      latencyMs: 0,
+    });
+  }
   return new Promise((resolve) => {
     const connection = connections.acquire(request);
     const parser = new ResponseParser(request.maxBodyBytes);
@@ -95,7 +105,7 @@ export function exchange(connections: PeerConnections, request: PeerRequest): Pr
     };
     const timer = setTimeout(() => onTimeout(false), timeoutMs);
     const abort = () => fail('aborted', 'aborted');
-    const stopListening = signal && !signal.aborted ? onAbort(signal, abort) : null;
+    const stopListening = signal ? onAbort(signal, abort) : null;
 
     connection.attach({
       connected: () => (connected = true),
@@ -125,10 +135,6 @@ export function exchange(connections: PeerConnections, request: PeerRequest): Pr
           fail(connected ? 'reset' : 'unreachable', step.kind === 'error' ? step.detail : 'closed');
       },
     });
-    if (signal?.aborted) {
-      abort();
-      return;
-    }
     const { socket } = connection;
     if (body && body.length > 0) {
       socket.cork();

@@ -8,6 +8,7 @@ export const MAX_HEADER_BYTES = 16 * 1024;
 /** A chunk-size line (hex size and extensions) longer than this is not a real one. */
 const MAX_CHUNK_LINE_BYTES = 1024;
 const CRLF = Buffer.from('\r\n');
+const EMPTY = Buffer.alloc(0);
 const HEADER_END = Buffer.from('\r\n\r\n');
 const STATUS_LINE = /^HTTP\/1\.([01]) (\d{3})(?: [^\r\n]*)?$/;
 const HEADER_NAME = /^[!#$%&'*+\-.^_`|~0-9A-Za-z]+$/;
@@ -36,7 +37,9 @@ export class ResponseParser {
   private pending: Buffer = Buffer.alloc(0);
   private head: { status: number; headers: Map<string, string>; keepAlive: boolean } | null = null;
   private framing: Framing | null = null;
-  private readonly chunks: Buffer[] = [];
+  /** The body so far (its first `bodyBytes`): a view of the bytes read, or once in pieces a copy. */
+  private bodySoFar: Buffer = EMPTY;
+  private bodyOwned = false;
   private bodyBytes = 0;
   private result: ParseStep | null = null;
 
@@ -208,12 +211,26 @@ export class ResponseParser {
     }
   }
 
-  /** Keeps `n` bytes of body from the front of `pending`; false if that makes it too large. */
+  /**
+   * Keeps `n` bytes of body from the front of `pending`; false if that makes it too large. One
+   * buffer, doubled as it fills: a body sent a byte at a time costs its size, not a Buffer each.
+   */
   private take(n: number): boolean {
     if (n === 0) return true;
-    this.bodyBytes += n;
-    if (this.bodyBytes > this.maxBodyBytes) return false;
-    this.chunks.push(this.pending.subarray(0, n));
+    const size = this.bodyBytes + n;
+    if (size > this.maxBodyBytes) return false;
+    const bytes = this.pending.subarray(0, n);
+    if (this.bodyBytes === 0) this.bodySoFar = bytes;
+    else {
+      if (!this.bodyOwned || size > this.bodySoFar.length) {
+        const grown = Buffer.allocUnsafe(Math.min(this.maxBodyBytes, Math.max(2 * size, 4096)));
+        this.bodySoFar.copy(grown, 0, 0, this.bodyBytes);
+        this.bodySoFar = grown;
+        this.bodyOwned = true;
+      }
+      bytes.copy(this.bodySoFar, this.bodyBytes);
+    }
+    this.bodyBytes = size;
     return true;
   }
 
@@ -223,7 +240,7 @@ export class ResponseParser {
 
   private finish(trailing: boolean): ParseStep {
     const head = this.head!;
-    const body = this.chunks.length === 1 ? this.chunks[0]! : Buffer.concat(this.chunks);
+    const body = this.bodySoFar.subarray(0, this.bodyBytes);
     return {
       kind: 'done',
       response: { status: head.status, headers: head.headers, body, keepAlive: head.keepAlive },

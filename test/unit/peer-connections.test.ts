@@ -37,19 +37,19 @@ const waitFor = (what: string, holds: () => boolean, timeoutMs = 2_000) =>
 
 const open = (peer: Peer) => peer.sockets.filter((s) => !s.destroyed).length;
 
-function get(connections: PeerConnections, peer: Peer, timeoutMs = 2_000) {
-  const request: PeerRequest = {
-    key: `127.0.0.1:${peer.port}`,
-    host: '127.0.0.1',
-    port: peer.port,
-    method: 'GET',
-    path: '/ping',
-    headers: {},
-    timeoutMs,
-    maxBodyBytes: 1024,
-  };
-  return exchange(connections, request);
-}
+const request = (peer: Peer, timeoutMs = 2_000): PeerRequest => ({
+  key: `127.0.0.1:${peer.port}`,
+  host: '127.0.0.1',
+  port: peer.port,
+  method: 'GET',
+  path: '/ping',
+  headers: {},
+  timeoutMs,
+  maxBodyBytes: 1024,
+});
+
+const get = (connections: PeerConnections, peer: Peer, timeoutMs = 2_000) =>
+  exchange(connections, request(peer, timeoutMs));
 
 describe('peer connections', function () {
   this.timeout(20_000);
@@ -80,6 +80,17 @@ describe('peer connections', function () {
     await waitFor('the second one closed', () => open(peer) === 1, 2_000);
     expect((await get(connections, peer)).ok).to.be.true;
     expect(peer.sockets, 'the kept one reused').to.have.length(2);
+  });
+
+  it('leaves the kept connection alone for a request aborted before it began', async () => {
+    expect((await get(connections, peer)).ok).to.be.true;
+    const stopped = new AbortController();
+    stopped.abort();
+    const outcome = await exchange(connections, { ...request(peer), signal: stopped.signal });
+    expect(outcome).to.deep.include({ ok: false, reason: 'aborted', phase: 'connect' });
+    expect(connections.idleCount).to.equal(1);
+    expect((await get(connections, peer)).ok).to.be.true;
+    expect(peer.sockets, 'reused').to.have.length(1);
   });
 
   it('closes a connection left idle', async () => {

@@ -83,6 +83,15 @@ describe('HTTP response parser', () => {
     );
   });
 
+  it('reads a body sent a byte at a time, in as many chunks and reads', () => {
+    const body = 'abcdefghij'.repeat(100);
+    const chunks = [...body].map((c) => `1\r\n${c}\r\n`).join('');
+    const text = `HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n${chunks}0\r\n\r\n`;
+    const reads = [...Buffer.from(text, 'latin1')].map((byte) => Buffer.from([byte]));
+    expect(done(parse(reads, false, 4096)).body).to.equal(body);
+    expect(failed(parse(reads, false, 999))).to.match(/larger than 999 bytes/);
+  });
+
   it('does not keep a connection the server closes or cannot frame for reuse', () => {
     const closing = `HTTP/1.1 200 OK\r\nConnection: close\r\nContent-Length: 2\r\n\r\n{}`;
     expect(done(parse([closing])).keepAlive).to.be.false;
