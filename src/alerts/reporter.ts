@@ -79,6 +79,9 @@ function isOpen(
     : r.brokenPath?.sinceMs === incident;
 }
 
+/** Which reason a coalesced cluster status gives: the first report of a term, then a change. */
+const REASON_RANK: Record<ClusterStatusReason, number> = { periodic: 0, change: 1, election: 2 };
+
 /** Handlers run synchronously from the prober's callbacks; they only queue work. */
 export class Reporter {
   private leadership: Leadership | null = null;
@@ -101,6 +104,8 @@ export class Reporter {
    * round over 5,000 peers must not scan every record for each), rebuilt the next round.
    */
   private ids: IdIndex | null = null;
+  /** The cluster status queued in the outbox and not yet built, and for which term. */
+  private clusterStatusWaiting: { lead: Leadership; reason: ClusterStatusReason } | null = null;
 
   constructor(private readonly opts: ReporterOptions) {}
 
@@ -336,6 +341,23 @@ export class Reporter {
   private sendClusterStatus(reason: ClusterStatusReason): void {
     const lead = this.leadership;
     if (!lead) return;
+    // One cluster status waits in the outbox at a time, built when its turn comes: it carries
+    // every change made meanwhile. A storm of changes (thousands of peers suspect at once) then
+    // costs one snapshot per turn, not a 5,000-peer snapshot held in memory for each change.
+    const waiting = this.clusterStatusWaiting;
+    if (waiting?.lead === lead) {
+      if (REASON_RANK[reason] > REASON_RANK[waiting.reason]) waiting.reason = reason;
+      return;
+    }
+    const entry = { lead, reason };
+    this.clusterStatusWaiting = entry;
+    this.send(() => {
+      if (this.clusterStatusWaiting === entry) this.clusterStatusWaiting = null;
+      this.postClusterStatus(entry.lead, entry.reason);
+    });
+  }
+
+  private postClusterStatus(lead: Leadership, reason: ClusterStatusReason): void {
     const payload = clusterStatusPayload({
       records: lead.records(),
       coordinator: this.opts.self,
@@ -356,9 +378,7 @@ export class Reporter {
       },
       `cluster status (${reason}): ${alive}/${payload.peer_map.length} peers alive`,
     );
-    this.send(() => {
-      this.opts.notifier.clusterStatus(payload);
-    });
+    this.opts.notifier.clusterStatus(payload);
   }
 
   /**

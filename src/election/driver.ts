@@ -135,6 +135,9 @@ export class ElectionDriver {
   private inheritedEvents: PeerStatusPayload[] = [];
   private inheritedAlertList: Alert[] = [];
   private readonly tickMs: number;
+  /** A large mesh's verdicts on their way to the successors, and the sharing queued behind. */
+  private successorsSharing: Promise<void> | null = null;
+  private successorsNext: Promise<void> | null = null;
   /** The announcement launched by the latest dispatch, for shareNow() to await. */
   private lastAnnouncement: Promise<void> | null = null;
   private lastTick: number | null = null;
@@ -239,18 +242,41 @@ export class ElectionDriver {
    */
   async shareNow(maxWaitMs: number): Promise<void> {
     if (this.state.role === 'coordinator' && this.state.peers.length > FULL_VIEW_PEERS) {
-      // A large mesh: only the successors take the verdicts; the others' heartbeats go on as due.
-      const listed = new Set(this.state.peers);
-      const successors = this.successorsNow();
-      const to = successors.filter((a) => listed.has(a));
-      const sent = this.background(this.announce(this.state.epoch, to, successors), 'announcement');
-      await waitAtMost(this.opts.clock, sent, maxWaitMs);
+      await waitAtMost(this.opts.clock, this.shareWithSuccessors(), maxWaitMs);
       return;
     }
     this.lastAnnouncement = null;
     this.dispatch({ type: 'share', now: this.opts.clock.now() });
     const sent = this.lastAnnouncement as Promise<void> | null;
     if (sent) await waitAtMost(this.opts.clock, sent, maxWaitMs);
+  }
+
+  /**
+   * A large mesh: only the successors take the verdicts (a megabyte at 5,000 peers); the others'
+   * heartbeats go on as due. One such announcement is in flight at a time, and at most one waits
+   * behind it, built when it goes: a storm of verdict changes (thousands of peers suspect at once)
+   * then costs one view in flight, not one per change, each held until its successors answer.
+   */
+  private shareWithSuccessors(): Promise<void> {
+    if (this.successorsNext) return this.successorsNext;
+    if (this.successorsSharing) {
+      const next = this.successorsSharing.then(() => {
+        this.successorsNext = null;
+        return this.shareWithSuccessors();
+      });
+      this.successorsNext = next;
+      return next;
+    }
+    if (this.state.role !== 'coordinator') return Promise.resolve();
+    const listed = new Set(this.state.peers);
+    const successors = this.successorsNow();
+    const to = successors.filter((a) => listed.has(a));
+    const sent = this.background(this.announce(this.state.epoch, to, successors), 'announcement');
+    const sharing = sent.finally(() => {
+      if (this.successorsSharing === sharing) this.successorsSharing = null;
+    });
+    this.successorsSharing = sharing;
+    return sharing;
   }
 
   setPeers(peers: readonly string[]): void {

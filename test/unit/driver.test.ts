@@ -746,6 +746,30 @@ describe('ElectionDriver: announcements in a large mesh', () => {
     n.driver.stop();
   });
 
+  it('keeps one view in flight to the successors however many decisions share at once', async () => {
+    const n = node(TOP, many, { announce: acceptedBy(TOP) });
+    n.driver.start();
+    await n.clock.advanceAsync(0);
+    await n.clock.advanceAsync(200);
+    n.sent.length = 0;
+    n.setView(many.map((p) => view(p, 'alive')));
+    // A storm: 50 decisions in one turn, the verdicts changing after the first went out.
+    const shares = Array.from({ length: 50 }, () => n.driver.shareNow(100));
+    n.setView(many.map((p) => view(p, 'suspect')));
+    await Promise.all(shares);
+    const successors = many.slice(-3).map((p) => p.address);
+    expect(n.sent.map((s) => s.to)).to.have.members([...successors, ...successors]);
+    const healths = (s: { announcement: Announcement }) =>
+      new Set(s.announcement.peers.map((v) => v.health));
+    expect(n.sent.slice(0, 3).map(healths), 'the first').to.deep.equal(
+      successors.map(() => new Set(['alive'])),
+    );
+    expect(n.sent.slice(3).map(healths), 'the one behind it: the latest').to.deep.equal(
+      successors.map(() => new Set(['suspect'])),
+    );
+    n.driver.stop();
+  });
+
   it('shares a decision with its successors only, and keeps every heartbeat on time', async () => {
     const n = node(TOP, many, { announce: acceptedBy(TOP) });
     n.driver.start();

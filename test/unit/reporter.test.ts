@@ -139,17 +139,44 @@ function deadAlertFrom(coordinator: typeof SELF): PeerStatusPayload {
 }
 
 describe('Reporter', () => {
-  it('sends a change status when a confirmation changed a verdict, but not before the election status', () => {
+  it('sends a change status when a confirmation changed a verdict, but not before the election status', async () => {
     const { reporter, lead, posted, clock } = setup();
     lead();
     reporter.onVerdictsChanged();
     expect(posted(), "the first round's election status will carry it").to.deep.equal([]);
     reporter.onRound(round(1, 1));
+    await clock.advanceAsync(0);
     reporter.onVerdictsChanged();
-    return clock.advanceAsync(10).then(() => {
-      const reasons = posted().map((b) => ('reason' in b ? b.reason : b.event));
-      expect(reasons).to.deep.equal(['election', 'change']);
-    });
+    await clock.advanceAsync(10);
+    const reasons = posted().map((b) => ('reason' in b ? b.reason : b.event));
+    expect(reasons).to.deep.equal(['election', 'change']);
+  });
+
+  it('folds changes made while a cluster status waits its turn into it, built when sent', async () => {
+    const { reporter, lead, posted, clock, setRecords } = setup();
+    lead();
+    reporter.onRound(round(1));
+    await clock.advanceAsync(0);
+    // A storm: many changes before the outbox's next turn, the peers changing meanwhile.
+    reporter.onRound(round(2, 1));
+    for (let i = 0; i < 100; i++) reporter.onVerdictsChanged();
+    setRecords([alive('10.0.0.1:8080', 'a@10.0.0.1', 1).record]);
+    await clock.advanceAsync(0);
+    const statuses = posted() as ClusterStatusPayload[];
+    expect(statuses.map((s) => s.reason)).to.deep.equal(['election', 'change']);
+    expect(
+      statuses[1]!.peer_map.map((p) => p.address),
+      'the latest peers',
+    ).to.deep.equal(['10.0.0.1:8080']);
+    // A change folded into the term's first report leaves it the election status.
+    const fresh = setup();
+    fresh.lead();
+    fresh.reporter.onRound(round(1));
+    fresh.reporter.onVerdictsChanged();
+    await fresh.clock.advanceAsync(0);
+    expect((fresh.posted() as ClusterStatusPayload[]).map((s) => s.reason)).to.deep.equal([
+      'election',
+    ]);
   });
 
   it('sends a peer_dead only after the verdicts were shared, then a recovery with the same incident', async () => {
@@ -506,11 +533,10 @@ describe('Reporter', () => {
     const { clock, reporter, posted, setRecords, lead } = setup();
     lead();
     setRecords([alive('10.0.0.1:8080', 'a@10.0.0.1', 1).record]);
-    reporter.onRound(round(1));
-    reporter.onRound(round(2));
-    reporter.onRound(round(3, 1));
-    reporter.onRound(round(4, 0, 1));
-    await clock.advanceAsync(0);
+    for (const r of [round(1), round(2), round(3, 1), round(4, 0, 1)]) {
+      reporter.onRound(r);
+      await clock.advanceAsync(0);
+    }
     const reasons = posted().map((b) => (b as ClusterStatusPayload).reason);
     expect(reasons).to.deep.equal(['election', 'change', 'change']);
   });
@@ -519,6 +545,7 @@ describe('Reporter', () => {
     const { clock, reporter, posted, lead, setSuspicion } = setup();
     lead();
     reporter.onRound(round(1));
+    await clock.advanceAsync(0);
     setSuspicion({ suspect: true, unreachable: 3, considered: 4 });
     reporter.onRound(round(2, 3));
     await clock.advanceAsync(0);
