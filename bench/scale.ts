@@ -75,6 +75,11 @@ export interface ScaleRun {
   connections: number | null;
   deadMs: number | null;
   blackholeMs: number | null;
+  /**
+   * A zone lost: every third peer crashed at once. How many, how many peer_dead came within
+   * ZONE_WAIT_MS and when the last did, and the coordinator's RSS meanwhile (null: not run).
+   */
+  zone: { size: number; reported: number; lastMs: number | null; rssMaxBytes: number } | null;
   /** peer_dead webhooks for peers neither killed nor black-holed. */
   falseDead: string[];
   /** Such peers the coordinator logged as dead, webhook received or not. */
@@ -270,7 +275,9 @@ async function startCoordinator(
   const sampler = setInterval(() => {
     const rss = rssOf(pid);
     if (rss === null) return;
-    run.rssMaxBytes = Math.max(run.rssMaxBytes ?? 0, rss);
+    // The zone loss has its own row: the target is for running, not for a lost third.
+    if (run.zone) run.zone.rssMaxBytes = Math.max(run.zone.rssMaxBytes, rss);
+    else run.rssMaxBytes = Math.max(run.rssMaxBytes ?? 0, rss);
     // The machine is shared: a coordinator swelling past this is stopped, not waited for.
     if (rss > maxRssMb * 2 ** 20) {
       stderr.push(`killed by the bench: RSS over BENCH_SCALE_MAX_RSS_MB=${maxRssMb}`);
@@ -364,6 +371,45 @@ async function timeToDead(
   );
 }
 
+/** How long the bench waits for every peer_dead of a lost zone. */
+const ZONE_WAIT_MS = 60_000;
+
+/**
+ * Every third peer (those not failed already) crashes at once, as when a zone is lost; waits for
+ * each one's peer_dead and records when the last came.
+ */
+async function loseZone(
+  run: ScaleRun,
+  receiver: Receiver,
+  c: Coordinator,
+  sim: SimulatorProcess,
+  firstPort: number,
+  failed: Set<string>,
+): Promise<void> {
+  const zone = new Set<string>();
+  for (let i = 2; i < run.size; i += 3) {
+    const address = simulatedAddress(i, firstPort);
+    if (!failed.has(address)) zone.add(address);
+  }
+  for (const address of zone) failed.add(address);
+  run.zone = { size: zone.size, reported: 0, lastMs: null, rssMaxBytes: 0 };
+  const began = Date.now();
+  await Promise.all([...zone].map((address) => sim.die(address)));
+  const seen = new Set<string>();
+  const deadline = began + ZONE_WAIT_MS;
+  while (seen.size < zone.size && Date.now() < deadline) {
+    for (const w of receiver.received) {
+      const peer = deadPeerOf(w);
+      if (peer !== null && zone.has(peer) && !seen.has(peer)) {
+        seen.add(peer);
+        run.zone.lastMs = w.receivedMs - began;
+      }
+    }
+    await bounded(sleep(200), c.exited, 2_000, 'zone loss');
+  }
+  run.zone.reported = seen.size;
+}
+
 /** One size: a fresh simulator, coordinator and receiver, all stopped before it returns. */
 async function measureSize(
   size: number,
@@ -386,6 +432,7 @@ async function measureSize(
     connections: null,
     deadMs: null,
     blackholeMs: null,
+    zone: null,
     falseDead: [],
     falseDeclared: [],
     sim: null,
@@ -395,7 +442,7 @@ async function measureSize(
   /** Peers the bench crashed or black-holed: their peer_dead is expected. */
   const failed = new Set<string>();
   const secret = randomBytes(32).toString('hex');
-  const receiver = await new Receiver({ schemas: loadSchemas(), maxKept: 2_000 }).start();
+  const receiver = await new Receiver({ schemas: loadSchemas(), maxKept: 20_000 }).start();
   // What is running, for the teardown (and for an exit in the middle of the run).
   const live: { sim?: SimulatorProcess; mesh?: LocalMesh; c?: Coordinator } = {};
   const kill = () => {
@@ -448,6 +495,10 @@ async function measureSize(
     );
     // A few more rounds, for any false verdict the failures set off to show.
     await sleep(3_000);
+    await loseZone(run, receiver, c, sim, firstPort, failed);
+    say(
+      `zone of ${run.zone?.size} crashed at once: ${run.zone?.reported} peer_dead, the last after ${secs(run.zone?.lastMs ?? null)}; RSS max meanwhile ${mb(run.zone?.rssMaxBytes ?? 0)}`,
+    );
   } catch (err) {
     // A dead coordinator often shows first as its /proc entry gone: say how it exited, and why.
     const exit = live.c ? await Promise.race([live.c.exited, sleep(1_000).then(() => null)]) : null;
@@ -577,6 +628,17 @@ const ROWS: Row[] = [
     }),
   },
   {
+    name: `A zone lost: every third peer crashed at once → their peer_dead webhooks within ${ZONE_WAIT_MS / 1000} s, the last after; the coordinator's RSS max meanwhile`,
+    target: 'all',
+    cell: (r) =>
+      r.zone
+        ? {
+            text: `${r.zone.reported}/${r.zone.size}, ${secs(r.zone.lastMs)}; ${mb(r.zone.rssMaxBytes)}`,
+            ok: r.zone.reported === r.zone.size,
+          }
+        : { text: '—', ok: null },
+  },
+  {
     name: 'peer_dead or path_broken webhooks for peers never killed (and such peers the coordinator logged dead or path-broken)',
     target: '0',
     cell: (r) => ({
@@ -646,7 +708,7 @@ export async function runScaleBench({
     .map((r) => `- ${r.size} peers: stopped early: ${r.error}`);
   const markdown = `${SECTION}
 
-Produced by \`npm run bench\` (bench/scale.ts; alone: \`node dist/bench/scale-main.js\`) on ${facts.date}: one real knh coordinator (default settings, a random PEER_SECRET, LOG_LEVEL=debug for its round lines, ${process.env.BENCH_SCALE_NODE_OPTIONS === undefined ? "daemonset.yaml's NODE_OPTIONS" : 'BENCH_SCALE_NODE_OPTIONS'} \`${coordinatorNodeOptions()}\`) on ${COORDINATOR_IP}, a port above the ephemeral range, and ${sizes.join(' or ')} simulated peers in one other process (test/support/peer-simulator.ts: passive followers answering the real wire protocol, signed) on ${SIMULATED_IP}, one port each below it (so, as in a pod, no connection is bound to a source IP); webhooks to an in-process receiver. A ${windowSeconds} s steady window once a whole round has changed no verdict (start-up's work done) and every peer has heard a heartbeat, then one peer is crashed and another black-holed. ${facts.nproc} CPUs (${facts.cpu}), Node ${facts.node}, ${facts.os}; load average at start ${facts.load}. Whole run: ${Math.round((Date.now() - began) / 1000)} s.
+Produced by \`npm run bench\` (bench/scale.ts; alone: \`node dist/bench/scale-main.js\`) on ${facts.date}: one real knh coordinator (default settings, a random PEER_SECRET, LOG_LEVEL=debug for its round lines, ${process.env.BENCH_SCALE_NODE_OPTIONS === undefined ? "daemonset.yaml's NODE_OPTIONS" : 'BENCH_SCALE_NODE_OPTIONS'} \`${coordinatorNodeOptions()}\`) on ${COORDINATOR_IP}, a port above the ephemeral range, and ${sizes.join(' or ')} simulated peers in one other process (test/support/peer-simulator.ts: passive followers answering the real wire protocol, signed) on ${SIMULATED_IP}, one port each below it (so, as in a pod, no connection is bound to a source IP); webhooks to an in-process receiver. A ${windowSeconds} s steady window once a whole round has changed no verdict (start-up's work done) and every peer has heard a heartbeat, then one peer is crashed and another black-holed, then a zone is lost: every third peer crashed at once. ${facts.nproc} CPUs (${facts.cpu}), Node ${facts.node}, ${facts.os}; load average at start ${facts.load}. Whole run: ${Math.round((Date.now() - began) / 1000)} s.
 
 ${table(['Measurement', 'Target', ...runs.map((r) => `${r.size.toLocaleString('en-US')} peers`)], body)}
 ${errors.length > 0 ? `\n${errors.join('\n')}\n` : ''}

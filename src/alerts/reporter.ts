@@ -104,6 +104,8 @@ export class Reporter {
    * round over 5,000 peers must not scan every record for each), rebuilt the next round.
    */
   private ids: IdIndex | null = null;
+  /** Peer-status events queued in the outbox whose turn has not come: they go together. */
+  private batch: { payload: PeerStatusPayload; share: boolean }[] | null = null;
   /** The cluster status queued in the outbox and not yet built, and for which term. */
   private clusterStatusWaiting: { lead: Leadership; reason: ClusterStatusReason } | null = null;
 
@@ -434,20 +436,33 @@ export class Reporter {
   }
 
   private queue(payload: PeerStatusPayload, share: boolean): void {
-    const key = payload.dedup_key;
     this.opts.onSent?.(payload);
-    const shareFirst = share && this.opts.shareVerdicts ? this.opts.shareVerdicts : null;
+    // Events decided while others wait their turn go with them, after one sharing that covers
+    // them all (each is pending, so every announcement carries it): a lost zone of 1,666 peers
+    // is 1,666 webhooks after one sharing, not each after its own.
+    if (this.batch) {
+      this.batch.push({ payload, share });
+      return;
+    }
+    const batch = [{ payload, share }];
+    this.batch = batch;
     this.send(async () => {
-      if (shareFirst) await shareFirst();
-      // Settled either way: delivered, or given up / dropped (the queue logs those loudly). The
-      // followers hear at once, so a successor does not deliver it again.
-      const queued = this.opts.notifier.peerStatus(payload, (outcome) => {
-        this.pending.delete(key);
-        if (outcome === 'delivered') this.remember(key);
-        if (this.leadership) void this.opts.shareVerdicts?.();
-      });
-      if (!queued) this.pending.delete(key);
+      if (this.batch === batch) this.batch = null;
+      if (this.opts.shareVerdicts && batch.some((e) => e.share)) await this.opts.shareVerdicts();
+      for (const e of batch) this.post(e.payload);
     });
+  }
+
+  private post(payload: PeerStatusPayload): void {
+    const key = payload.dedup_key;
+    // Settled either way: delivered, or given up / dropped (the queue logs those loudly). The
+    // followers hear at once, so a successor does not deliver it again.
+    const queued = this.opts.notifier.peerStatus(payload, (outcome) => {
+      this.pending.delete(key);
+      if (outcome === 'delivered') this.remember(key);
+      if (this.leadership) void this.opts.shareVerdicts?.();
+    });
+    if (!queued) this.pending.delete(key);
   }
 
   private known(key: string): boolean {

@@ -258,10 +258,10 @@ export const SETTINGS = [
   {
     env: 'WEBHOOK_QUEUE_SIZE',
     type: { kind: 'int', min: 1, max: 1_000_000 },
-    default: '1000',
+    default: '10000',
     unit: 'events',
     description:
-      'Events waiting per receiver (besides the one being sent); past it the oldest waiting one is dropped with an error log.',
+      'Events waiting per receiver (besides the one being sent); past it the oldest waiting one is dropped with an error log. The default holds a peer-status event for every node of a 10,000-node cluster (about 1 KB each while waiting).',
     origin: 'knh',
   },
   {

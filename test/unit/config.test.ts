@@ -57,7 +57,7 @@ describe('loadConfig', () => {
       clusterStatusIntervalMs: 60_000,
       webhookTimeoutMs: 5_000,
       webhookRetryForMs: 600_000,
-      webhookQueueSize: 1_000,
+      webhookQueueSize: 10_000,
       logLevel: 'info',
       dryRun: false,
       maxMemoryMiB: null,

@@ -179,6 +179,33 @@ describe('Reporter', () => {
     ]);
   });
 
+  it('sends the events decided while a sharing is under way after one more sharing, all together', async () => {
+    const { clock, reporter, order, peerPosts, release, setRecords, lead } = setup();
+    lead();
+    const peers = Array.from({ length: 50 }, (_, i) =>
+      alive(`10.0.1.${i + 1}:8080`, `p${i}@10.0.1.${i + 1}`, 1),
+    );
+    const deaths = peers.map((p) => confirmed(p.record, 1_000).verdict);
+    setRecords(deaths.map((d) => d.record));
+    reporter.onJudgement(deaths[0]!);
+    await clock.advanceAsync(0);
+    expect(order, 'the first shares').to.deep.equal(['share']);
+    // A lost zone: the rest die while the first event's sharing is under way.
+    for (const d of deaths.slice(1)) reporter.onJudgement(d);
+    await clock.advanceAsync(0);
+    expect(peerPosts(), 'none before its sharing').to.have.length(0);
+    release();
+    await clock.advanceAsync(0);
+    expect(peerPosts()).to.have.length(1);
+    // One sharing for the other 49 (and one after the first was delivered), not one each.
+    expect(order.length, order.join()).to.be.at.most(3);
+    release();
+    await clock.advanceAsync(100);
+    expect(new Set(peerPosts().map((p) => p.peer.address))).to.deep.equal(
+      new Set(peers.map((p) => p.record.address)),
+    );
+  });
+
   it('sends a peer_dead only after the verdicts were shared, then a recovery with the same incident', async () => {
     const { clock, reporter, order, posted, release, setRecords, lead } = setup();
     lead();
