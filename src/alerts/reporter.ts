@@ -10,6 +10,7 @@ import type { Notifier } from './notifier.js';
 import {
   clusterStatusPayload,
   peerStatusPayload,
+  type ClusterStatusPayload,
   type ClusterStatusReason,
   type PeerStatusEvent,
   type PeerStatusPayload,
@@ -79,6 +80,15 @@ function isOpen(
     : r.brokenPath?.sinceMs === incident;
 }
 
+/** A cluster status decided and waiting its turn: built then, or when its term ends. */
+interface WaitingStatus {
+  lead: Leadership;
+  reason: ClusterStatusReason;
+  /** The term's epoch, as when it was decided. */
+  epoch: number;
+  payload: ClusterStatusPayload | null;
+}
+
 /** Which reason a coalesced cluster status gives: the first report of a term, then a change. */
 const REASON_RANK: Record<ClusterStatusReason, number> = { periodic: 0, change: 1, election: 2 };
 
@@ -107,7 +117,7 @@ export class Reporter {
   /** Peer-status events queued in the outbox whose turn has not come: they go together. */
   private batch: { payload: PeerStatusPayload; share: boolean }[] | null = null;
   /** The cluster status queued in the outbox and not yet built, and for which term. */
-  private clusterStatusWaiting: { lead: Leadership; reason: ClusterStatusReason } | null = null;
+  private clusterStatusWaiting: WaitingStatus | null = null;
 
   constructor(private readonly opts: ReporterOptions) {}
 
@@ -182,6 +192,10 @@ export class Reporter {
   }
 
   stopLeading(): void {
+    // A cluster status still waiting its turn is this term's: built now, while its records are.
+    const waiting = this.clusterStatusWaiting;
+    if (waiting) waiting.payload ??= this.clusterStatusOf(waiting);
+    this.clusterStatusWaiting = null;
     this.leadership = null;
     this.ids = null;
     if (this.periodic) this.opts.clock.clearTimeout(this.periodic);
@@ -351,24 +365,35 @@ export class Reporter {
       if (REASON_RANK[reason] > REASON_RANK[waiting.reason]) waiting.reason = reason;
       return;
     }
-    const entry = { lead, reason };
+    const entry: WaitingStatus = { lead, reason, epoch: lead.epoch(), payload: null };
     this.clusterStatusWaiting = entry;
     this.send(() => {
       if (this.clusterStatusWaiting === entry) this.clusterStatusWaiting = null;
-      this.postClusterStatus(entry.lead, entry.reason);
+      // Peer-status events decided since wait behind it (a batch not yet started came after it):
+      // it goes after them, so that no cluster status shows a verdict before that peer's event.
+      if (this.batch && entry.payload === null && this.leadership === entry.lead) {
+        this.sendClusterStatus(entry.reason);
+        return;
+      }
+      this.postClusterStatus(entry.payload ?? this.clusterStatusOf(entry));
     });
   }
 
-  private postClusterStatus(lead: Leadership, reason: ClusterStatusReason): void {
-    const payload = clusterStatusPayload({
+  /** The cluster status of a term, as its records are now. */
+  private clusterStatusOf({ lead, reason, epoch }: WaitingStatus): ClusterStatusPayload {
+    return clusterStatusPayload({
       records: lead.records(),
       coordinator: this.opts.self,
-      epoch: lead.epoch(),
+      epoch,
       reason,
       sanity: lead.sanity(),
       selfSuspicion: lead.selfSuspicion(),
       now: this.opts.clock.now(),
     });
+  }
+
+  private postClusterStatus(payload: ClusterStatusPayload): void {
+    const { reason } = payload;
     const alive = payload.peer_map.filter((p) => p.alive).length;
     this.opts.logger.info(
       {
@@ -446,6 +471,8 @@ export class Reporter {
     }
     const batch = [{ payload, share }];
     this.batch = batch;
+    // A change from here on gets a cluster status after these events, not folded into one before.
+    this.clusterStatusWaiting = null;
     this.send(async () => {
       if (this.batch === batch) this.batch = null;
       if (this.opts.shareVerdicts && batch.some((e) => e.share)) await this.opts.shareVerdicts();

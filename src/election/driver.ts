@@ -137,7 +137,7 @@ export class ElectionDriver {
   private readonly tickMs: number;
   /** A large mesh's verdicts on their way to the successors, and the sharing queued behind. */
   private successorsSharing: Promise<void> | null = null;
-  private successorsNext: Promise<void> | null = null;
+  private successorsNext: { launched: Promise<void>; sent: Promise<void> } | null = null;
   /** The announcement launched by the latest dispatch, for shareNow() to await. */
   private lastAnnouncement: Promise<void> | null = null;
   private lastTick: number | null = null;
@@ -242,7 +242,11 @@ export class ElectionDriver {
    */
   async shareNow(maxWaitMs: number): Promise<void> {
     if (this.state.role === 'coordinator' && this.state.peers.length > FULL_VIEW_PEERS) {
-      await waitAtMost(this.opts.clock, this.shareWithSuccessors(), maxWaitMs);
+      // Behind one in flight, it waits for its own to go: an alert never leaves before an
+      // announcement carrying it has.
+      const { launched, sent } = this.shareWithSuccessors(this.state.epoch);
+      await launched;
+      await waitAtMost(this.opts.clock, sent, maxWaitMs);
       return;
     }
     this.lastAnnouncement = null;
@@ -256,22 +260,31 @@ export class ElectionDriver {
    * heartbeats go on as due. One such announcement is in flight at a time, and at most one waits
    * behind it, built when it goes: a storm of verdict changes (thousands of peers suspect at once)
    * then costs one view in flight, not one per change, each held until its successors answer.
+   * `launched`: the caller's announcement has gone (at once, or once the one ahead of it ended,
+   * within a request timeout). It goes even if this node stopped leading meanwhile (a last share
+   * before stop()), in the term it was decided in.
    */
-  private shareWithSuccessors(): Promise<void> {
+  private shareWithSuccessors(epoch: number): { launched: Promise<void>; sent: Promise<void> } {
     if (this.successorsNext) return this.successorsNext;
-    if (this.successorsSharing) {
-      const next = this.successorsSharing.then(() => {
-        this.successorsNext = null;
-        return this.shareWithSuccessors();
-      });
-      this.successorsNext = next;
-      return next;
-    }
-    if (this.state.role !== 'coordinator') return Promise.resolve();
+    const ahead = this.successorsSharing;
+    if (!ahead) return { launched: Promise.resolve(), sent: this.launchSuccessors(epoch) };
+    let markLaunched = () => {};
+    const launched = new Promise<void>((resolve) => (markLaunched = resolve));
+    const sent = ahead.then(() => {
+      this.successorsNext = null;
+      const going = this.launchSuccessors(epoch);
+      markLaunched();
+      return going;
+    });
+    this.successorsNext = { launched, sent };
+    return this.successorsNext;
+  }
+
+  private launchSuccessors(epoch: number): Promise<void> {
     const listed = new Set(this.state.peers);
     const successors = this.successorsNow();
     const to = successors.filter((a) => listed.has(a));
-    const sent = this.background(this.announce(this.state.epoch, to, successors), 'announcement');
+    const sent = this.background(this.announce(epoch, to, successors), 'announcement');
     const sharing = sent.finally(() => {
       if (this.successorsSharing === sharing) this.successorsSharing = null;
     });

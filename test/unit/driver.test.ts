@@ -73,6 +73,8 @@ function node(
   transport: {
     election?: (to: string, request: ElectionRequest) => Outcome<ElectionAnswer>;
     announce?: (to: string, announcement: Announcement) => Outcome<AnnouncementReply>;
+    /** Announcements are answered this long after they are sent (default: at once). */
+    announceAfterMs?: number;
   },
   {
     handover = false,
@@ -102,7 +104,11 @@ function node(
       Promise.resolve(transport.election?.(to, request) ?? failed<ElectionAnswer>()),
     announce: (to, announcement) => {
       sent.push({ to, announcement: structuredClone(announcement) });
-      return Promise.resolve(transport.announce?.(to, announcement) ?? failed<AnnouncementReply>());
+      const outcome = transport.announce?.(to, announcement) ?? failed<AnnouncementReply>();
+      const after = transport.announceAfterMs;
+      return after === undefined
+        ? Promise.resolve(outcome)
+        : clock.sleep(after).then(() => outcome);
     },
   };
   const driver: ElectionDriver = new ElectionDriver({
@@ -768,6 +774,41 @@ describe('ElectionDriver: announcements in a large mesh', () => {
       successors.map(() => new Set(['suspect'])),
     );
     n.driver.stop();
+  });
+
+  it('sends a share queued behind a slow one before its caller goes on, even once stopped', async () => {
+    const n = node(TOP, many, { announce: acceptedBy(TOP), announceAfterMs: 1_000 });
+    n.driver.start();
+    await n.clock.advanceAsync(0);
+    await n.clock.advanceAsync(200);
+    n.sent.length = 0;
+    void n.driver.shareNow(100); // in flight for 1 s
+    n.setUndelivered([deadAlert(many[0]!, TOP, 2_000)]);
+    let shared = false;
+    void n.driver.shareNow(100).then(() => (shared = true));
+    const carrying = () => n.sent.filter((s) => (s.announcement.undelivered ?? []).length > 0);
+    await n.clock.advanceAsync(500);
+    expect(shared, 'not before its announcement has gone').to.be.false;
+    await n.clock.advanceAsync(600);
+    expect(new Set(carrying().map((s) => s.to))).to.deep.equal(
+      new Set(many.slice(-3).map((p) => p.address)),
+    );
+    await n.clock.advanceAsync(200);
+    expect(shared, 'then waits at most its 100 ms').to.be.true;
+    // The last share before stop() (a node leaving) goes too, behind the one in flight.
+    await n.clock.advanceAsync(2_000);
+    n.sent.length = 0;
+    void n.driver.shareNow(300);
+    n.setUndelivered([deadAlert(many[1]!, TOP, 3_000)]);
+    void n.driver.shareNow(300);
+    n.driver.stop();
+    await n.clock.advanceAsync(2_500);
+    const last = n.sent.filter((s) =>
+      (s.announcement.undelivered ?? []).some((u) => u.peer.address === many[1]!.address),
+    );
+    expect(last.map((s) => [s.to, s.announcement.epoch])).to.have.deep.members(
+      many.slice(-3).map((p) => [p.address, 1]),
+    );
   });
 
   it('shares a decision with its successors only, and keeps every heartbeat on time', async () => {

@@ -206,6 +206,65 @@ describe('Reporter', () => {
     );
   });
 
+  it("builds a cluster status still waiting when its term ends from that term's records", async () => {
+    const { clock, reporter, posted, release, setRecords, lead } = setup();
+    lead();
+    const a = alive('10.0.0.1:8080', 'a@10.0.0.1', 1);
+    const b = alive('10.0.0.2:8080', 'b@10.0.0.2', 1);
+    const { verdict: died } = confirmed(a.record, 1_000);
+    setRecords([died.record, b.record]);
+    reporter.onRound(round(1));
+    await clock.advanceAsync(0);
+    reporter.onJudgement(died); // its sharing holds the outbox
+    await clock.advanceAsync(0);
+    reporter.onRound(round(2, 1)); // a change status waits behind it
+    reporter.stopLeading();
+    setRecords([]); // the prober stops: its records are gone
+    release();
+    await clock.advanceAsync(0);
+    const statuses = posted().filter((p): p is ClusterStatusPayload => 'peer_map' in p);
+    expect(statuses.map((s) => [s.reason, s.peer_map.length, s.epoch])).to.deep.equal([
+      ['election', 2, 3],
+      ['change', 2, 3],
+    ]);
+  });
+
+  it('never sends a cluster status showing a death before that peer_dead, and one after it', async () => {
+    const { clock, reporter, posted, release, setRecords, lead } = setup({ holdShares: true });
+    lead();
+    const a = alive('10.0.0.1:8080', 'a@10.0.0.1', 1);
+    const b = alive('10.0.0.2:8080', 'b@10.0.0.2', 1);
+    setRecords([a.record, b.record]);
+    reporter.onRound(round(1));
+    await clock.advanceAsync(0);
+    const { verdict: aDied } = confirmed(a.record, 1_000);
+    setRecords([aDied.record, b.record]);
+    reporter.onJudgement(aDied);
+    await clock.advanceAsync(0); // its sharing under way: the outbox waits
+    reporter.onRound(round(2, 1)); // a status waits behind it
+    const { verdict: bDied } = confirmed(b.record, 1_000);
+    setRecords([aDied.record, bDied.record]);
+    reporter.onJudgement(bDied); // decided after that status, waiting behind it
+    for (let i = 0; i < 4; i++) {
+      release();
+      await clock.advanceAsync(0);
+    }
+    const sent = posted();
+    const deadSoFar = new Set<string>();
+    for (const p of sent) {
+      if (!('peer_map' in p)) {
+        deadSoFar.add(p.peer.address);
+        continue;
+      }
+      const shownDead = p.peer_map.filter((e) => !e.alive).map((e) => e.address);
+      const early = shownDead.filter((address) => !deadSoFar.has(address));
+      expect(early, `${p.reason} status shows dead before their peer_dead`).to.deep.equal([]);
+    }
+    const last = sent[sent.length - 1]!;
+    expect('peer_map' in last && last.peer_map.every((e) => !e.alive), 'a status after both').to.be
+      .true;
+  });
+
   it('sends a peer_dead only after the verdicts were shared, then a recovery with the same incident', async () => {
     const { clock, reporter, order, posted, release, setRecords, lead } = setup();
     lead();
