@@ -381,6 +381,11 @@ function falseAlarms(receiver: Receiver, failed: Set<string>): string[] {
   });
 }
 
+/** Peers the bench did not fail that the coordinator logged dead or path-broken. */
+function falseDeclarations(c: Coordinator, failed: Set<string>): string[] {
+  return [...c.declaredDead].filter((a) => !failed.has(a));
+}
+
 /** How long the bench waits for every peer_dead of a lost zone. */
 const ZONE_WAIT_MS = 60_000;
 
@@ -508,7 +513,7 @@ async function measureSize(
     await sleep(3_000);
     run.falseBeforeZone = {
       dead: falseAlarms(receiver, failed).length,
-      declared: [...c.declaredDead].filter((a) => !failed.has(a)).length,
+      declared: falseDeclarations(c, failed).length,
     };
     await loseZone(run, receiver, c, sim, firstPort, failed);
     say(
@@ -521,7 +526,7 @@ async function measureSize(
     say(`stopped: ${run.error}`);
   } finally {
     run.falseDead = falseAlarms(receiver, failed);
-    run.falseDeclared = [...(live.c?.declaredDead ?? [])].filter((a) => !failed.has(a));
+    run.falseDeclared = live.c ? falseDeclarations(live.c, failed) : [];
     clearInterval(live.c?.sampler);
     const warned = [...(live.c?.warnings ?? [])].sort((a, b) => b[1] - a[1]).slice(0, 6);
     say(`coordinator warnings: ${warned.map(([k, n]) => `${k} ×${n}`).join(', ') || 'none'}`);

@@ -5,13 +5,13 @@
 //
 // By hand over node:net rather than node:http, axios or undici: at 5,000 peers the coordinator
 // sends 5,000 requests a second, and measured on the same machine (5,000 keep-alive GETs a second
-// to 5,000 servers) node:http took 55–60% of a core and 190 MB RSS, undici 40–54% and 210–260 MB,
-// this 17% and 97 MB. Peers are knh nodes speaking plain HTTP/1.1 JSON; response-parser.ts reads
+// to 5,000 servers) node:http took 51–61% of a core and 188–234 MB RSS, undici 38–60% and
+// 211–264 MB, this 17% and 97 MB (docs/benchmarks.md). Peers are knh nodes speaking plain HTTP/1.1 JSON; response-parser.ts reads
 // what any HTTP/1.1 server may send back, within limits.
 import type { Failure, FailureReason } from '../core/transport.js';
 import { onAbort } from '../core/on-abort.js';
 import type { ConnectTo, PeerConnections } from './peer-connections.js';
-import { ResponseParser, type ParsedResponse } from './response-parser.js';
+import { HEADER_NAME, ResponseParser, type ParsedResponse } from './response-parser.js';
 
 const CONNECT_ERRORS: Record<string, FailureReason> = {
   ECONNREFUSED: 'refused',
@@ -20,8 +20,7 @@ const CONNECT_ERRORS: Record<string, FailureReason> = {
   EHOSTDOWN: 'unreachable',
   EADDRNOTAVAIL: 'unreachable',
 };
-/** Header names and values this client may send (no CR, LF or other control characters). */
-const HEADER_NAME = /^[!#$%&'*+\-.^_`|~0-9A-Za-z]+$/;
+/** Header values this client may send (no CR, LF or other control characters). */
 const HEADER_VALUE = /^[\t\x20-\x7e]*$/;
 
 export interface PeerRequest extends ConnectTo {

@@ -11,7 +11,8 @@ const CRLF = Buffer.from('\r\n');
 const EMPTY = Buffer.alloc(0);
 const HEADER_END = Buffer.from('\r\n\r\n');
 const STATUS_LINE = /^HTTP\/1\.([01]) (\d{3})(?: [^\r\n]*)?$/;
-const HEADER_NAME = /^[!#$%&'*+\-.^_`|~0-9A-Za-z]+$/;
+/** A header field name: an RFC 9110 token (no spaces, colons or control characters). */
+export const HEADER_NAME = /^[!#$%&'*+\-.^_`|~0-9A-Za-z]+$/;
 
 export interface ParsedResponse {
   status: number;
