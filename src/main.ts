@@ -13,6 +13,7 @@ import { diffPeers } from './discovery/diff.js';
 import type { PeerSource } from './discovery/peer-source.js';
 import { staticPeers } from './discovery/static.js';
 import { ElectionDriver } from './election/driver.js';
+import { EventLoopLag } from './health/event-loop-lag.js';
 import { HealthManager } from './health/health-manager.js';
 import { healthRoutes } from './health/health-routes.js';
 import { PeerAuth } from './auth/peer-auth.js';
@@ -26,7 +27,7 @@ import { maintenanceRouter } from './maintenance/maintenance-routes.js';
 import { MaintenanceBook, pausing } from './maintenance/windows.js';
 import { NodeMetrics } from './metrics/node-metrics.js';
 import { Relay } from './prober/relay.js';
-import { ProbeRounds } from './prober/rounds.js';
+import { overloadPatienceMs, ProbeRounds } from './prober/rounds.js';
 import { toView, type PeerView } from './prober/verdict.js';
 import { SUCCESSORS, topRanked } from './election/bully.js';
 import { assembleStatus } from './status/assemble.js';
@@ -155,6 +156,11 @@ export async function startNode(config: Config, deps: NodeDeps): Promise<Running
     clusterStatusIntervalMs: config.clusterStatusIntervalMs,
     // Bounded well below a probe round, so a slow follower never holds an alert up for long.
     shareVerdicts: () => election.shareNow(Math.min(300, config.probeTimeoutMs)),
+    // A delivery: a large mesh's successors hear of it in the next heartbeat (HEARTBEAT_INTERVAL),
+    // not in a megabyte announcement per webhook (a lost zone of 1,666 peers is 1,666 webhooks).
+    shareSettled: () => {
+      if (!election.largeMesh) void election.shareNow(Math.min(300, config.probeTimeoutMs));
+    },
     hold,
     onSuppressed: (payload, window) =>
       events.add(
@@ -176,8 +182,14 @@ export async function startNode(config: Config, deps: NodeDeps): Promise<Running
     election: () => election,
     webhooksPending: () => notifier.pending + dispatcher.pending,
   });
+  // How late the event loop runs: an overloaded coordinator's own timeouts decide nothing.
+  const loopLag = new EventLoopLag({
+    sampleMs: 50,
+    windowMs: overloadPatienceMs(config) + config.probeTimeoutMs,
+  });
   const rounds = new ProbeRounds({
     self,
+    loopLag,
     transport: metrics.probes.instrument(transport),
     lastHeard: (address) => heard.get(address) ?? null,
     sanity: config.sanityCheckUrl
@@ -436,6 +448,7 @@ export async function startNode(config: Config, deps: NodeDeps): Promise<Running
   const server = await listen(app, config.listenHost, config.port);
   health.markListening();
   health.start();
+  loopLag.start();
   logger.info(
     { event: 'listening', address: self.address, listen: `${config.listenHost}:${server.port}` },
     `knh ${VERSION} node ${self.id} listening`,
@@ -560,6 +573,7 @@ export async function startNode(config: Config, deps: NodeDeps): Promise<Running
         await server.close();
         transport.closeIdle();
         health.stop();
+        loopLag.stop();
       })()),
   };
 }

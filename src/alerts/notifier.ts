@@ -20,7 +20,15 @@ export class Notifier {
 
   /** Returns whether the event was queued; `onSettled` then hears how its delivery ended. */
   peerStatus(payload: PeerStatusPayload, onSettled?: (outcome: DeliveryOutcome) => void): boolean {
-    return this.send(this.opts.peerStatusUrl, 'peer-status', payload.dedup_key, payload, onSettled);
+    return this.send(
+      this.opts.peerStatusUrl,
+      'peer-status',
+      payload.dedup_key,
+      payload,
+      onSettled,
+      // One peer's events stay in order; other peers' may be in flight alongside.
+      payload.peer.address,
+    );
   }
 
   clusterStatus(payload: ClusterStatusPayload): boolean {
@@ -47,6 +55,7 @@ export class Notifier {
     key: string,
     body: unknown,
     onSettled?: (outcome: DeliveryOutcome) => void,
+    orderKey?: string,
   ): boolean {
     const check = this.opts.schemas.check(kind, body);
     if (!check.ok) {
@@ -63,7 +72,13 @@ export class Notifier {
       queue = this.opts.makeQueue(url);
       this.queues.set(url, queue);
     }
-    queue.enqueue({ kind, key, body, ...(onSettled ? { onSettled } : {}) });
+    queue.enqueue({
+      kind,
+      key,
+      body,
+      ...(onSettled ? { onSettled } : {}),
+      ...(orderKey !== undefined ? { orderKey } : {}),
+    });
     return true;
   }
 }

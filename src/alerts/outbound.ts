@@ -33,7 +33,7 @@ export function outbound(opts: {
   const poster = config.dryRun
     ? dryRunPoster(logger.child({ component: 'webhooks' }))
     : axiosPoster(opts.userAgent);
-  const queue = (url: string, component: string) =>
+  const queue = (url: string, component: string, maxInFlight = 1) =>
     new WebhookQueue({
       url,
       // A receiver URL may carry its secret in the path (Slack's does): logs show its origin.
@@ -44,6 +44,7 @@ export function outbound(opts: {
       timeoutMs: config.webhookTimeoutMs,
       retryForMs: config.webhookRetryForMs,
       maxSize: config.webhookQueueSize,
+      maxInFlight,
       onSettled,
     });
   const notifier = new Notifier({
@@ -51,7 +52,8 @@ export function outbound(opts: {
     peerStatusUrl: config.peerStatusUrl,
     clusterStatusUrl: config.clusterStatusUrl,
     logger: logger.child({ component: 'webhooks' }),
-    makeQueue: (url) => queue(url, 'webhooks'),
+    // Events about different peers may go together; the receivers' adapters post one at a time.
+    makeQueue: (url) => queue(url, 'webhooks', config.webhookConcurrency),
   });
   const receiversLog = logger.child({ component: 'receivers' });
   const dispatcher = new AlertDispatcher({

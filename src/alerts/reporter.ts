@@ -3,7 +3,14 @@ import type { Clock, TimerHandle } from '../core/clock.js';
 import type { Logger } from '../core/logger.js';
 import type { NodeRef } from '../core/node-ref.js';
 import type { RoundReport, SanityState, SelfSuspicion } from '../prober/rounds.js';
-import { fromView, type Judgement, type PeerRecord, type PeerView } from '../prober/verdict.js';
+import {
+  fromView,
+  placeholderId,
+  type Judgement,
+  type PeerRecord,
+  type PeerView,
+  type Withhold,
+} from '../prober/verdict.js';
 import { incidentOf, type AlertHold } from './alert-hold.js';
 import type { MaintenanceWindow } from '../maintenance/windows.js';
 import type { Notifier } from './notifier.js';
@@ -27,6 +34,11 @@ export interface ReporterOptions {
    * successor that takes over at once does not alert again. Default: nothing to share.
    */
   shareVerdicts?: () => Promise<void>;
+  /**
+   * Tells the followers that an event was delivered (or given up), so a successor does not
+   * deliver it again; must not block. Default: shareVerdicts, not awaited.
+   */
+  shareSettled?: () => void;
   /** Maintenance: alerts about paused nodes are held back here instead of sent. */
   hold?: AlertHold;
   /**
@@ -87,7 +99,26 @@ interface WaitingStatus {
   /** The term's epoch, as when it was decided. */
   epoch: number;
   payload: ClusterStatusPayload | null;
+  /** In the outbox; until then it waits out CLUSTER_STATUS_MIN_GAP_MS after the last one. */
+  queued: boolean;
 }
+
+/**
+ * Cluster statuses of one term go at least this far apart; changes meanwhile ride on the next. A
+ * start-up or a lost zone among 5,000 peers changes verdicts one confirmation at a time, and each
+ * status is a snapshot of every peer, built and checked against its schema.
+ */
+export const CLUSTER_STATUS_MIN_GAP_MS = 1_000;
+
+/** Why a verdict is withheld, as the warning says it. */
+const WITHHELD_BECAUSE: Record<NonNullable<Withhold>, (peer: string) => string> = {
+  'self-suspect': (peer) =>
+    `cannot reach ${peer}, but this coordinator cannot reach most of its peers either: suspecting itself, not declaring it dead`,
+  'sanity-check': (peer) =>
+    `cannot reach ${peer}, but this coordinator cannot reach SANITY_CHECK_URL either: not declaring it dead`,
+  overloaded: (peer) =>
+    `${peer} timed out, but this coordinator's event loop was running too late to tell a slow peer from its own slowness: not declaring it dead or its path broken`,
+};
 
 /** Which reason a coalesced cluster status gives: the first report of a term, then a change. */
 const REASON_RANK: Record<ClusterStatusReason, number> = { periodic: 0, change: 1, election: 2 };
@@ -116,8 +147,11 @@ export class Reporter {
   private ids: IdIndex | null = null;
   /** Peer-status events queued in the outbox whose turn has not come: they go together. */
   private batch: { payload: PeerStatusPayload; share: boolean }[] | null = null;
-  /** The cluster status queued in the outbox and not yet built, and for which term. */
+  /** The cluster status waiting to be built (in the outbox, or for its gap), and for which term. */
   private clusterStatusWaiting: WaitingStatus | null = null;
+  /** When this term's last cluster status went into the outbox; null: none yet. */
+  private lastStatusAt: number | null = null;
+  private statusTimer: TimerHandle | null = null;
 
   constructor(private readonly opts: ReporterOptions) {}
 
@@ -129,6 +163,7 @@ export class Reporter {
     this.stopLeading();
     this.leadership = leadership;
     this.reportedElection = false;
+    this.lastStatusAt = null;
     this.schedulePeriodic();
     this.resend(inherited);
   }
@@ -194,8 +229,13 @@ export class Reporter {
   stopLeading(): void {
     // A cluster status still waiting its turn is this term's: built now, while its records are.
     const waiting = this.clusterStatusWaiting;
-    if (waiting) waiting.payload ??= this.clusterStatusOf(waiting);
+    if (waiting) {
+      waiting.payload ??= this.clusterStatusOf(waiting);
+      if (!waiting.queued) this.queueClusterStatus(waiting); // its gap is not waited out
+    }
     this.clusterStatusWaiting = null;
+    if (this.statusTimer) this.opts.clock.clearTimeout(this.statusTimer);
+    this.statusTimer = null;
     this.leadership = null;
     this.ids = null;
     if (this.periodic) this.opts.clock.clearTimeout(this.periodic);
@@ -274,8 +314,13 @@ export class Reporter {
         return;
       case 'first-alive': {
         log.info({ event: 'peer-alive' }, `peer ${record.id} is alive`);
+        // Alive by another answer than a probe's (an announcement's), it has no id of its own yet.
         const twin =
-          record.id === this.opts.self.id ? this.opts.self.address : this.twinOf(record, lead);
+          record.id === this.opts.self.id
+            ? this.opts.self.address
+            : record.id === placeholderId(record.address)
+              ? undefined
+              : this.twinOf(record, lead);
         if (twin) {
           log.error(
             { event: 'duplicate-id', otherAddress: twin },
@@ -298,9 +343,7 @@ export class Reporter {
         this.withheld.add(record.address);
         log.warn(
           { event: 'verdict-withheld', reason: record.lastFailure, why: judgement.withheld },
-          judgement.withheld === 'self-suspect'
-            ? `cannot reach ${record.id}, but this coordinator cannot reach most of its peers either: suspecting itself, not declaring it dead`
-            : `cannot reach ${record.id}, but this coordinator cannot reach SANITY_CHECK_URL either: not declaring it dead`,
+          WITHHELD_BECAUSE[judgement.withheld ?? 'self-suspect'](record.id),
         );
         return;
       case null:
@@ -365,8 +408,36 @@ export class Reporter {
       if (REASON_RANK[reason] > REASON_RANK[waiting.reason]) waiting.reason = reason;
       return;
     }
-    const entry: WaitingStatus = { lead, reason, epoch: lead.epoch(), payload: null };
+    const entry: WaitingStatus = {
+      lead,
+      reason,
+      epoch: lead.epoch(),
+      payload: null,
+      queued: false,
+    };
     this.clusterStatusWaiting = entry;
+    const { clock } = this.opts;
+    // Never more than the gap, even if the wall clock stepped back meanwhile.
+    const wait =
+      this.lastStatusAt === null
+        ? 0
+        : Math.min(
+            CLUSTER_STATUS_MIN_GAP_MS,
+            this.lastStatusAt + CLUSTER_STATUS_MIN_GAP_MS - clock.now(),
+          );
+    if (wait <= 0) {
+      this.queueClusterStatus(entry);
+      return;
+    }
+    this.statusTimer = clock.setTimeout(() => {
+      this.statusTimer = null;
+      if (this.clusterStatusWaiting === entry) this.queueClusterStatus(entry);
+    }, wait);
+  }
+
+  private queueClusterStatus(entry: WaitingStatus): void {
+    entry.queued = true;
+    this.lastStatusAt = this.opts.clock.now();
     this.send(() => {
       if (this.clusterStatusWaiting === entry) this.clusterStatusWaiting = null;
       // Peer-status events decided since wait behind it (a batch not yet started came after it):
@@ -471,8 +542,9 @@ export class Reporter {
     }
     const batch = [{ payload, share }];
     this.batch = batch;
-    // A change from here on gets a cluster status after these events, not folded into one before.
-    this.clusterStatusWaiting = null;
+    // A change from here on gets a cluster status after these events, not folded into one before
+    // (one still waiting out its gap goes into the outbox after them anyway).
+    if (this.clusterStatusWaiting?.queued) this.clusterStatusWaiting = null;
     this.send(async () => {
       if (this.batch === batch) this.batch = null;
       if (this.opts.shareVerdicts && batch.some((e) => e.share)) await this.opts.shareVerdicts();
@@ -487,7 +559,9 @@ export class Reporter {
     const queued = this.opts.notifier.peerStatus(payload, (outcome) => {
       this.pending.delete(key);
       if (outcome === 'delivered') this.remember(key);
-      if (this.leadership) void this.opts.shareVerdicts?.();
+      if (!this.leadership) return;
+      if (this.opts.shareSettled) this.opts.shareSettled();
+      else void this.opts.shareVerdicts?.();
     });
     if (!queued) this.pending.delete(key);
   }
@@ -521,6 +595,7 @@ class IdIndex {
   }
 
   set({ address, id }: PeerRecord): void {
+    if (id === placeholderId(address)) return; // not an identity: no twin of anything
     const before = this.idOf.get(address);
     if (before === id) return;
     if (before !== undefined) this.byId.get(before)?.delete(address);

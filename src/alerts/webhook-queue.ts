@@ -1,7 +1,7 @@
 // Delivers events to one receiver URL in order, retrying with backoff; never blocks the caller.
-import { waitAtMost, type Clock } from '../core/clock.js';
+import { waitAtMost, type Clock, type TimerHandle } from '../core/clock.js';
 import type { Logger } from '../core/logger.js';
-import type { Poster } from './poster.js';
+import type { PostResult, Poster } from './poster.js';
 
 export interface WebhookEvent {
   /** KNH's two webhooks, or a receiver adapter's name (slack, alertmanager, pagerduty, webhook). */
@@ -15,6 +15,12 @@ export interface WebhookEvent {
   logged?: unknown;
   /** Told how the event ended: delivered, or why not. */
   onSettled?(outcome: DeliveryOutcome): void;
+  /**
+   * Events with the same order key are delivered one after another, in the order queued; events
+   * with different keys may be in flight together (up to maxInFlight). An event without one goes
+   * alone: after every event queued before it, and before any queued after it.
+   */
+  orderKey?: string;
 }
 
 export interface WebhookQueueOptions {
@@ -28,6 +34,8 @@ export interface WebhookQueueOptions {
   /** Give an event up after retrying it this long. */
   retryForMs: number;
   maxSize: number;
+  /** POSTs in flight at once, at most (default 1: strictly one after another). */
+  maxInFlight?: number;
   /** Backoff between retries: starts here, doubles, capped at maxBackoffMs. */
   minBackoffMs?: number;
   maxBackoffMs?: number;
@@ -39,17 +47,33 @@ export type DeliveryOutcome = 'delivered' | 'given-up' | 'rejected' | 'dropped' 
 
 interface Entry extends WebhookEvent {
   firstTryMs: number | null;
+  inFlight: boolean;
 }
 
 /**
- * FIFO per receiver: a failing head is retried before later events go, so a receiver sees events
- * in the order they happened. A queued cluster status is replaced by a newer one (it is a full
+ * In order per receiver: events are posted in the order queued, up to maxInFlight at once, never
+ * two with one order key (or any with an event without one); a failing event is retried before
+ * later events of its key go. A queued cluster status is replaced by a newer one (it is a full
  * snapshot). Past maxSize the oldest waiting event is dropped, loudly.
+ *
+ * A retryable failure pauses the whole queue for the backoff, which doubles with each failure
+ * after it (up to maxBackoffMs), and until a POST succeeds again only one goes at a time: an
+ * outage costs the receiver one request per backoff, as with a single POST in flight.
  */
 export class WebhookQueue {
   private readonly queue: Entry[] = [];
-  private busy = false;
-  private idle: Promise<void> = Promise.resolve();
+  private inFlight = 0;
+  private backoffMs: number;
+  /** The pause after a retryable failure (no POST starts until it fires), and how long it is. */
+  private resume: TimerHandle | null = null;
+  private pauseMs = 0;
+  /** POSTs started so far: a failing one started before the latest pause adds no backoff. */
+  private launches = 0;
+  /** `launches` when the latest pause was decided. */
+  private pausedAfter = 0;
+  /** A retryable failure since the last success: one POST at a time until the receiver answers. */
+  private failing = false;
+  private idle: { promise: Promise<void>; resolve: () => void } | null = null;
   readonly counts: Record<DeliveryOutcome, number> = {
     delivered: 0,
     'given-up': 0,
@@ -58,7 +82,9 @@ export class WebhookQueue {
     superseded: 0,
   };
 
-  constructor(private readonly opts: WebhookQueueOptions) {}
+  constructor(private readonly opts: WebhookQueueOptions) {
+    this.backoffMs = this.minBackoffMs;
+  }
 
   get pending(): number {
     return this.queue.length;
@@ -66,18 +92,19 @@ export class WebhookQueue {
 
   enqueue(event: WebhookEvent): void {
     if (event.kind === 'cluster-status') {
-      // Entry 0 may be in flight; any later cluster status is an older snapshot than this one.
-      for (let i = this.queue.length - 1; i >= (this.busy ? 1 : 0); i--) {
-        if (this.queue[i]?.kind === 'cluster-status') {
-          const [superseded] = this.queue.splice(i, 1);
-          this.settle(superseded, 'superseded');
+      // A cluster status not in flight is an older snapshot than this one.
+      for (let i = this.queue.length - 1; i >= 0; i--) {
+        const entry = this.queue[i];
+        if (entry?.kind === 'cluster-status' && !entry.inFlight) {
+          this.queue.splice(i, 1);
+          this.settle(entry, 'superseded');
         }
       }
     }
-    // maxSize bounds the events waiting; the one in flight (entry 0 while busy) is not counted.
-    const firstWaiting = this.busy ? 1 : 0;
-    if (this.queue.length - firstWaiting >= this.opts.maxSize) {
-      const [dropped] = this.queue.splice(firstWaiting, 1);
+    // maxSize bounds the events waiting; those in flight are not counted.
+    if (this.queue.length - this.inFlight >= this.opts.maxSize) {
+      const i = this.queue.findIndex((e) => !e.inFlight);
+      const [dropped] = this.queue.splice(i, 1);
       this.settle(dropped, 'dropped');
       this.opts.logger.error(
         {
@@ -89,71 +116,118 @@ export class WebhookQueue {
         'webhook queue full: dropped the oldest undelivered event',
       );
     }
-    this.queue.push({ ...event, firstTryMs: null });
-    if (!this.busy) {
-      this.idle = this.run().catch((err: unknown) =>
-        this.opts.logger.error(
-          { err, url: this.opts.logUrl ?? this.opts.url },
-          'BUG: webhook delivery loop failed',
-        ),
-      );
-    }
+    this.queue.push({ ...event, firstTryMs: null, inFlight: false });
+    this.pump();
   }
 
   /** Resolves when the queue is empty or `ms` has passed; what is left is logged by the caller. */
   async drain(ms: number): Promise<void> {
-    if (!this.busy) return;
-    await waitAtMost(this.opts.clock, this.idle, ms);
+    if (this.queue.length === 0) return;
+    if (!this.idle) {
+      let resolve = () => {};
+      const promise = new Promise<void>((r) => (resolve = r));
+      this.idle = { promise, resolve };
+    }
+    await waitAtMost(this.opts.clock, this.idle.promise, ms);
   }
 
-  private async run(): Promise<void> {
-    this.busy = true;
-    const { poster, clock, logger, url } = this.opts;
-    const minBackoff = this.opts.minBackoffMs ?? 500;
-    const maxBackoff = this.opts.maxBackoffMs ?? 30_000;
-    let backoff = minBackoff;
-    try {
-      for (let head = this.queue[0]; head; head = this.queue[0]) {
-        head.firstTryMs ??= clock.now();
-        const result = await poster.post(url, head.body, this.opts.timeoutMs, head.headers);
-        const log = { url: this.opts.logUrl ?? url, key: head.key, kind: head.kind };
-        if (result.ok) {
-          this.finish('delivered');
-          backoff = minBackoff;
-          logger.info({ ...log, status: result.status }, 'webhook delivered');
-          continue;
-        }
-        if (!result.retryable) {
-          this.finish('rejected');
-          backoff = minBackoff; // the receiver is up: the next event starts afresh
-          logger.error(
-            { ...log, detail: result.detail, body: head.logged ?? head.body },
-            'webhook rejected by receiver; not retried',
-          );
-          continue;
-        }
-        if (clock.now() - head.firstTryMs + backoff > this.opts.retryForMs) {
-          this.finish('given-up');
-          logger.error(
-            { ...log, detail: result.detail, body: head.logged ?? head.body },
-            'webhook given up after retries',
-          );
-          continue;
-        }
-        logger.warn(
-          { ...log, detail: result.detail, retryInMs: backoff },
-          'webhook failed; will retry',
-        );
-        await clock.sleep(backoff);
-        backoff = Math.min(backoff * 2, maxBackoff);
+  private get minBackoffMs(): number {
+    return this.opts.minBackoffMs ?? 500;
+  }
+
+  /** Starts every event that may go now, in queue order. */
+  private pump(): void {
+    if (this.resume) return; // paused: the timer pumps
+    const max = this.failing ? 1 : Math.max(1, this.opts.maxInFlight ?? 1);
+    /** Order keys of the events before this one: their later events wait. */
+    const ahead = new Set<string>();
+    for (const entry of this.queue) {
+      if (this.inFlight >= max) return;
+      const key = entry.orderKey;
+      if (key === undefined) {
+        // Goes alone: once everything before it has gone, and nothing after it goes meanwhile.
+        if (entry === this.queue[0] && !entry.inFlight) this.launch(entry);
+        return;
       }
-    } finally {
-      this.busy = false;
+      if (!entry.inFlight && !ahead.has(key)) this.launch(entry);
+      ahead.add(key);
     }
   }
 
-  private finish(outcome: DeliveryOutcome): void {
-    this.settle(this.queue.shift(), outcome);
+  private launch(entry: Entry): void {
+    entry.inFlight = true;
+    this.inFlight++;
+    entry.firstTryMs ??= this.opts.clock.now();
+    this.attempt(entry, ++this.launches).catch((err: unknown) =>
+      this.opts.logger.error(
+        { err, url: this.opts.logUrl ?? this.opts.url },
+        'BUG: webhook delivery failed',
+      ),
+    );
+  }
+
+  private async attempt(entry: Entry, launch: number): Promise<void> {
+    const { poster, clock, logger, url } = this.opts;
+    let result: PostResult;
+    try {
+      result = await poster.post(url, entry.body, this.opts.timeoutMs, entry.headers);
+    } catch (err) {
+      // A poster answers every failure; should one throw, the event is retried, not stuck.
+      result = { ok: false, retryable: true, detail: `BUG: the poster threw: ${String(err)}` };
+    }
+    entry.inFlight = false;
+    this.inFlight--;
+    const log = { url: this.opts.logUrl ?? url, key: entry.key, kind: entry.kind };
+    const now = clock.now();
+    if (result.ok) {
+      this.failing = false;
+      this.backoffMs = this.minBackoffMs;
+      this.finish(entry, 'delivered');
+      logger.info({ ...log, status: result.status }, 'webhook delivered');
+    } else if (!result.retryable) {
+      // The receiver is up: the next event starts afresh.
+      this.failing = false;
+      this.backoffMs = this.minBackoffMs;
+      this.finish(entry, 'rejected');
+      logger.error(
+        { ...log, detail: result.detail, body: entry.logged ?? entry.body },
+        'webhook rejected by receiver; not retried',
+      );
+    } else if (now - (entry.firstTryMs ?? now) + this.backoffMs > this.opts.retryForMs) {
+      this.finish(entry, 'given-up');
+      logger.error(
+        { ...log, detail: result.detail, body: entry.logged ?? entry.body },
+        'webhook given up after retries',
+      );
+    } else {
+      this.failing = true;
+      // POSTs already in flight when the queue paused fail with it: they add no further backoff.
+      // (No POST starts while paused, so a later one finds the pause over.)
+      if (launch > this.pausedAfter) {
+        this.pausedAfter = this.launches;
+        this.pauseMs = this.backoffMs;
+        this.backoffMs = Math.min(this.backoffMs * 2, this.opts.maxBackoffMs ?? 30_000);
+        this.resume = clock.setTimeout(() => {
+          this.resume = null;
+          this.pump();
+        }, this.pauseMs);
+      }
+      logger.warn(
+        { ...log, detail: result.detail, retryInMs: this.pauseMs },
+        'webhook failed; will retry',
+      );
+    }
+    this.pump();
+  }
+
+  private finish(entry: Entry, outcome: DeliveryOutcome): void {
+    const i = this.queue.indexOf(entry);
+    if (i >= 0) this.queue.splice(i, 1);
+    this.settle(entry, outcome);
+    if (this.queue.length === 0 && this.idle) {
+      this.idle.resolve();
+      this.idle = null;
+    }
   }
 
   private settle(entry: Entry | undefined, outcome: DeliveryOutcome): void {

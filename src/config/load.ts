@@ -40,6 +40,8 @@ export interface Config {
   webhookTimeoutMs: number;
   webhookRetryForMs: number;
   webhookQueueSize: number;
+  /** POSTs in flight at once to the KNH webhooks' receivers. */
+  webhookConcurrency: number;
   logLevel: LogLevel;
   /** Webhooks are logged, not sent. */
   dryRun: boolean;
@@ -246,6 +248,7 @@ export function loadConfig(
       webhookTimeoutMs: num('WEBHOOK_TIMEOUT'),
       webhookRetryForMs: num('WEBHOOK_RETRY_FOR'),
       webhookQueueSize: num('WEBHOOK_QUEUE_SIZE'),
+      webhookConcurrency: num('WEBHOOK_CONCURRENCY'),
       logLevel: (level === 'panic' ? 'fatal' : level) as LogLevel,
       dryRun: str('DRY_RUN') === 'true',
       maxMemoryMiB: num('MAX_MEMORY_USAGE') > 0 ? num('MAX_MEMORY_USAGE') : null,

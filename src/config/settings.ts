@@ -261,7 +261,16 @@ export const SETTINGS = [
     default: '10000',
     unit: 'events',
     description:
-      'Events waiting per receiver (besides the one being sent); past it the oldest waiting one is dropped with an error log. The default holds a peer-status event for every node of a 10,000-node cluster (about 1 KB each while waiting).',
+      'Events waiting per receiver (besides those being sent); past it the oldest waiting one is dropped with an error log. The default holds a peer-status event for every node of a 10,000-node cluster (about 1 KB each while waiting).',
+    origin: 'knh',
+  },
+  {
+    env: 'WEBHOOK_CONCURRENCY',
+    type: { kind: 'int', min: 1, max: 256 },
+    default: '32',
+    unit: 'requests',
+    description:
+      'POSTs in flight at once to PEER_STATUS_URL and CLUSTER_STATUS_URL. Events about one peer still go one after another, in order, and a cluster status goes alone, after every event before it; while the receiver fails, one POST at a time. 1: strictly one after another.',
     origin: 'knh',
   },
   {

@@ -165,6 +165,11 @@ export class ElectionDriver {
     return this.state.epoch;
   }
 
+  /** Over FULL_VIEW_PEERS peers: only the successors take the verdicts, at every heartbeat. */
+  get largeMesh(): boolean {
+    return this.state.peers.length > FULL_VIEW_PEERS;
+  }
+
   get coordinator(): NodeRef | null {
     return this.state.coordinator;
   }
@@ -241,7 +246,7 @@ export class ElectionDriver {
    * next instant starts from the same verdicts and does not alert again. No-op for a follower.
    */
   async shareNow(maxWaitMs: number): Promise<void> {
-    if (this.state.role === 'coordinator' && this.state.peers.length > FULL_VIEW_PEERS) {
+    if (this.state.role === 'coordinator' && this.largeMesh) {
       // Behind one in flight, it waits for its own to go: an alert never leaves before an
       // announcement carrying it has.
       const { launched, sent } = this.shareWithSuccessors(this.state.epoch);
@@ -420,7 +425,7 @@ export class ElectionDriver {
         // (see heartbeat_ms): worked out once per announcement, over every verdict.
         const successors = this.successorsNow();
         const to =
-          effect.heartbeat && this.state.peers.length > FULL_VIEW_PEERS
+          effect.heartbeat && this.largeMesh
             ? this.heartbeatTargets(effect.to, successors)
             : effect.to;
         if (to.length === this.state.peers.length) this.announcedSuccessors = successors;
@@ -571,7 +576,7 @@ export class ElectionDriver {
       undelivered: this.opts.undelivered(),
       ...alertsToShare(this.opts.alerts?.() ?? []),
     };
-    if (this.state.peers.length <= FULL_VIEW_PEERS) return () => full;
+    if (!this.largeMesh) return () => full;
     const thin: Announcement = {
       ...common,
       peers: [],

@@ -44,12 +44,21 @@ export class EventLoopLag {
    * has just ended shows before its timer gets to run.
    */
   maxLagMs(): number {
+    return this.maxLagWithinMs(this.windowMs);
+  }
+
+  /** The largest lag over the last `ms` (at most the window), ms; an overdue sample counts. */
+  maxLagWithinMs(ms: number): number {
     if (!this.timer) return 0;
     const now = performance.now();
-    const overdue = Math.max(0, now - this.dueAt);
-    return this.samples
-      .filter((s) => now - s.at <= this.windowMs)
-      .reduce((max, s) => Math.max(max, s.lagMs), overdue);
+    const since = now - Math.min(ms, this.windowMs);
+    let max = Math.max(0, now - this.dueAt);
+    for (let i = this.samples.length - 1; i >= 0; i--) {
+      const s = this.samples[i]!;
+      if (s.at < since) break;
+      if (s.lagMs > max) max = s.lagMs;
+    }
+    return max;
   }
 
   private schedule(): void {

@@ -24,6 +24,8 @@ export interface ConnectionListener {
 export class PeerConnection {
   private listener: ConnectionListener | null = null;
   private closed = false;
+  /** When it was last put back idle (performance.now()); null while in use or never. */
+  idleSince: number | null = null;
 
   constructor(
     readonly key: string,
@@ -89,12 +91,17 @@ export class PeerConnections {
 
   constructor(private readonly idleMs = IDLE_MS) {}
 
-  /** The peer's idle connection if it has a usable one, else a new one (still connecting). */
-  acquire({ key, host, port, localAddress }: ConnectTo): PeerConnection {
-    const kept = this.idle.get(key);
+  /**
+   * The peer's idle connection if it has a usable one, idle less than idleMs (a busy event loop
+   * runs the idle timer late), else a new one (still connecting). `fresh`: a new one in any case.
+   */
+  acquire({ key, host, port, localAddress }: ConnectTo, fresh = false): PeerConnection {
+    const kept = fresh ? undefined : this.idle.get(key);
     if (kept) {
       this.idle.delete(key);
-      if (kept.usable) {
+      const idleMs = performance.now() - (kept.idleSince ?? 0);
+      kept.idleSince = null;
+      if (kept.usable && idleMs < this.idleMs) {
         kept.socket.ref();
         return kept;
       }
@@ -116,6 +123,7 @@ export class PeerConnections {
     }
     // An idle connection does not keep the process alive (as Node's own agent does).
     connection.socket.unref();
+    connection.idleSince = performance.now();
     this.idle.set(connection.key, connection);
   }
 

@@ -49,9 +49,41 @@ function head({ method, path, key, headers, body }: PeerRequest): Buffer {
   return Buffer.from(`${text}\r\n`, 'latin1');
 }
 
+/**
+ * One request and its response. A GET whose kept connection turns out closed by the peer (reset
+ * or closed before a byte of answer: the peer's server closed it idle as the request went, which
+ * a busy event loop hears of late) goes once more on a new connection, within the same timeout:
+ * that failure says nothing about the peer. A POST is not sent twice.
+ */
 export function exchange(connections: PeerConnections, request: PeerRequest): Promise<Exchanged> {
   const started = performance.now();
-  const bytes = head(request);
+  const bytes = head(request); // throws at once on a header that would break the framing
+  return exchangeOnce(connections, request, bytes, started, false).then((first) => {
+    if (first !== STALE) return first;
+    const left = request.timeoutMs - (performance.now() - started);
+    if (left <= 0) {
+      const detail = `no answer within ${request.timeoutMs} ms`;
+      return { ok: false, reason: 'timeout', phase: 'send', detail, latencyMs: request.timeoutMs };
+    }
+    return exchangeOnce(connections, request, bytes, started, true).then((second) =>
+      // A new connection is never stale: the type only says it could be.
+      second === STALE
+        ? { ok: false, reason: 'reset', phase: 'send', detail: 'closed', latencyMs: 0 }
+        : second,
+    );
+  });
+}
+
+/** A kept connection the peer had closed: nothing was learnt of the peer. */
+const STALE = Symbol('stale connection');
+
+function exchangeOnce(
+  connections: PeerConnections,
+  request: PeerRequest,
+  bytes: Buffer,
+  started: number,
+  fresh: boolean,
+): Promise<Exchanged | typeof STALE> {
   const { body, timeoutMs, signal } = request;
   // Stopped before it began: the peer's kept connection stays kept.
   if (signal?.aborted) {
@@ -64,12 +96,15 @@ export function exchange(connections: PeerConnections, request: PeerRequest): Pr
     });
   }
   return new Promise((resolve) => {
-    const connection = connections.acquire(request);
+    const connection = connections.acquire(request, fresh);
     const parser = new ResponseParser(request.maxBodyBytes);
     let connected = !connection.connecting;
+    /** A kept connection, for a GET: if it proves closed before any answer, try a new one. */
+    const retryIfStale = connected && request.method === 'GET';
+    let answered = false;
     let settled = false;
 
-    const finish = (outcome: Exchanged, reusable: boolean) => {
+    const finish = (outcome: Exchanged | typeof STALE, reusable: boolean) => {
       if (settled) return;
       settled = true;
       clearTimeout(timer);
@@ -102,13 +137,29 @@ export function exchange(connections: PeerConnections, request: PeerRequest): Pr
         `no ${connected ? 'answer' : 'connection'} within ${timeoutMs} ms`,
       );
     };
-    const timer = setTimeout(() => onTimeout(false), timeoutMs);
+    // The time left of the request's timeout (all of it, but for a retry on a new connection).
+    const timer = setTimeout(() => onTimeout(false), started + timeoutMs - performance.now());
     const abort = () => fail('aborted', 'aborted');
     const stopListening = signal ? onAbort(signal, abort) : null;
 
+    const { socket } = connection;
+    const send = () => {
+      if (body && body.length > 0) {
+        socket.cork();
+        socket.write(bytes);
+        socket.write(body);
+        socket.uncork();
+      } else socket.write(bytes);
+    };
     connection.attach({
-      connected: () => (connected = true),
+      // A new connection is written to once made: a write waiting on a refused connection would
+      // fail too, and each failure costs an Error with its stack (a lost zone: thousands a round).
+      connected: () => {
+        connected = true;
+        send();
+      },
       data: (chunk) => {
+        answered = true;
         const step = parser.push(chunk);
         if (step.kind === 'error') fail('bad-response', step.detail);
         else if (step.kind === 'done') {
@@ -120,10 +171,12 @@ export function exchange(connections: PeerConnections, request: PeerRequest): Pr
       error: (err) => {
         const code = err.code ?? 'ERROR';
         const connectReason = connected ? undefined : CONNECT_ERRORS[code];
-        if (connectReason) fail(connectReason, code, 'connect');
+        if (retryIfStale && !answered) finish(STALE, false);
+        else if (connectReason) fail(connectReason, code, 'connect');
         else fail(connected ? 'reset' : 'unreachable', code);
       },
       closed: () => {
+        if (retryIfStale && !answered) return finish(STALE, false);
         const step = parser.end();
         if (step.kind === 'done') {
           finish(
@@ -134,12 +187,6 @@ export function exchange(connections: PeerConnections, request: PeerRequest): Pr
           fail(connected ? 'reset' : 'unreachable', step.kind === 'error' ? step.detail : 'closed');
       },
     });
-    const { socket } = connection;
-    if (body && body.length > 0) {
-      socket.cork();
-      socket.write(bytes);
-      socket.write(body);
-      socket.uncork();
-    } else socket.write(bytes);
+    if (connected) send();
   });
 }

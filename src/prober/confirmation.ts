@@ -26,9 +26,12 @@ export interface ConfirmationContext {
   policy: DetectionPolicy;
   random: () => number;
   lastHeard(address: string): number | null;
-  records(): Iterable<PeerRecord>;
+  /** The peers, in the peer list's order. */
+  peers(): readonly string[];
   record(address: string): PeerRecord | undefined;
   selfSuspect(): boolean;
+  /** Whether this node's event loop has run late enough since `sinceMs` to void its timeouts. */
+  overloaded(sinceMs: number): boolean;
   apply(address: string, judge: (r: PeerRecord) => Judgement): void;
 }
 
@@ -53,10 +56,19 @@ export async function confirmUnreachable(
     since + policy.unhealthyMs,
     clock.now() + policy.probeTimeoutMs + RELAY_MARGIN_MS,
   );
-  const relays = pickRelays(ctx.records(), address, policy.indirectProbes, ctx.random);
+  const relays = pickRelays(
+    ctx.peers(),
+    (a) => ctx.record(a),
+    address,
+    policy.indirectProbes,
+    ctx.random,
+  );
   const indirect = probeThroughRelays(ctx, relays, address, deadline, signal);
   const connect = first.phase === 'connect';
-  const budget = connect ? policy.connectMaxRetries : policy.sendMaxRetries;
+  // A dead peer's recheck asks the relays only: its own retries would tell no more than the next
+  // round's probe of it will.
+  const dead = ctx.record(address)?.health === 'dead';
+  const budget = dead ? 0 : connect ? policy.connectMaxRetries : policy.sendMaxRetries;
   const cooldown = connect ? policy.connectCooldownMs : policy.sendCooldownMs;
   const retried: Promise<{ outcome: Outcome<PingResponse>; attempts: number }> =
     budget > 0 && clock.now() + cooldown < deadline
@@ -85,7 +97,12 @@ export async function confirmUnreachable(
     return ctx.apply(address, (r) => answered(r, null, clock.now()));
   }
   let withhold: Withhold = null;
-  if (reachedBy.length === 0) {
+  // Only timeouts, first to last: a refusal is the peer's kernel speaking, whatever the load here.
+  const timedOut = [first, outcome].every(
+    (o) => o.reason === 'timeout' || o.reason === 'connect-timeout',
+  );
+  if (timedOut && ctx.overloaded(since)) withhold = 'overloaded';
+  else if (reachedBy.length === 0) {
     if (ctx.selfSuspect()) withhold = 'self-suspect';
     else if (!(await selfHealthy())) withhold = 'sanity-check';
     if (signal.aborted) return;

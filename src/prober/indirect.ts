@@ -19,16 +19,31 @@ export interface IndirectProbeOptions {
   random: () => number;
 }
 
-/** Up to `count` peers that this node reaches directly (alive, no broken path), at random. */
+/** Random draws before pickRelays falls back to a scan: enough whenever most peers qualify. */
+const DRAWS_PER_RELAY = 8;
+
+/**
+ * Up to `count` peers that this node reaches directly (alive, no broken path), at random. Draws
+ * from `peers` first, so a confirmation among 5,000 peers looks at a few records, not all; when
+ * draws find too few (most peers unreachable, or a small mesh), it picks among all that qualify.
+ */
 export function pickRelays(
-  records: Iterable<PeerRecord>,
+  peers: readonly string[],
+  record: (address: string) => PeerRecord | undefined,
   target: string,
   count: number,
   random: () => number,
 ): PeerRecord[] {
-  const candidates = [...records].filter(
-    (r) => r.address !== target && r.health === 'alive' && !r.brokenPath,
-  );
+  if (count <= 0) return [];
+  const qualifies = (r: PeerRecord | undefined): r is PeerRecord =>
+    r !== undefined && r.address !== target && r.health === 'alive' && !r.brokenPath;
+  const picked = new Map<string, PeerRecord>();
+  for (let draw = 0; draw < count * DRAWS_PER_RELAY && picked.size < count; draw++) {
+    const r = record(peers[Math.floor(random() * peers.length)] ?? '');
+    if (qualifies(r)) picked.set(r.address, r);
+  }
+  if (picked.size === count) return [...picked.values()];
+  const candidates = peers.map(record).filter(qualifies);
   for (let i = candidates.length - 1; i > 0; i--) {
     const j = Math.floor(random() * (i + 1));
     [candidates[i], candidates[j]] = [candidates[j] as PeerRecord, candidates[i] as PeerRecord];

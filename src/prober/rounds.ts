@@ -18,21 +18,19 @@ import {
   attemptFailed,
   fromView,
   newRecord,
-  selfSuspect,
+  suspicionCounts,
+  suspicionOf,
+  unreachableNow,
   type Judgement,
   type PeerRecord,
   type PeerView,
+  type SelfSuspicion,
   type Transition,
 } from './verdict.js';
 
 export type SanityState = 'ok' | 'failed' | 'not-configured';
 
-export interface SelfSuspicion {
-  suspect: boolean;
-  /** Peers seen alive that this node cannot reach now, out of `considered`. */
-  unreachable: number;
-  considered: number;
-}
+export type { SelfSuspicion } from './verdict.js';
 
 export interface RoundReport {
   round: number;
@@ -67,6 +65,11 @@ export interface ProbeRoundsOptions {
   intervalMs: number;
   /** When the peer last answered any request of this node (announcements too); null: never. */
   lastHeard?(address: string): number | null;
+  /**
+   * How late this process's event loop has run lately (event-loop-lag.ts). A peer that timed out
+   * while it ran later than overloadLagMs() is not declared dead or behind a broken path.
+   */
+  loopLag?: { maxLagWithinMs(ms: number): number };
   /** Picks relays; injectable for tests. */
   random?: () => number;
   /** Called as soon as a peer's verdict changes; must not block (it runs in the round). */
@@ -89,6 +92,26 @@ export interface ProbeRoundsOptions {
   onVerdictsChanged?(): void;
 }
 
+/**
+ * Event-loop lag that voids this node's own timeouts: max(100 ms, PROBE_TIMEOUT / 4). A request
+ * sent that late, or its answer read that late, may time out with the peer well.
+ */
+export function overloadLagMs(probeTimeoutMs: number): number {
+  return Math.max(100, probeTimeoutMs / 4);
+}
+
+/**
+ * How long overload excuses a peer's timeouts, from its first failed probe: UNHEALTHY_DURATION and
+ * 8 probe timeouts more. A live peer answers some probe in that time even to a node running that
+ * late, so one that has not is judged as usual: an overloaded coordinator is slower to call a
+ * black hole, never blind to one.
+ */
+export function overloadPatienceMs(
+  policy: Pick<DetectionPolicy, 'unhealthyMs' | 'probeTimeoutMs'>,
+): number {
+  return policy.unhealthyMs + 8 * policy.probeTimeoutMs;
+}
+
 /** A round starting later than this after it was due counts as late: max(100 ms, interval / 2). */
 export function lateThresholdMs(intervalMs: number): number {
   return Math.max(100, intervalMs / 2);
@@ -107,6 +130,12 @@ const PACE_TICK_MS = 10;
 
 /** A dead peer's failed probes get a new confirmation (relays) once per this many rounds. */
 const DEAD_RECHECK_ROUNDS = 10;
+/**
+ * At most this many dead peers get that confirmation in one round, the longest waiting first: when
+ * a zone of 1,666 is lost, each is rechecked every 34 rounds or so rather than 167 a second, each
+ * with its relays, keeping the coordinator free to deliver their alerts.
+ */
+export const DEAD_RECHECKS_PER_ROUND = 50;
 
 /** Transitions that change what the cluster status shows. */
 const VISIBLE: ReadonlySet<Transition> = new Set<Transition>([
@@ -123,7 +152,10 @@ const VISIBLE: ReadonlySet<Transition> = new Set<Transition>([
  * rather than holding them up, so one bad peer never delays the verdicts on the others.
  */
 export class ProbeRounds {
+  /** The verdicts; changed only through put/drop/clearRecords, which keep `suspicion` counted. */
   private readonly records = new Map<string, PeerRecord>();
+  /** selfSuspect's counts over `records`, kept as they change (not recounted over 5,000). */
+  private readonly suspicion = { considered: 0, unreachable: 0 };
   private readonly inFlight = new Set<string>();
   /** Peers of a paced round not launched yet (they count as in flight meanwhile). */
   private readonly queued = new Set<string>();
@@ -135,6 +167,8 @@ export class ProbeRounds {
   private wasSelfSuspect = false;
   /** Dead peers: when their last confirmation ran. */
   private readonly rechecked = new Map<string, number>();
+  /** Dead peers whose failed probe this round starts a confirmation (pickRechecks). */
+  private rechecks = new Set<string>();
   private lastRound: number | null = null;
 
   private readonly confirmation: ConfirmationContext;
@@ -145,9 +179,15 @@ export class ProbeRounds {
       ...opts,
       random: opts.random ?? Math.random,
       lastHeard: (address) => opts.lastHeard?.(address) ?? null,
-      records: () => this.records.values(),
+      peers: () => this.peers,
       record: (address) => this.records.get(address),
       selfSuspect: () => this.selfSuspicion.suspect,
+      overloaded: (sinceMs) => {
+        const { clock, policy, loopLag } = opts;
+        const forMs = clock.now() - sinceMs;
+        if (!loopLag || forMs > overloadPatienceMs(policy)) return false;
+        return loopLag.maxLagWithinMs(forMs) > overloadLagMs(policy.probeTimeoutMs);
+      },
       apply: (address, judge) => this.apply(address, judge),
     };
   }
@@ -167,7 +207,33 @@ export class ProbeRounds {
 
   /** Whether this coordinator cannot reach most of its peers (and so alerts on none of them). */
   get selfSuspicion(): SelfSuspicion {
-    return selfSuspect([...this.records.values()]);
+    return suspicionOf(this.suspicion.unreachable, this.suspicion.considered);
+  }
+
+  private put(address: string, record: PeerRecord): void {
+    const before = this.records.get(address);
+    if (before) this.count(before, -1);
+    this.records.set(address, record);
+    this.count(record, 1);
+  }
+
+  private drop(address: string): void {
+    const before = this.records.get(address);
+    if (!before) return;
+    this.count(before, -1);
+    this.records.delete(address);
+  }
+
+  private clearRecords(): void {
+    this.records.clear();
+    this.suspicion.considered = 0;
+    this.suspicion.unreachable = 0;
+  }
+
+  private count(record: PeerRecord, sign: 1 | -1): void {
+    if (!suspicionCounts(record)) return;
+    this.suspicion.considered += sign;
+    if (unreachableNow(record)) this.suspicion.unreachable += sign;
   }
 
   /**
@@ -197,13 +263,13 @@ export class ProbeRounds {
     const listed = new Set(peers);
     for (const address of this.records.keys()) {
       if (listed.has(address)) continue;
-      this.records.delete(address);
+      this.drop(address);
       this.rechecked.delete(address);
       this.membershipChanges++;
     }
     for (const address of peers) {
       if (this.records.has(address)) continue;
-      this.records.set(address, newRecord(address, now));
+      this.put(address, newRecord(address, now));
       this.membershipChanges++;
     }
   }
@@ -215,7 +281,7 @@ export class ProbeRounds {
   presumeAlive(address: string, id: string, sinceMs: number): void {
     const r = this.records.get(address);
     if (!r || r.health !== 'unknown' || r.lastProbeMs !== null) return;
-    this.records.set(address, { ...r, id, nodeName: nodeNameOf(id), health: 'alive', sinceMs });
+    this.put(address, { ...r, id, nodeName: nodeNameOf(id), health: 'alive', sinceMs });
   }
 
   /** Starts leading: seeds verdicts from the predecessor's view, then probes at once. */
@@ -223,10 +289,10 @@ export class ProbeRounds {
     if (this.running) return;
     const now = this.opts.clock.now();
     const known = new Map(inherited.map((v) => [v.address, v]));
-    this.records.clear();
+    this.clearRecords();
     for (const address of this.peers) {
       const view = known.get(address);
-      this.records.set(address, view ? fromView(view) : newRecord(address, now));
+      this.put(address, view ? fromView(view) : newRecord(address, now));
     }
     this.membershipChanges = 0;
     this.verdictChanges = 0;
@@ -242,7 +308,7 @@ export class ProbeRounds {
     this.controller = null;
     this.inFlight.clear();
     this.queued.clear();
-    this.records.clear();
+    this.clearRecords();
     this.rechecked.clear();
   }
 
@@ -274,6 +340,7 @@ export class ProbeRounds {
     const targets = this.peers.filter((a) => !this.inFlight.has(a));
     const membership = this.membershipChanges;
     this.membershipChanges = 0;
+    this.rechecks = this.pickRechecks();
     let sanity: Promise<boolean> | null = null;
     // One sanity check per round, and only when some peer would otherwise be declared dead.
     const selfHealthy = () => (sanity ??= this.checkSanity());
@@ -341,12 +408,28 @@ export class ProbeRounds {
     return outcome.ok;
   }
 
+  /** Whether this round rechecks the dead peer (it is among those picked as the round began). */
   private recheckDue(address: string): boolean {
-    const now = this.opts.clock.now();
-    const last = this.rechecked.get(address) ?? 0;
-    if (now - last < DEAD_RECHECK_ROUNDS * this.opts.intervalMs) return false;
-    this.rechecked.set(address, now);
+    if (!this.rechecks.delete(address)) return false;
+    this.rechecked.set(address, this.opts.clock.now());
     return true;
+  }
+
+  /**
+   * The dead peers this round rechecks: those due (DEAD_RECHECK_ROUNDS since their last one), the
+   * longest waiting first, at most DEAD_RECHECKS_PER_ROUND, so every dead peer gets its turn.
+   */
+  private pickRechecks(): Set<string> {
+    const now = this.opts.clock.now();
+    const dueBefore = now - DEAD_RECHECK_ROUNDS * this.opts.intervalMs;
+    const due: { address: string; at: number }[] = [];
+    for (const [address, r] of this.records) {
+      if (r.health !== 'dead') continue;
+      const at = this.rechecked.get(address) ?? 0;
+      if (at <= dueBefore) due.push({ address, at });
+    }
+    due.sort((a, b) => a.at - b.at);
+    return new Set(due.slice(0, DEAD_RECHECKS_PER_ROUND).map((d) => d.address));
   }
 
   /**
@@ -358,7 +441,7 @@ export class ProbeRounds {
       const current = this.records.get(view.address);
       if (!current || view.health !== 'dead' || !view.alerted) continue;
       if (current.health === 'dead' && current.alerted) continue;
-      this.records.set(view.address, {
+      this.put(view.address, {
         ...current,
         health: 'dead',
         alerted: true,
@@ -378,14 +461,13 @@ export class ProbeRounds {
     const current = this.records.get(address);
     if (!current) return;
     const judgement = judge(current);
-    this.records.set(address, judgement.record);
+    this.put(address, judgement.record);
     // Just confirmed dead: the next confirmation is due DEAD_RECHECK_ROUNDS from now.
     if (judgement.record.health === 'dead' && current.health !== 'dead') {
       this.rechecked.set(address, this.opts.clock.now());
     }
     if (judgement.transition) this.opts.onJudgement(judgement);
-    // Self-suspicion counts over every record: recount only when this one's reachability changed,
-    // not on every answer of a healthy peer (that would make a round quadratic in the peers).
+    // Whether this node suspects itself may have changed only if this peer's reachability did.
     const { record } = judgement;
     if (record.health !== current.health || !record.brokenPath !== !current.brokenPath) {
       this.noteSelfSuspicion();

@@ -92,8 +92,11 @@ export interface Judgement {
   withheld?: Exclude<Withhold, null>;
 }
 
-/** Why a confirmed-unreachable peer is not declared dead; null: nothing holds it back. */
-export type Withhold = 'sanity-check' | 'self-suspect' | null;
+/**
+ * Why a confirmed-unreachable peer is not declared dead; null: nothing holds it back. overloaded:
+ * this node's own event loop ran so late that its timeouts prove nothing (nor a broken path).
+ */
+export type Withhold = 'sanity-check' | 'self-suspect' | 'overloaded' | null;
 
 export interface Confirmation {
   /** Ids of the relays that reached the peer during the confirmation. */
@@ -104,11 +107,15 @@ export interface Confirmation {
 
 const same = (record: PeerRecord): Judgement => ({ record, transition: null, incidentMs: null });
 
+/** The id a peer has until it answers a probe: `unknown@<ip>`, an address, not an identity. */
+export function placeholderId(address: string): string {
+  return `unknown@${parseAddress(address)?.ip ?? address}`;
+}
+
 export function newRecord(address: string, now: number): PeerRecord {
-  const ip = parseAddress(address)?.ip ?? address;
   return {
     address,
-    id: `unknown@${ip}`,
+    id: placeholderId(address),
     nodeName: 'unknown',
     health: 'unknown',
     sinceMs: now,
@@ -191,11 +198,17 @@ export function unreachableFor(record: PeerRecord, now: number): number {
 export function confirm(record: PeerRecord, c: Confirmation, now: number): Judgement {
   if (record.unreachableSinceMs === null) return same(record); // it answered meanwhile
   if (unreachableFor(record, now) < c.unhealthyMs) return same(record);
-  if (c.reachedBy.length > 0) return pathBroken(record, c.reachedBy, now);
-  if (record.health === 'dead') return same(record);
-  if (c.withhold) {
-    return { record, transition: 'withheld', incidentMs: null, withheld: c.withhold };
+  const withheld: Judgement | null = c.withhold
+    ? { record, transition: 'withheld', incidentMs: null, withheld: c.withhold }
+    : null;
+  if (c.reachedBy.length > 0) {
+    // Relays reach it: up, whatever this node suffers; but a path from an overloaded node that
+    // timed out is not shown broken by that.
+    if (c.withhold === 'overloaded' && record.health !== 'dead') return withheld!;
+    return pathBroken(record, c.reachedBy, now);
   }
+  if (record.health === 'dead') return same(record);
+  if (withheld) return withheld;
   const dead: PeerRecord = { ...record, health: 'dead', sinceMs: now, brokenPath: null };
   if (record.health === 'unknown') {
     return { record: dead, transition: 'never-alive', incidentMs: null };
@@ -235,18 +248,36 @@ function pathBroken(record: PeerRecord, witnesses: string[], now: number): Judge
  * Peers dead before are left out, so earlier deaths do not silence the next one. Never with
  * fewer than two such peers (with one, nobody can tell which side is at fault).
  */
-export function selfSuspect(records: readonly PeerRecord[]): {
-  suspect: boolean;
-  unreachable: number;
-  considered: number;
-} {
+export function selfSuspect(records: readonly PeerRecord[]): SelfSuspicion {
   let considered = 0;
   let unreachable = 0;
   for (const r of records) {
-    if (r.health === 'unknown' || r.health === 'dead') continue;
+    if (!suspicionCounts(r)) continue;
     considered++;
-    if (r.health !== 'alive' || r.brokenPath) unreachable++;
+    if (unreachableNow(r)) unreachable++;
   }
+  return suspicionOf(unreachable, considered);
+}
+
+export interface SelfSuspicion {
+  suspect: boolean;
+  /** Peers seen alive that this node cannot reach now, out of `considered`. */
+  unreachable: number;
+  considered: number;
+}
+
+/** Whether selfSuspect counts the peer: seen alive, and not dead since. */
+export function suspicionCounts(r: PeerRecord): boolean {
+  return r.health !== 'unknown' && r.health !== 'dead';
+}
+
+/** Of the peers selfSuspect counts: whether this node cannot reach it now. */
+export function unreachableNow(r: PeerRecord): boolean {
+  return r.health !== 'alive' || r.brokenPath !== null;
+}
+
+/** selfSuspect's verdict from its counts. */
+export function suspicionOf(unreachable: number, considered: number): SelfSuspicion {
   return { suspect: considered >= 2 && unreachable * 2 > considered, unreachable, considered };
 }
 

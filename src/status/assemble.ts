@@ -1,9 +1,9 @@
 // Builds GET /status from what the node holds: its own verdicts when it leads, else the ones its
 // coordinator last announced; peers nobody has judged yet are unknown, peers that left are `left`.
-import { nodeNameOf, parseAddress, type NodeRef } from '../core/node-ref.js';
+import { nodeNameOf, type NodeRef } from '../core/node-ref.js';
 import { pausing, type MaintenanceWindow } from '../maintenance/windows.js';
 import { wireWindow } from '../maintenance/maintenance-routes.js';
-import type { PeerRecord, PeerView } from '../prober/verdict.js';
+import { placeholderId, type PeerRecord, type PeerView } from '../prober/verdict.js';
 import type { NodeStatus, StatusEvent, StatusPeer } from './status-types.js';
 
 export interface Departed {
@@ -113,10 +113,7 @@ export function assembleStatus(f: StatusFacts): NodeStatus {
   };
 }
 
-function blank(
-  address: string,
-  id = `unknown@${parseAddress(address)?.ip ?? address}`,
-): Omit<StatusPeer, 'in_maintenance'> {
+function blank(address: string, id = placeholderId(address)): Omit<StatusPeer, 'in_maintenance'> {
   return {
     id,
     address,

@@ -1,6 +1,6 @@
 // What goes into the status page's event list: verdict changes as sentences. A coordinator logs its
 // own judgements; a follower logs the changes between two views its coordinator announced.
-import type { Judgement, PeerView, Transition } from '../prober/verdict.js';
+import type { Judgement, PeerView, Transition, Withhold } from '../prober/verdict.js';
 
 export interface FeedEntry {
   kind: string;
@@ -15,7 +15,6 @@ const SENTENCES: Partial<Record<NonNullable<Transition>, [string, (peer: string)
   'path-restored': ['path_restored', (p) => `path to ${p} restored`],
   suspected: ['suspected', (p) => `${p} did not answer a probe: confirming`],
   cleared: ['cleared', (p) => `${p} answered again`],
-  withheld: ['withheld', (p) => `${p} unreachable, but so is most of the mesh: not declared dead`],
   'first-alive': ['alive', (p) => `${p} is alive`],
   'never-alive': ['never_alive', (p) => `${p} has not answered since it was discovered`],
 };
@@ -23,9 +22,20 @@ const SENTENCES: Partial<Record<NonNullable<Transition>, [string, (peer: string)
 /** A peer not yet heard from has a placeholder id (`unknown@ip`): its address says more. */
 const nameOf = (id: string, address: string) => (id.startsWith('unknown@') ? address : id);
 
+/** A withheld verdict, by why. */
+const WITHHELD: Record<NonNullable<Withhold>, (peer: string) => string> = {
+  'self-suspect': (p) => `${p} unreachable, but so is most of the mesh: not declared dead`,
+  'sanity-check': (p) => `${p} unreachable, but so is SANITY_CHECK_URL: not declared dead`,
+  overloaded: (p) => `${p} timed out while this node ran too late to tell: not declared dead`,
+};
+
 export function judgementEntry(j: Judgement): FeedEntry | null {
-  const s = j.transition ? SENTENCES[j.transition] : undefined;
   const name = nameOf(j.record.id, j.record.address);
+  if (j.transition === 'withheld') {
+    const text = WITHHELD[j.withheld ?? 'self-suspect'](name);
+    return { kind: 'withheld', peer: j.record.id, text };
+  }
+  const s = j.transition ? SENTENCES[j.transition] : undefined;
   return s ? { kind: s[0], peer: j.record.id, text: s[1](name) } : null;
 }
 

@@ -262,6 +262,7 @@ const TABLE: Record<SettingName, Group> = {
   WEBHOOK_TIMEOUT: duration('WEBHOOK_TIMEOUT', ['0']),
   WEBHOOK_RETRY_FOR: duration('WEBHOOK_RETRY_FOR'),
   WEBHOOK_QUEUE_SIZE: int('WEBHOOK_QUEUE_SIZE'),
+  WEBHOOK_CONCURRENCY: int('WEBHOOK_CONCURRENCY'),
   SLACK_WEBHOOK_URL: url([
     'ftp://hooks.slack.com/services/T0/B0/secret-token',
     'https://hooks.slack.com/services/T0/B0/secret token',

@@ -58,6 +58,7 @@ describe('loadConfig', () => {
       webhookTimeoutMs: 5_000,
       webhookRetryForMs: 600_000,
       webhookQueueSize: 10_000,
+      webhookConcurrency: 32,
       logLevel: 'info',
       dryRun: false,
       maxMemoryMiB: null,

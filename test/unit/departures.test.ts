@@ -117,6 +117,10 @@ describe('event feed: judgementEntry', () => {
       T + 2_000,
     );
     expect(judgementEntry(withheld)?.kind).to.equal('withheld');
+    expect(judgementEntry(withheld)?.text).to.match(/most of the mesh/);
+    const late = confirm(suspected.record, { ...confirmation, withhold: 'overloaded' }, T + 2_000);
+    expect(judgementEntry(late)).to.deep.include({ kind: 'withheld', peer: A.id });
+    expect(judgementEntry(late)?.text).to.match(/ran too late to tell/);
     const broken = confirm(suspected.record, { ...confirmation, reachedBy: [B.id] }, T + 2_000);
     expect(broken.transition).to.equal('path-broken');
     expect(judgementEntry(broken)?.kind).to.equal('path_broken');

@@ -28,10 +28,10 @@ const T0 = Date.UTC(2025, 4, 1);
 const coordinator = { id: 'worker-9@10.0.0.9', address: '10.0.0.9:8080' };
 const schemas = loadSchemas();
 
-function deadAlert(): PeerStatusPayload {
+function deadAlert(n = 5): PeerStatusPayload {
   const alive = answered(
-    newRecord('10.0.0.5:8080', T0),
-    { latencyMs: 1, id: 'worker-5@10.0.0.5', nodeName: 'worker-5' },
+    newRecord(`10.0.0.${n}:8080`, T0),
+    { latencyMs: 1, id: `worker-${n}@10.0.0.${n}`, nodeName: `worker-${n}` },
     T0,
   ).record;
   const suspect = attemptFailed(alive, { latencyMs: 1, detail: 'refused' }, T0 + 1, T0 + 1).record;
@@ -63,6 +63,7 @@ function setup(
   urls: { peer: string | null; cluster: string | null },
   answer: (call: PostCall, index: number) => Answer = () => OK,
   retryForMs = 60_000,
+  maxInFlight = 1,
 ) {
   const clock = new FakeClock(T0);
   const logger = new CapturingLogger();
@@ -83,6 +84,7 @@ function setup(
         timeoutMs: 1_000,
         retryForMs,
         maxSize: 100,
+        maxInFlight,
       });
     },
   });
@@ -101,6 +103,27 @@ describe('Notifier', () => {
       [PEER_URL, alert],
       [CLUSTER_URL, status],
     ]);
+  });
+
+  it("posts different peers' events together, one peer's in order, and a cluster status after them", async () => {
+    const url = PEER_URL; // both kinds to one receiver: one queue
+    const { clock, poster, notifier } = setup({ peer: url, cluster: url }, () => 'hang', 60_000, 8);
+    // worker-5's alert, and then another about worker-5 (sent again, say, by a successor).
+    const [a1, b, a2] = [deadAlert(5), deadAlert(6), { ...deadAlert(5), epoch: 3 }];
+    const status = clusterStatus();
+    for (const p of [a1, b, a2]) expect(notifier.peerStatus(p)).to.be.true;
+    notifier.clusterStatus(status);
+    const bodies = () => poster.calls.map((c) => c.body);
+    expect(bodies(), "worker-5's second event waits for its first").to.deep.equal([a1, b]);
+    poster.release(OK);
+    await clock.advanceAsync(0);
+    expect(bodies()).to.deep.equal([a1, b, a2]);
+    poster.release(OK);
+    await clock.advanceAsync(0);
+    expect(bodies(), 'the cluster status waits for every event before it').to.have.length(3);
+    poster.release(OK);
+    await clock.advanceAsync(0);
+    expect(bodies()).to.deep.equal([a1, b, a2, status]);
   });
 
   it('does not post a payload that fails its schema, and logs it at error level', async () => {

@@ -108,6 +108,37 @@ describe('peer connections', function () {
     expect(peer.sockets).to.have.length(2);
   });
 
+  it('sends a GET again on a new connection when the kept one is closed as the request arrives', async () => {
+    expect((await get(connections, peer)).ok).to.be.true;
+    // The peer's server closing an idle connection just as the next request comes on it.
+    let requests = 0;
+    peer.answer = (res) => (++requests === 1 ? res.socket?.destroy() : res.end('{}'));
+    const answer = await get(connections, peer);
+    expect(answer.ok, JSON.stringify(answer)).to.be.true;
+    expect(requests).to.equal(2);
+    expect(peer.sockets).to.have.length(2);
+  });
+
+  it('does not send a POST twice: a kept connection closed as it arrives fails it', async () => {
+    expect((await get(connections, peer)).ok).to.be.true;
+    let requests = 0;
+    peer.answer = (res) => (++requests === 1 ? res.socket?.destroy() : res.end('{}'));
+    const post = { ...request(peer), method: 'POST' as const, body: Buffer.from('{}') };
+    const answer = await exchange(connections, post);
+    expect(answer).to.deep.include({ ok: false, reason: 'reset', phase: 'send' });
+    expect(requests).to.equal(1);
+  });
+
+  it('does not reuse a connection idle longer than its idle time, though a busy loop kept its timer from firing', async () => {
+    expect((await get(connections, peer)).ok).to.be.true;
+    expect(connections.idleCount).to.equal(1);
+    const until = performance.now() + IDLE_MS + 50;
+    while (performance.now() < until); // the event loop blocked: no timer runs
+    const answer = await get(connections, peer);
+    expect(answer.ok).to.be.true;
+    expect(peer.sockets).to.have.length(2);
+  });
+
   it('never reuses a connection whose request failed, or that the server says it closes', async () => {
     peer.answer = () => undefined; // never answers
     const timedOut = await get(connections, peer, 200);

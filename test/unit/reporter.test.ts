@@ -7,7 +7,12 @@ import {
   type ClusterStatusPayload,
   type PeerStatusPayload,
 } from '../../src/alerts/payloads.js';
-import { MAX_SHARED_UNDELIVERED, Reporter, type Leadership } from '../../src/alerts/reporter.js';
+import {
+  CLUSTER_STATUS_MIN_GAP_MS,
+  MAX_SHARED_UNDELIVERED,
+  Reporter,
+  type Leadership,
+} from '../../src/alerts/reporter.js';
 import type { RoundReport, SelfSuspicion } from '../../src/prober/rounds.js';
 import {
   answered,
@@ -147,7 +152,7 @@ describe('Reporter', () => {
     reporter.onRound(round(1, 1));
     await clock.advanceAsync(0);
     reporter.onVerdictsChanged();
-    await clock.advanceAsync(10);
+    await clock.advanceAsync(CLUSTER_STATUS_MIN_GAP_MS);
     const reasons = posted().map((b) => ('reason' in b ? b.reason : b.event));
     expect(reasons).to.deep.equal(['election', 'change']);
   });
@@ -161,7 +166,7 @@ describe('Reporter', () => {
     reporter.onRound(round(2, 1));
     for (let i = 0; i < 100; i++) reporter.onVerdictsChanged();
     setRecords([alive('10.0.0.1:8080', 'a@10.0.0.1', 1).record]);
-    await clock.advanceAsync(0);
+    await clock.advanceAsync(CLUSTER_STATUS_MIN_GAP_MS);
     const statuses = posted() as ClusterStatusPayload[];
     expect(statuses.map((s) => s.reason)).to.deep.equal(['election', 'change']);
     expect(
@@ -177,6 +182,32 @@ describe('Reporter', () => {
     expect((fresh.posted() as ClusterStatusPayload[]).map((s) => s.reason)).to.deep.equal([
       'election',
     ]);
+  });
+
+  it('sends cluster statuses CLUSTER_STATUS_MIN_GAP_MS apart at least, changes meanwhile riding on the next', async () => {
+    const { clock, reporter, posted, setRecords, lead } = setup();
+    lead();
+    const t0 = clock.now();
+    reporter.onRound(round(1));
+    await clock.advanceAsync(0);
+    // Verdicts changing one confirmation at a time, every 50 ms, for 3 s.
+    for (let i = 0; i < 60; i++) {
+      setRecords([alive('10.0.0.1:8080', 'a@10.0.0.1', 1).record]);
+      reporter.onVerdictsChanged();
+      await clock.advanceAsync(50);
+    }
+    const statuses = posted() as ClusterStatusPayload[];
+    const at = statuses.map((p) => Date.parse(p.timestamp) - t0);
+    expect(statuses.map((p) => p.reason)).to.deep.equal(['election', 'change', 'change', 'change']);
+    expect(at).to.deep.equal([0, 1_000, 2_000, 3_000]);
+    // The last change of the storm is not lost: a term ending sends the status waiting at once.
+    reporter.onVerdictsChanged();
+    reporter.stopLeading();
+    await clock.advanceAsync(0);
+    expect(posted()).to.have.length(5);
+    expect(Date.parse((posted()[4] as ClusterStatusPayload).timestamp) - t0).to.equal(3_000);
+    await clock.advanceAsync(5_000);
+    expect(posted(), 'nothing after the term').to.have.length(5);
   });
 
   it('sends the events decided while a sharing is under way after one more sharing, all together', async () => {
@@ -247,7 +278,7 @@ describe('Reporter', () => {
     reporter.onJudgement(bDied); // decided after that status, waiting behind it
     for (let i = 0; i < 4; i++) {
       release();
-      await clock.advanceAsync(0);
+      await clock.advanceAsync(CLUSTER_STATUS_MIN_GAP_MS);
     }
     const sent = posted();
     const deadSoFar = new Set<string>();
@@ -621,7 +652,7 @@ describe('Reporter', () => {
     setRecords([alive('10.0.0.1:8080', 'a@10.0.0.1', 1).record]);
     for (const r of [round(1), round(2), round(3, 1), round(4, 0, 1)]) {
       reporter.onRound(r);
-      await clock.advanceAsync(0);
+      await clock.advanceAsync(CLUSTER_STATUS_MIN_GAP_MS);
     }
     const reasons = posted().map((b) => (b as ClusterStatusPayload).reason);
     expect(reasons).to.deep.equal(['election', 'change', 'change']);
@@ -634,7 +665,7 @@ describe('Reporter', () => {
     await clock.advanceAsync(0);
     setSuspicion({ suspect: true, unreachable: 3, considered: 4 });
     reporter.onRound(round(2, 3));
-    await clock.advanceAsync(0);
+    await clock.advanceAsync(CLUSTER_STATUS_MIN_GAP_MS);
     const statuses = posted() as ClusterStatusPayload[];
     expect(statuses.map((s) => [s.self_suspect, s.unreachable_peers])).to.deep.equal([
       [false, 0],
@@ -664,6 +695,27 @@ describe('Reporter', () => {
     reporter.onJudgement(second);
     const errors = logger.at('error').map((r) => r.fields.event);
     expect(errors).to.deep.equal(['duplicate-id']);
+  });
+
+  it('takes no two peers for twins by the placeholder id of peers alive without a probe answer', () => {
+    const { reporter, logger, setRecords, lead } = setup();
+    lead();
+    // Alive because each answered an announcement: neither has told its id (both unknown@127.0.0.1).
+    const judged = ['127.0.0.1:8081', '127.0.0.1:8082', '127.0.0.1:8083'].map((a) =>
+      answered(newRecord(a, 0), null, 1),
+    );
+    expect(judged.map((j) => [j.transition, j.record.id])).to.deep.equal(
+      Array(3).fill(['first-alive', 'unknown@127.0.0.1']),
+    );
+    setRecords(judged.map((j) => j.record));
+    for (const j of judged) reporter.onJudgement(j);
+    expect(logger.at('error')).to.deep.equal([]);
+    // A real twin among them is still found.
+    const twin = alive('127.0.0.1:8084', 'node@127.0.0.1', 1);
+    const other = alive('127.0.0.1:8085', 'node@127.0.0.1', 1);
+    setRecords([...judged.map((j) => j.record), twin.record, other.record]);
+    reporter.onJudgement(other);
+    expect(logger.at('error').map((r) => r.fields.otherAddress)).to.deep.equal(['127.0.0.1:8084']);
   });
 
   it('tells twins apart when they come alive one after the other, reading the records once a round', () => {

@@ -9,8 +9,20 @@ import type {
   RelayProbeResult,
   SanityCheck,
 } from '../../src/core/transport.js';
-import { ProbeRounds, type DetectionPolicy, type RoundReport } from '../../src/prober/rounds.js';
-import type { Judgement, PeerView, Transition } from '../../src/prober/verdict.js';
+import {
+  DEAD_RECHECKS_PER_ROUND,
+  overloadLagMs,
+  overloadPatienceMs,
+  ProbeRounds,
+  type DetectionPolicy,
+  type RoundReport,
+} from '../../src/prober/rounds.js';
+import {
+  selfSuspect,
+  type Judgement,
+  type PeerView,
+  type Transition,
+} from '../../src/prober/verdict.js';
 import { CapturingLogger } from '../support/capturing-logger.js';
 import { FakeClock } from '../support/fake-clock.js';
 
@@ -119,6 +131,7 @@ function setup(
     sanity?: SanityCheck | null;
     policy?: Partial<DetectionPolicy>;
     lastHeard?: (address: string) => number | null;
+    loopLag?: { maxLagWithinMs(ms: number): number };
   } = {},
 ) {
   const clock = new FakeClock();
@@ -137,6 +150,7 @@ function setup(
     policy: { ...POLICY, ...opts.policy },
     intervalMs: INTERVAL,
     ...(opts.lastHeard ? { lastHeard: opts.lastHeard } : {}),
+    ...(opts.loopLag ? { loopLag: opts.loopLag } : {}),
     random: () => 0.5,
     onJudgement: (judgement) => judged.push({ atMs: clock.now(), judgement }),
     onRound: (r) => reports.push(r),
@@ -411,6 +425,52 @@ describe('ProbeRounds', () => {
     rounds.stop();
   });
 
+  it('declares no timed-out peer dead or behind a broken path while its own event loop runs late; a refused one, yes', async () => {
+    let lagMs = 0;
+    const asked: number[] = [];
+    const loopLag = {
+      maxLagWithinMs: (ms: number) => (asked.push(ms), lagMs),
+    };
+    const peers = [A, B, C, D, E, F];
+    const { clock, rounds, behaviour, relaysReach, transitions, health, startAlive } = setup({
+      peers,
+      loopLag,
+    });
+    const t0 = await startAlive();
+    lagMs = overloadLagMs(POLICY.probeTimeoutMs) + 1; // say 300 ms late
+    behaviour.set(A, 'hang'); // black-holed, or as slow as this node is
+    behaviour.set(B, 'hang');
+    relaysReach.add(B); // relays reach B: it would be a broken path
+    behaviour.set(C, 'refused'); // the kernel said so: no doubt
+    await clock.advanceAsync(t0 + 3_500 - clock.now());
+    expect(transitions(A)).to.deep.equal(['first-alive', 'suspected', 'withheld']);
+    expect(transitions(B)).to.deep.equal(['first-alive', 'suspected', 'withheld']);
+    expect(transitions(C)).to.deep.equal(['first-alive', 'suspected', 'died']);
+    expect(
+      asked.every((ms) => ms >= 0 && ms <= 3_000),
+      asked.join(),
+    ).to.be.true;
+    expect(health(A)).to.equal('suspect');
+    // Still late, but a peer silent for UNHEALTHY_DURATION and 8 probe timeouts is judged anyway.
+    const patience = overloadPatienceMs(POLICY);
+    await clock.advanceAsync(t0 + 1_000 + patience - 500 - clock.now());
+    expect(health(A), 'before its patience ran out').to.equal('suspect');
+    await clock.advanceAsync(3_000);
+    expect(transitions(A)).to.include('died');
+    expect(transitions(B)).to.include('path-broken');
+    rounds.stop();
+  });
+
+  it('judges a timed-out peer at once when its event loop is on time', async () => {
+    const loopLag = { maxLagWithinMs: () => overloadLagMs(POLICY.probeTimeoutMs) };
+    const { clock, behaviour, rounds, transitions, startAlive } = setup({ loopLag });
+    const t0 = await startAlive();
+    behaviour.set(A, 'hang');
+    await clock.advanceAsync(t0 + 3_500 - clock.now());
+    expect(transitions(A)).to.deep.equal(['first-alive', 'suspected', 'died']);
+    rounds.stop();
+  });
+
   it('still declares one failing peer of four dead', async () => {
     const { clock, rounds, behaviour, transitions, startAlive } = setup({ peers: [A, B, C, D] });
     const t0 = await startAlive();
@@ -577,6 +637,69 @@ describe('ProbeRounds', () => {
     for (let i = 1; i < dead.length; i++) {
       expect((dead[i] ?? 0) - (dead[i - 1] ?? 0)).to.be.at.least(10 * INTERVAL);
     }
+    rounds.stop();
+  });
+
+  it('rechecks at most DEAD_RECHECKS_PER_ROUND dead peers a round, the longest waiting first, asking relays only', async () => {
+    // Over 10 rounds' worth of the budget dead at once: each still gets its turn.
+    const at = (n: number) => `10.0.${Math.floor(n / 250)}.${(n % 250) + 1}:8080`;
+    const peers = Array.from({ length: 1_100 }, (_, i) => at(i));
+    const { clock, rounds, behaviour, net, when, transitions, startAlive } = setup({ peers });
+    const t0 = await startAlive();
+    await clock.advanceAsync(600); // over 64 peers, a round's probes are spread over 500 ms
+    expect(rounds.snapshot().every((r) => r.health === 'alive')).to.be.true;
+    const doomed = peers.slice(0, 550); // a zone lost at once
+    for (const p of doomed) behaviour.set(p, 'refused');
+    await clock.advanceAsync(t0 + 30_500 - clock.now());
+    const died = doomed.map((p) => when(p, 'died'));
+    expect(
+      died.filter((t) => t === undefined),
+      JSON.stringify(transitions(doomed[0]!)),
+    ).to.deep.equal([]);
+    const lastDeath = Math.max(...(died as number[]));
+    const roundOf = (atMs: number) => Math.floor((atMs - t0) / INTERVAL);
+    // Which dead peers the relays were asked about, round by round, once all were dead.
+    const asked = new Map<number, Set<string>>();
+    for (const c of net.relayCalls.filter((c) => c.atMs > lastDeath)) {
+      const round = roundOf(c.atMs);
+      asked.set(round, (asked.get(round) ?? new Set()).add(c.request.target));
+    }
+    const perRound = [...asked.values()].map((targets) => targets.size);
+    expect(Math.max(...perRound)).to.equal(DEAD_RECHECKS_PER_ROUND);
+    const rechecked = new Set([...asked.values()].flatMap((targets) => [...targets]));
+    expect(rechecked.size, 'every dead peer rechecked within 28 s').to.equal(doomed.length);
+    // No retries for a dead peer: one ping a round, recheck or not.
+    for (const p of doomed) {
+      const pings = net.pings.filter((q) => q.address === p && q.atMs > lastDeath + INTERVAL);
+      const rounds = new Set(pings.map((q) => roundOf(q.atMs)));
+      expect(pings.length, p).to.equal(rounds.size);
+    }
+    rounds.stop();
+  });
+
+  it('keeps its self-suspicion counts equal to a recount over its records, whatever happens', async () => {
+    const peers = [1, 2, 3, 4, 5, 6, 7, 8].map(addr);
+    const { clock, rounds, behaviour, startAlive } = setup({ peers });
+    let seed = 7;
+    const random = () => (seed = (seed * 1_103_515_245 + 12_345) % 2 ** 31) / 2 ** 31;
+    const pick = <T>(items: readonly T[]): T => items[Math.floor(random() * items.length)] as T;
+    const recount = () => selfSuspect(rounds.snapshot());
+    await startAlive();
+    const seen = new Set<boolean>();
+    for (let step = 0; step < 300; step++) {
+      const what = random();
+      if (what < 0.7) behaviour.set(pick(peers), pick(['up', 'refused', 'hang'] as const));
+      else if (what < 0.8) rounds.setPeers(peers.filter(() => random() < 0.8));
+      else if (what < 0.9) rounds.setPeers(peers);
+      else if (what < 0.93) {
+        rounds.stop();
+        rounds.start([]);
+      }
+      await clock.advanceAsync(150);
+      expect(rounds.selfSuspicion, `step ${step}`).to.deep.equal(recount());
+      seen.add(rounds.selfSuspicion.suspect);
+    }
+    expect([...seen], 'both suspecting itself and not, on the way').to.have.members([true, false]);
     rounds.stop();
   });
 

@@ -315,6 +315,19 @@ describe('verdict: confirm', () => {
     expect(j).to.not.have.property('restoredPath');
   });
 
+  it('overloaded: neither dead nor a broken path, though relays reach it; a dead peer they reach recovers', () => {
+    const overloaded = { ...dead, withhold: 'overloaded' } as const;
+    for (const c of [overloaded, { ...overloaded, reachedBy: ['r1@10.0.0.2'] }]) {
+      const j = confirm(failing(SINCE), c, AFTER);
+      expect(j).to.deep.include({ transition: 'withheld', withheld: 'overloaded' });
+      expect(j.record).to.deep.include({ health: 'suspect', alerted: false, brokenPath: null });
+    }
+    const deadRecord = confirm(failing(SINCE), dead, AFTER).record;
+    const failedAgain = attemptFailed(deadRecord, refused, AFTER + 1_000, AFTER + 1_001).record;
+    const back = confirm(failedAgain, { ...overloaded, reachedBy: ['r1@10.0.0.2'] }, AFTER + 3_000);
+    expect(back.transition).to.equal('recovered');
+  });
+
   it('a withheld verdict keeps the broken path the record had', () => {
     const broken = confirm(failing(SINCE), viaRelays('r1@10.0.0.2'), AFTER).record;
     const failedAgain = attemptFailed(broken, refused, AFTER + 1_000, AFTER + 1_001).record;

@@ -18,7 +18,12 @@ import {
 } from '../support/fake-poster.js';
 
 const URL = 'http://receiver.example/hook';
-const peer = (key: string): WebhookEvent => ({ kind: 'peer-status', key, body: { key } });
+const peer = (key: string, orderKey?: string): WebhookEvent => ({
+  kind: 'peer-status',
+  key,
+  body: { key },
+  ...(orderKey !== undefined ? { orderKey } : {}),
+});
 const cluster = (key: string): WebhookEvent => ({ kind: 'cluster-status', key, body: { key } });
 const keyOf = (call: PostCall) => (call.body as { key: string }).key;
 
@@ -189,6 +194,97 @@ describe('WebhookQueue', () => {
     await drained;
     expect(queue.pending).to.equal(0);
     expect(clock.pendingTimers).to.be.at.most(1); // at most the unused drain deadline
+  });
+
+  describe('several POSTs in flight (maxInFlight)', () => {
+    it('posts events of different peers together, up to maxInFlight, in the order queued', async () => {
+      const { clock, poster, queue, posted } = setup(() => 'hang', { maxInFlight: 3 });
+      for (const n of [1, 2, 3, 4, 5]) queue.enqueue(peer(`e${n}`, `peer-${n}`));
+      expect(posted()).to.deep.equal(['e1', 'e2', 'e3']);
+      poster.release(OK);
+      await clock.advanceAsync(0);
+      expect(posted()).to.deep.equal(['e1', 'e2', 'e3', 'e4']);
+      expect(queue.pending).to.equal(4);
+      for (let i = 0; i < 3; i++) poster.release(OK);
+      await clock.advanceAsync(0);
+      expect(posted()).to.deep.equal(['e1', 'e2', 'e3', 'e4', 'e5']);
+    });
+
+    it("never has two of one peer's events in flight: each peer's go in order", async () => {
+      const { clock, poster, queue, posted } = setup(() => 'hang', { maxInFlight: 4 });
+      queue.enqueue(peer('a-dead', 'a'));
+      queue.enqueue(peer('a-recovered', 'a'));
+      queue.enqueue(peer('b-dead', 'b'));
+      queue.enqueue(peer('a-dead-again', 'a'));
+      expect(posted()).to.deep.equal(['a-dead', 'b-dead']);
+      poster.release(OK); // a-dead
+      await clock.advanceAsync(0);
+      expect(posted()).to.deep.equal(['a-dead', 'b-dead', 'a-recovered']);
+      poster.release(OK); // b-dead
+      await clock.advanceAsync(0);
+      expect(posted(), 'a-dead-again waits for a-recovered').to.have.length(3);
+      poster.release(OK); // a-recovered
+      await clock.advanceAsync(0);
+      expect(posted()).to.deep.equal(['a-dead', 'b-dead', 'a-recovered', 'a-dead-again']);
+    });
+
+    it('posts an event without an order key (a cluster status) alone, after all before it', async () => {
+      const { clock, poster, queue, posted } = setup(() => 'hang', { maxInFlight: 4 });
+      queue.enqueue(peer('p1', 'a'));
+      queue.enqueue(peer('p2', 'b'));
+      queue.enqueue(cluster('c1'));
+      queue.enqueue(peer('p3', 'c'));
+      expect(posted()).to.deep.equal(['p1', 'p2']);
+      poster.release(OK);
+      await clock.advanceAsync(0);
+      expect(posted(), 'c1 waits for p2 too').to.deep.equal(['p1', 'p2']);
+      poster.release(OK);
+      await clock.advanceAsync(0);
+      expect(posted()).to.deep.equal(['p1', 'p2', 'c1']);
+      poster.release(OK);
+      await clock.advanceAsync(0);
+      expect(posted()).to.deep.equal(['p1', 'p2', 'c1', 'p3']);
+    });
+
+    it('through an outage: one POST at a time, the backoff doubling once per failure, then all together, nothing lost', async () => {
+      const FAILURES = 6;
+      const { clock, poster, queue, posted, logger, startMs } = setup(
+        (_, i) => (i < FAILURES ? UNAVAILABLE : OK),
+        { maxInFlight: 4 },
+      );
+      const keys = ['a', 'b', 'c', 'd'];
+      for (let i = 0; i < 8; i++) queue.enqueue(peer(`e${i}`, keys[i % 4]));
+      await clock.advanceAsync(10_000);
+      const at = poster.calls.map((c) => c.atMs - startMs);
+      // The first four fail together: one pause of 500 ms, not four doublings; then e0 alone,
+      // 1 s and 2 s apart, until it goes; then everything else, four at a time.
+      expect(posted().slice(0, 7)).to.deep.equal(['e0', 'e1', 'e2', 'e3', 'e0', 'e0', 'e0']);
+      expect(at.slice(0, 7)).to.deep.equal([0, 0, 0, 0, 500, 1_500, 3_500]);
+      expect(at.slice(7).every((t) => t === 3_500)).to.be.true;
+      expect(queue.counts).to.deep.include({ delivered: 8, 'given-up': 0, dropped: 0 });
+      expect(logger.at('warn')).to.have.length(FAILURES);
+      // Each peer's events were delivered in the order queued.
+      const delivered = posted().slice(FAILURES);
+      for (const key of keys) {
+        const own = delivered.filter((e) => keys[Number(e.slice(1)) % 4] === key);
+        expect(own, key).to.deep.equal([...own].sort());
+      }
+      expect(queue.pending).to.equal(0);
+    });
+
+    it('drain waits for every event in flight', async () => {
+      const { clock, poster, queue } = setup(() => 'hang', { maxInFlight: 2 });
+      queue.enqueue(peer('a', 'a'));
+      queue.enqueue(peer('b', 'b'));
+      let drained = false;
+      void queue.drain(60_000).then(() => (drained = true));
+      poster.release(OK);
+      await clock.advanceAsync(0);
+      expect(drained).to.be.false;
+      poster.release(OK);
+      await clock.advanceAsync(0);
+      expect(drained).to.be.true;
+    });
   });
 
   describe('onSettled', () => {
