@@ -58,135 +58,133 @@ function head({ method, path, key, headers, body }: PeerRequest): Buffer {
 export function exchange(connections: PeerConnections, request: PeerRequest): Promise<Exchanged> {
   const started = performance.now();
   const bytes = head(request); // throws at once on a header that would break the framing
-  return exchangeOnce(connections, request, bytes, started, false).then((first) => {
-    if (first !== STALE) return first;
-    const left = request.timeoutMs - (performance.now() - started);
-    if (left <= 0) {
-      const detail = `no answer within ${request.timeoutMs} ms`;
-      return { ok: false, reason: 'timeout', phase: 'send', detail, latencyMs: request.timeoutMs };
-    }
-    return exchangeOnce(connections, request, bytes, started, true).then((second) =>
-      // A new connection is never stale: the type only says it could be.
-      second === STALE
-        ? { ok: false, reason: 'reset', phase: 'send', detail: 'closed', latencyMs: 0 }
-        : second,
-    );
+  return new Promise((resolve) => {
+    attempt(connections, request, bytes, started, false, (first) => {
+      if (first !== STALE) return resolve(first);
+      if (performance.now() - started >= request.timeoutMs) {
+        const detail = `no answer within ${request.timeoutMs} ms`;
+        const latencyMs = request.timeoutMs;
+        return resolve({ ok: false, reason: 'timeout', phase: 'send', detail, latencyMs });
+      }
+      attempt(connections, request, bytes, started, true, (second) =>
+        // A new connection is never stale: the type only says it could be.
+        resolve(
+          second === STALE
+            ? { ok: false, reason: 'reset', phase: 'send', detail: 'closed', latencyMs: 0 }
+            : second,
+        ),
+      );
+    });
   });
 }
 
 /** A kept connection the peer had closed: nothing was learnt of the peer. */
 const STALE = Symbol('stale connection');
 
-function exchangeOnce(
+/** One try on one connection (`fresh`: a new one), its end told to `resolve` once. */
+function attempt(
   connections: PeerConnections,
   request: PeerRequest,
   bytes: Buffer,
   started: number,
   fresh: boolean,
-): Promise<Exchanged | typeof STALE> {
+  resolve: (outcome: Exchanged | typeof STALE) => void,
+): void {
   const { body, timeoutMs, signal } = request;
   // Stopped before it began: the peer's kept connection stays kept.
   if (signal?.aborted) {
-    return Promise.resolve({
-      ok: false,
-      reason: 'aborted',
-      phase: 'connect',
-      detail: 'aborted',
-      latencyMs: 0,
-    });
+    resolve({ ok: false, reason: 'aborted', phase: 'connect', detail: 'aborted', latencyMs: 0 });
+    return;
   }
-  return new Promise((resolve) => {
-    const connection = connections.acquire(request, fresh);
-    const parser = new ResponseParser(request.maxBodyBytes);
-    let connected = !connection.connecting;
-    /** A kept connection, for a GET: if it proves closed before any answer, try a new one. */
-    const retryIfStale = connected && request.method === 'GET';
-    let answered = false;
-    let settled = false;
+  const connection = connections.acquire(request, fresh);
+  const parser = new ResponseParser(request.maxBodyBytes);
+  let connected = !connection.connecting;
+  /** A kept connection, for a GET: if it proves closed before any answer, try a new one. */
+  const retryIfStale = connected && request.method === 'GET';
+  let answered = false;
+  let settled = false;
 
-    const finish = (outcome: Exchanged | typeof STALE, reusable: boolean) => {
-      if (settled) return;
-      settled = true;
-      clearTimeout(timer);
-      stopListening?.();
-      if (reusable) connections.release(connection);
-      else connection.destroy();
-      resolve(outcome);
-    };
-    const fail = (
-      reason: FailureReason,
-      detail: string,
-      phase: 'connect' | 'send' = connected ? 'send' : 'connect',
-    ) =>
-      finish({ ok: false, reason, phase, detail, latencyMs: performance.now() - started }, false);
+  const finish = (outcome: Exchanged | typeof STALE, reusable: boolean) => {
+    if (settled) return;
+    settled = true;
+    clearTimeout(timer);
+    stopListening?.();
+    if (reusable) connections.release(connection);
+    else connection.destroy();
+    resolve(outcome);
+  };
+  const fail = (
+    reason: FailureReason,
+    detail: string,
+    phase: 'connect' | 'send' = connected ? 'send' : 'connect',
+  ) => finish({ ok: false, reason, phase, detail, latencyMs: performance.now() - started }, false);
 
-    const onTimeout = (rechecked: boolean) => {
-      // The answer may be waiting unread: timers run before I/O in each turn of the loop, and a
-      // busy process (a blocked or starved event loop, thousands of sockets ready at once) reads
-      // it late, whether or not this timer itself fired late. Let the pending I/O run once
-      // (setImmediate comes after it) before calling the peer slow, so an overloaded coordinator
-      // does not take its own lateness for a dead peer or a broken path.
-      if (!rechecked) {
-        setImmediate(() => onTimeout(true));
-        return;
+  const onTimeout = (rechecked: boolean) => {
+    // The answer may be waiting unread: timers run before I/O in each turn of the loop, and a
+    // busy process (a blocked or starved event loop, thousands of sockets ready at once) reads
+    // it late, whether or not this timer itself fired late. Let the pending I/O run once
+    // (setImmediate comes after it) before calling the peer slow, so an overloaded coordinator
+    // does not take its own lateness for a dead peer or a broken path.
+    if (!rechecked) {
+      setImmediate(() => onTimeout(true));
+      return;
+    }
+    // Answered meanwhile: its connection may already carry another request to the peer.
+    if (settled) return;
+    fail(
+      connected ? 'timeout' : 'connect-timeout',
+      `no ${connected ? 'answer' : 'connection'} within ${timeoutMs} ms`,
+    );
+  };
+  // The time left of the request's timeout (all of it, but for a retry on a new connection).
+  const timer = setTimeout(() => onTimeout(false), started + timeoutMs - performance.now());
+  const abort = () => fail('aborted', 'aborted');
+  const stopListening = signal ? onAbort(signal, abort) : null;
+
+  const { socket } = connection;
+  const send = () => {
+    if (body && body.length > 0) {
+      socket.cork();
+      socket.write(bytes);
+      socket.write(body);
+      socket.uncork();
+    } else socket.write(bytes);
+  };
+  connection.attach({
+    // A new connection is written to once made: a write waiting on a refused connection would
+    // fail too, and each failure costs an Error with its stack (a lost zone: thousands a round).
+    connected: () => {
+      connected = true;
+      send();
+    },
+    data: (chunk) => {
+      answered = true;
+      const step = parser.push(chunk);
+      if (step.kind === 'error') fail('bad-response', step.detail);
+      else if (step.kind === 'done') {
+        const { response } = step;
+        const latencyMs = performance.now() - started;
+        finish({ ok: true, response, latencyMs }, response.keepAlive && !step.trailing);
       }
-      // Answered meanwhile: its connection may already carry another request to the peer.
-      if (settled) return;
-      fail(
-        connected ? 'timeout' : 'connect-timeout',
-        `no ${connected ? 'answer' : 'connection'} within ${timeoutMs} ms`,
-      );
-    };
-    // The time left of the request's timeout (all of it, but for a retry on a new connection).
-    const timer = setTimeout(() => onTimeout(false), started + timeoutMs - performance.now());
-    const abort = () => fail('aborted', 'aborted');
-    const stopListening = signal ? onAbort(signal, abort) : null;
-
-    const { socket } = connection;
-    const send = () => {
-      if (body && body.length > 0) {
-        socket.cork();
-        socket.write(bytes);
-        socket.write(body);
-        socket.uncork();
-      } else socket.write(bytes);
-    };
-    connection.attach({
-      // A new connection is written to once made: a write waiting on a refused connection would
-      // fail too, and each failure costs an Error with its stack (a lost zone: thousands a round).
-      connected: () => {
-        connected = true;
-        send();
-      },
-      data: (chunk) => {
-        answered = true;
-        const step = parser.push(chunk);
-        if (step.kind === 'error') fail('bad-response', step.detail);
-        else if (step.kind === 'done') {
-          const { response } = step;
-          const latencyMs = performance.now() - started;
-          finish({ ok: true, response, latencyMs }, response.keepAlive && !step.trailing);
-        }
-      },
-      error: (err) => {
-        const code = err.code ?? 'ERROR';
-        const connectReason = connected ? undefined : CONNECT_ERRORS[code];
-        if (retryIfStale && !answered) finish(STALE, false);
-        else if (connectReason) fail(connectReason, code, 'connect');
-        else fail(connected ? 'reset' : 'unreachable', code);
-      },
-      closed: () => {
-        if (retryIfStale && !answered) return finish(STALE, false);
-        const step = parser.end();
-        if (step.kind === 'done') {
-          finish(
-            { ok: true, response: step.response, latencyMs: performance.now() - started },
-            false,
-          );
-        } else
-          fail(connected ? 'reset' : 'unreachable', step.kind === 'error' ? step.detail : 'closed');
-      },
-    });
-    if (connected) send();
+    },
+    error: (err) => {
+      const code = err.code ?? 'ERROR';
+      const connectReason = connected ? undefined : CONNECT_ERRORS[code];
+      if (retryIfStale && !answered) finish(STALE, false);
+      else if (connectReason) fail(connectReason, code, 'connect');
+      else fail(connected ? 'reset' : 'unreachable', code);
+    },
+    closed: () => {
+      if (retryIfStale && !answered) return finish(STALE, false);
+      const step = parser.end();
+      if (step.kind === 'done') {
+        finish(
+          { ok: true, response: step.response, latencyMs: performance.now() - started },
+          false,
+        );
+      } else
+        fail(connected ? 'reset' : 'unreachable', step.kind === 'error' ? step.detail : 'closed');
+    },
   });
+  if (connected) send();
 }
