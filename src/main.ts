@@ -147,6 +147,8 @@ export async function startNode(config: Config, deps: NodeDeps): Promise<Running
     userAgent: `knh/${VERSION}`,
     onSettled: (kind, outcome) => metrics.webhooks.settled(kind, outcome),
   });
+  // Bounded well below a probe round, so a slow follower never holds an alert up for long.
+  const shareVerdicts = () => election.shareNow(Math.min(300, config.probeTimeoutMs));
   const reporter = new Reporter({
     onSent: (payload) => dispatcher.onPeerStatus(payload),
     notifier,
@@ -154,12 +156,11 @@ export async function startNode(config: Config, deps: NodeDeps): Promise<Running
     logger: logger.child({ component: 'reporter' }),
     self,
     clusterStatusIntervalMs: config.clusterStatusIntervalMs,
-    // Bounded well below a probe round, so a slow follower never holds an alert up for long.
-    shareVerdicts: () => election.shareNow(Math.min(300, config.probeTimeoutMs)),
+    shareVerdicts,
     // A delivery: a large mesh's successors hear of it in the next heartbeat (HEARTBEAT_INTERVAL),
     // not in a megabyte announcement per webhook (a lost zone of 1,666 peers is 1,666 webhooks).
     shareSettled: () => {
-      if (!election.largeMesh) void election.shareNow(Math.min(300, config.probeTimeoutMs));
+      if (!election.largeMesh) void shareVerdicts();
     },
     hold,
     onSuppressed: (payload, window) =>

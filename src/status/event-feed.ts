@@ -1,6 +1,12 @@
 // What goes into the status page's event list: verdict changes as sentences. A coordinator logs its
 // own judgements; a follower logs the changes between two views its coordinator announced.
-import type { Judgement, PeerView, Transition, Withhold } from '../prober/verdict.js';
+import {
+  placeholderId,
+  type Judgement,
+  type PeerView,
+  type Transition,
+  type Withhold,
+} from '../prober/verdict.js';
 
 export interface FeedEntry {
   kind: string;
@@ -20,7 +26,7 @@ const SENTENCES: Partial<Record<NonNullable<Transition>, [string, (peer: string)
 };
 
 /** A peer not yet heard from has a placeholder id (`unknown@ip`): its address says more. */
-const nameOf = (id: string, address: string) => (id.startsWith('unknown@') ? address : id);
+const nameOf = (id: string, address: string) => (id === placeholderId(address) ? address : id);
 
 /** A withheld verdict, by why. */
 const WITHHELD: Record<NonNullable<Withhold>, (peer: string) => string> = {
