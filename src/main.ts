@@ -28,6 +28,7 @@ import { MaintenanceBook, pausing } from './maintenance/windows.js';
 import { NodeMetrics } from './metrics/node-metrics.js';
 import { Relay } from './prober/relay.js';
 import { overloadPatienceMs, ProbeRounds } from './prober/rounds.js';
+import { LARGE_MESH_VIEW_AGE_MS, SharedViews } from './prober/shared-views.js';
 import { toView, type PeerView } from './prober/verdict.js';
 import { SUCCESSORS, topRanked } from './election/bully.js';
 import { assembleStatus } from './status/assemble.js';
@@ -213,6 +214,20 @@ export async function startNode(config: Config, deps: NodeDeps): Promise<Running
     onRoundStart: (lateByMs) => metrics.probes.roundStarted(lateByMs, config.roundIntervalMs),
     onVerdictsChanged: () => reporter.onVerdictsChanged(),
   });
+  const shared = new SharedViews({
+    clock,
+    version: () => rounds.verdictsVersion,
+    records: () => rounds.snapshot(),
+    // A large mesh's successors get every verdict at each heartbeat: rebuilt on a change only.
+    maxAgeMs: () => (election.largeMesh ? LARGE_MESH_VIEW_AGE_MS : 0),
+    // Next in line: the highest-ranked peers not judged dead (a suspect one may only be slow, and
+    // rank decides who would win: it keeps the verdicts it would need).
+    successorsOf: (records) =>
+      topRanked(
+        records.filter((r) => r.health !== 'dead').map((r) => r.address),
+        SUCCESSORS,
+      ),
+  });
   const election: ElectionDriver = new ElectionDriver({
     self,
     // Election messages time out after PROBE_TIMEOUT; their answers are awaited a little longer.
@@ -223,19 +238,8 @@ export async function startNode(config: Config, deps: NodeDeps): Promise<Running
     clock,
     logger: logger.child({ component: 'election' }),
     // Until it probes, a new coordinator passes on what it inherited rather than an empty view.
-    view: () => (rounds.running ? rounds.snapshot().map(toView) : election.inherited(clock.now())),
-    // Next in line: the highest-ranked peers not judged dead (a suspect one may only be slow, and
-    // rank decides who would win: it keeps the verdicts it would need).
-    successors: () =>
-      topRanked(
-        rounds.running
-          ? rounds
-              .snapshot()
-              .filter((r) => r.health !== 'dead')
-              .map((r) => r.address)
-          : present,
-        SUCCESSORS,
-      ),
+    view: () => (rounds.running ? shared.views() : election.inherited(clock.now())),
+    successors: () => (rounds.running ? shared.successors() : topRanked(present, SUCCESSORS)),
     undelivered: () => {
       const own = reporter.undelivered();
       if (rounds.running) return own;

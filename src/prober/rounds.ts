@@ -18,6 +18,7 @@ import {
   attemptFailed,
   fromView,
   newRecord,
+  sameVerdict,
   suspicionCounts,
   suspicionOf,
   unreachableNow,
@@ -164,6 +165,8 @@ export class ProbeRounds {
   private sanityState: SanityState;
   private membershipChanges = 0;
   private verdictChanges = 0;
+  /** Bumped when the verdicts as a view shows them change (latencies aside), or the peer list. */
+  private shownVersion = 0;
   private wasSelfSuspect = false;
   /** Dead peers: when their last confirmation ran. */
   private readonly rechecked = new Map<string, number>();
@@ -213,6 +216,7 @@ export class ProbeRounds {
   private put(address: string, record: PeerRecord): void {
     const before = this.records.get(address);
     if (before) this.count(before, -1);
+    if (!before || !sameVerdict(before, record)) this.shownVersion++;
     this.records.set(address, record);
     this.count(record, 1);
   }
@@ -222,10 +226,12 @@ export class ProbeRounds {
     if (!before) return;
     this.count(before, -1);
     this.records.delete(address);
+    this.shownVersion++;
   }
 
   private clearRecords(): void {
     this.records.clear();
+    this.shownVersion++;
     this.suspicion.considered = 0;
     this.suspicion.unreachable = 0;
   }
@@ -251,6 +257,14 @@ export class ProbeRounds {
     );
   }
 
+  /**
+   * Changes whenever snapshot() would show a peer otherwise, its latency and last probe aside (a
+   * round of answers leaves it alone): what is shared need not be rebuilt until it does.
+   */
+  get verdictsVersion(): number {
+    return this.shownVersion;
+  }
+
   /** The verdicts, in the order of the peer list. */
   snapshot(): PeerRecord[] {
     return this.peers.flatMap((a) => this.records.get(a) ?? []);
@@ -258,6 +272,7 @@ export class ProbeRounds {
 
   setPeers(peers: readonly string[]): void {
     this.peers = [...peers];
+    this.shownVersion++;
     if (!this.running) return;
     const now = this.opts.clock.now();
     const listed = new Set(peers);

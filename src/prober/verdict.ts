@@ -295,6 +295,21 @@ export function toView(r: PeerRecord): PeerView {
   };
 }
 
+/**
+ * Whether two records show alike in a view but for their latency and last probe, which change at
+ * every probe: what a successor inherits (fromView) is the same.
+ */
+export function sameVerdict(a: PeerRecord, b: PeerRecord): boolean {
+  return (
+    a.health === b.health &&
+    a.sinceMs === b.sinceMs &&
+    a.alerted === b.alerted &&
+    a.id === b.id &&
+    a.nodeName === b.nodeName &&
+    (a.brokenPath === null) === (b.brokenPath === null)
+  );
+}
+
 /** A successor starts from the view; a suspicion is not inherited (it needs its own evidence). */
 export function fromView(v: PeerView): PeerRecord {
   return {

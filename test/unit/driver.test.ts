@@ -90,6 +90,8 @@ function node(
 ) {
   const clock = new FakeClock();
   const sent: { to: string; announcement: Announcement }[] = [];
+  /** The announcement objects themselves, as the transport got them. */
+  const sentObjects: Announcement[] = [];
   let ownView: PeerView[] = [];
   let ownUndelivered: PeerStatusPayload[] = [];
   const leading: number[] = [];
@@ -104,6 +106,7 @@ function node(
       Promise.resolve(transport.election?.(to, request) ?? failed<ElectionAnswer>()),
     announce: (to, announcement) => {
       sent.push({ to, announcement: structuredClone(announcement) });
+      sentObjects.push(announcement);
       const outcome = transport.announce?.(to, announcement) ?? failed<AnnouncementReply>();
       const after = transport.announceAfterMs;
       return after === undefined
@@ -143,6 +146,7 @@ function node(
     clock,
     driver,
     sent,
+    sentObjects,
     leading,
     handovers,
     atLeading: () => atLeading,
@@ -601,6 +605,35 @@ describe('ElectionDriver: announcements in a large mesh', () => {
     }
     const thin = JSON.stringify(n.sent.find((s) => !successors.includes(s.to))?.announcement);
     expect(thin.length).to.be.below(300);
+    n.driver.stop();
+  });
+
+  it('heartbeats its successors with the same announcement (serialized once) while nothing in it changed', async () => {
+    const n = node(TOP, many, { announce: acceptedBy(TOP) });
+    const views = many.map((p) => view(p, 'alive'));
+    n.setView(views);
+    n.driver.start();
+    await n.clock.advanceAsync(0);
+    const successor = many[many.length - 1]!.address;
+    const toSuccessor = () => n.sentObjects.filter((_, i) => n.sent[i]!.to === successor);
+    await n.clock.advanceAsync(3 * TIMING.heartbeatIntervalMs);
+    const steady = toSuccessor();
+    expect(steady).to.have.length(4);
+    expect(new Set(steady).size, 'one object, sent four times').to.equal(1);
+    // An undelivered event, then new views: each a new announcement, carrying it.
+    n.setUndelivered([deadAlert(many[0]!, TOP, 2_000)]);
+    await n.clock.advanceAsync(TIMING.heartbeatIntervalMs);
+    const withEvent = toSuccessor().at(-1)!;
+    expect(withEvent).to.not.equal(steady[0]);
+    expect(withEvent.undelivered).to.have.length(1);
+    const changed = views.map((v, i) => (i === 5 ? { ...v, health: 'dead' as const } : v));
+    n.setView(changed);
+    await n.clock.advanceAsync(TIMING.heartbeatIntervalMs);
+    const withView = toSuccessor().at(-1)!;
+    expect(withView).to.not.equal(withEvent);
+    expect(withView.peers[5]?.health).to.equal('dead');
+    await n.clock.advanceAsync(TIMING.heartbeatIntervalMs);
+    expect(toSuccessor().at(-1)).to.equal(withView);
     n.driver.stop();
   });
 

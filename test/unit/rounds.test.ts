@@ -19,6 +19,7 @@ import {
 } from '../../src/prober/rounds.js';
 import {
   selfSuspect,
+  toView,
   type Judgement,
   type PeerView,
   type Transition,
@@ -700,6 +701,46 @@ describe('ProbeRounds', () => {
       seen.add(rounds.selfSuspicion.suspect);
     }
     expect([...seen], 'both suspecting itself and not, on the way').to.have.members([true, false]);
+    rounds.stop();
+  });
+
+  it('changes its verdicts version whenever a shared view would show a verdict otherwise, and not for rounds of answers', async () => {
+    const peers = [1, 2, 3, 4, 5, 6, 7, 8].map(addr);
+    const { clock, rounds, behaviour, startAlive } = setup({ peers });
+    let seed = 11;
+    const random = () => (seed = (seed * 1_103_515_245 + 12_345) % 2 ** 31) / 2 ** 31;
+    const pick = <T>(items: readonly T[]): T => items[Math.floor(random() * items.length)] as T;
+    // What a successor inherits and a follower's page shows, latencies and probe times aside.
+    const shown = () =>
+      JSON.stringify(
+        rounds
+          .snapshot()
+          .map(toView)
+          .map((v) => ({ ...v, latency_ms: undefined, last_probe: undefined })),
+      );
+    await startAlive();
+    const steady = rounds.verdictsVersion;
+    const probedBefore = rounds.snapshot().map((r) => r.lastProbeMs);
+    await clock.advanceAsync(3_000);
+    expect(rounds.snapshot().map((r) => r.lastProbeMs)).to.not.deep.equal(probedBefore);
+    expect(rounds.verdictsVersion, 'three rounds of answers').to.equal(steady);
+    let changes = 0;
+    for (let step = 0; step < 300; step++) {
+      const before = { version: rounds.verdictsVersion, shown: shown() };
+      const what = random();
+      if (what < 0.7) behaviour.set(pick(peers), pick(['up', 'refused', 'hang'] as const));
+      else if (what < 0.8) rounds.setPeers(peers.filter(() => random() < 0.8));
+      else if (what < 0.9) rounds.setPeers(peers);
+      else if (what < 0.93) {
+        rounds.stop();
+        rounds.start([]);
+      }
+      await clock.advanceAsync(150);
+      if (shown() === before.shown) continue;
+      changes++;
+      expect(rounds.verdictsVersion, `step ${step}`).to.not.equal(before.version);
+    }
+    expect(changes, 'verdicts changed on the way').to.be.above(20);
     rounds.stop();
   });
 
