@@ -5,8 +5,10 @@ COPY package.json package-lock.json ./
 RUN npm ci --no-audit --no-fund
 COPY tsconfig.json ./
 COPY src ./src
+COPY scripts ./scripts
 COPY schemas ./schemas
-RUN npx tsc -p tsconfig.json && npm prune --omit=dev
+# The package's build: tsc, then the Kubernetes client bundled (scripts/bundle-kube-client.ts).
+RUN npm run build && npm prune --omit=dev
 
 FROM node:20-bookworm-slim
 ENV NODE_ENV=production

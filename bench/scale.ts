@@ -7,7 +7,9 @@
 // BENCH_SCALE=0 skips it; BENCH_SCALE_SIZES (default 1000,5000); BENCH_SCALE_SECONDS (default 20)
 // of steady window; BENCH_SCALE_MAX_RSS_MB (default 4096) stops a coordinator that swells past it;
 // BENCH_SCALE_LOG=<file> appends the coordinator's log lines to that file (JSON, one a line);
-// BENCH_SCALE_NODE_OPTIONS replaces daemonset.yaml's NODE_OPTIONS (to compare heap settings).
+// BENCH_SCALE_NODE_OPTIONS replaces daemonset.yaml's NODE_OPTIONS (to compare heap settings);
+// BENCH_SCALE_DISCOVERY=static lists the peers in PEERS rather than in EndpointSlices (default
+// kubernetes, as deployed: bench/scale-discovery.ts).
 // Alone: `node dist/bench/scale-main.js`.
 import { manifestNodeOptions } from './manifest.js';
 import { execFileSync } from 'node:child_process';
@@ -28,6 +30,12 @@ import {
   type SimulatorStats,
 } from '../test/support/peer-simulator.js';
 import { positiveInt } from './entry.js';
+import {
+  listPeers,
+  scaleDiscovery,
+  type PeerListing,
+  type ScaleDiscovery,
+} from './scale-discovery.js';
 import { SimulatorProcess } from './peer-sim-main.js';
 import { machineFacts, median, table } from './report.js';
 
@@ -38,6 +46,8 @@ const SECTION = '## Scale: one coordinator, thousands of simulated peers';
  * rank is the numeric IP, then the port: it outranks them all.
  */
 const COORDINATOR_IP = SIMULATED_IP;
+/** The coordinator's NODE_NAME: LocalMesh names its first node so. */
+const COORDINATOR_NAME = 'node-1';
 const ROUND_TARGET_MS = 1_000;
 const RSS_TARGET_BYTES = 150e6;
 /**
@@ -46,12 +56,12 @@ const RSS_TARGET_BYTES = 150e6;
  * usual one (7 s): 8.5 s.
  */
 const HEARD_WITHIN_MS = 8_500;
-/** Linux's limit on one environment string (MAX_ARG_STRLEN), `PEERS=` and the final NUL included. */
-const MAX_ENV_STRING = 128 * 1024;
 const DETECT_WAIT_MS = 30_000;
 
 export interface ScaleRun {
   size: number;
+  /** How the coordinator found its peers. */
+  discovery: ScaleDiscovery;
   /** Why the run stopped before its end, if it did. */
   error: string | null;
   /** From spawning the coordinator: it listens, it leads, its first round is done (ms). */
@@ -194,25 +204,25 @@ async function startCoordinator(
     secret,
     receiver,
     started,
+    listed,
   }: {
     port: number;
     firstPort: number;
     secret: string;
     receiver: Receiver;
     started: (mesh: LocalMesh) => void;
+    listed: (listing: PeerListing) => void;
   },
   progress: (text: string) => void,
 ): Promise<Coordinator> {
   const self = `${COORDINATOR_IP}:${port}`;
-  const peers = [
-    self,
-    ...Array.from({ length: run.size }, (_, i) => simulatedAddress(i, firstPort)),
-  ].join(',');
-  if (`PEERS=${peers}`.length + 1 > MAX_ENV_STRING) {
-    throw new Error(
-      `PEERS for ${run.size} peers is ${peers.length} bytes: over Linux's 128 KiB limit on one environment string`,
-    );
-  }
+  const simulated = Array.from({ length: run.size }, (_, i) => simulatedAddress(i, firstPort));
+  const listing = await listPeers(
+    run.discovery,
+    [self, ...simulated],
+    [COORDINATOR_NAME, ...simulated.map((_, i) => `sim-${i}`)],
+  );
+  listed(listing);
   const mesh = new LocalMesh({
     size: 1,
     hosts: [COORDINATOR_IP],
@@ -220,7 +230,7 @@ async function startCoordinator(
     peerSecret: secret,
     maxLogLines: 2_000,
     env: {
-      PEERS: peers,
+      ...listing.env,
       PEER_STATUS_URL: receiver.url('/peer'),
       CLUSTER_STATUS_URL: receiver.url('/cluster'),
       LOG_LEVEL: 'debug',
@@ -259,7 +269,9 @@ async function startCoordinator(
     }
   });
   mesh.on('stderr', (_n: MeshNode, text: string) => stderr.push(text));
-  progress(`scale ${run.size}: spawning the coordinator at ${self} (PEERS: ${peers.length} bytes)`);
+  progress(
+    `scale ${run.size}: spawning the coordinator at ${self} (peers: ${run.discovery === 'kubernetes' ? `${simulated.length + 1} EndpointSlices` : 'PEERS'})`,
+  );
   await mesh.start();
   const node = mesh.node(1);
   const child = node.process;
@@ -434,6 +446,7 @@ async function measureSize(
 ): Promise<ScaleRun> {
   const run: ScaleRun = {
     size,
+    discovery: scaleDiscovery(),
     error: null,
     startup: { listening: null, leading: null, firstRound: null, settled: null },
     windowMs: 0,
@@ -460,7 +473,12 @@ async function measureSize(
   const secret = randomBytes(32).toString('hex');
   const receiver = await new Receiver({ schemas: loadSchemas(), maxKept: 20_000 }).start();
   // What is running, for the teardown (and for an exit in the middle of the run).
-  const live: { sim?: SimulatorProcess; mesh?: LocalMesh; c?: Coordinator } = {};
+  const live: {
+    sim?: SimulatorProcess;
+    mesh?: LocalMesh;
+    c?: Coordinator;
+    listing?: PeerListing;
+  } = {};
   const kill = () => {
     live.sim?.kill();
     live.mesh?.nodes.forEach((n) => n.process?.kill('SIGKILL'));
@@ -474,7 +492,14 @@ async function measureSize(
     say(`simulated peers on ${SIMULATED_IP}:${firstPort}-${firstPort + size - 1}`);
     const c = await startCoordinator(
       run,
-      { port, firstPort, secret, receiver, started: (m) => (live.mesh = m) },
+      {
+        port,
+        firstPort,
+        secret,
+        receiver,
+        started: (m) => (live.mesh = m),
+        listed: (l) => (live.listing = l),
+      },
       progress,
     );
     live.c = c;
@@ -532,6 +557,7 @@ async function measureSize(
     say(`coordinator warnings: ${warned.map(([k, n]) => `${k} ×${n}`).join(', ') || 'none'}`);
     await live.mesh?.stop().catch(() => undefined);
     await live.sim?.stop();
+    await live.listing?.close();
     await receiver.close();
     children.delete(kill);
   }
@@ -707,6 +733,12 @@ const ROWS: Row[] = [
   },
 ];
 
+function discoveryText(how: ScaleDiscovery): string {
+  return how === 'kubernetes'
+    ? "Peers found as deployed (DISCOVERY=kubernetes): the real @kubernetes/client-node informer lists and watches the Service's EndpointSlices, served by the in-repo API server (test/support/fake-kube-api.ts); one slice a peer, since they share an IP (a real Service of 5,000 pods has about 50 slices of 100)."
+    : 'Peers from PEERS (BENCH_SCALE_DISCOVERY=static): the Kubernetes client library is not loaded, unlike in a deployment.';
+}
+
 export async function runScaleBench({
   sizes = [1_000, 5_000],
   windowSeconds = 20,
@@ -743,7 +775,7 @@ export async function runScaleBench({
     .map((r) => `- ${r.size} peers: stopped early: ${r.error}`);
   const markdown = `${SECTION}
 
-Produced by \`npm run bench\` (bench/scale.ts; alone: \`node dist/bench/scale-main.js\`) on ${facts.date}: one real knh coordinator (default settings, a random PEER_SECRET, LOG_LEVEL=debug for its round lines, ${process.env.BENCH_SCALE_NODE_OPTIONS === undefined ? "daemonset.yaml's NODE_OPTIONS" : 'BENCH_SCALE_NODE_OPTIONS'} \`${coordinatorNodeOptions()}\`) on ${COORDINATOR_IP}, a port above the ephemeral range, and ${sizes.join(' or ')} simulated peers in one other process (test/support/peer-simulator.ts: passive followers answering the real wire protocol, signed) on ${SIMULATED_IP}, one port each below it (so, as in a pod, no connection is bound to a source IP); webhooks to an in-process receiver. A ${windowSeconds} s steady window once a whole round has changed no verdict (start-up's work done) and every peer has heard a heartbeat, then one peer is crashed and another black-holed, then a zone is lost: every third peer crashed at once. ${facts.nproc} CPUs (${facts.cpu}), Node ${facts.node}, ${facts.os}; load average at start ${facts.load}. Whole run: ${Math.round((Date.now() - began) / 1000)} s.
+Produced by \`npm run bench\` (bench/scale.ts; alone: \`node dist/bench/scale-main.js\`) on ${facts.date}: one real knh coordinator (default settings, a random PEER_SECRET, LOG_LEVEL=debug for its round lines, ${process.env.BENCH_SCALE_NODE_OPTIONS === undefined ? "daemonset.yaml's NODE_OPTIONS" : 'BENCH_SCALE_NODE_OPTIONS'} \`${coordinatorNodeOptions()}\`) on ${COORDINATOR_IP}, a port above the ephemeral range, and ${sizes.join(' or ')} simulated peers in one other process (test/support/peer-simulator.ts: passive followers answering the real wire protocol, signed) on ${SIMULATED_IP}, one port each below it (so, as in a pod, no connection is bound to a source IP). ${discoveryText(scaleDiscovery())} Webhooks to an in-process receiver. A ${windowSeconds} s steady window once a whole round has changed no verdict (start-up's work done) and every peer has heard a heartbeat, then one peer is crashed and another black-holed, then a zone is lost: every third peer crashed at once. ${facts.nproc} CPUs (${facts.cpu}), Node ${facts.node}, ${facts.os}; load average at start ${facts.load}. Whole run: ${Math.round((Date.now() - began) / 1000)} s.
 
 ${table(['Measurement', 'Target', ...runs.map((r) => `${r.size.toLocaleString('en-US')} peers`)], body)}
 ${errors.length > 0 ? `\n${errors.join('\n')}\n` : ''}

@@ -16,12 +16,7 @@
 // from one slice to another never leaves the list (added to the second first: both slices count
 // for it; removed from the first first: the second update lands in the same window). After every
 // list the index is checked against the informer's cache, whatever events the relist produced.
-import {
-  DiscoveryV1Api,
-  KubeConfig,
-  makeInformer,
-  type V1EndpointSlice,
-} from '@kubernetes/client-node';
+import { DiscoveryV1Api, KubeConfig, makeInformer, type V1EndpointSlice } from './kube-client.js';
 import type { Clock, TimerHandle } from '../core/clock.js';
 import type { Logger } from '../core/logger.js';
 import type { PeerSource } from './peer-source.js';

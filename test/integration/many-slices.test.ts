@@ -5,7 +5,7 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { KubeConfig } from '@kubernetes/client-node';
+import { KubeConfig } from '../../src/discovery/kube-client.js';
 import { expect } from 'chai';
 import { systemClock } from '../../src/core/system-clock.js';
 import { kubernetesPeers } from '../../src/discovery/kubernetes.js';

@@ -80,6 +80,14 @@ describe('Dockerfile', () => {
     expect(copied.some((c) => c.includes('node_modules'))).to.equal(true);
   });
 
+  it("builds with the package's build script (tsc, then the Kubernetes client bundled)", () => {
+    const scripts = (JSON.parse(read('package.json')) as { scripts: Record<string, string> })
+      .scripts;
+    expect(scripts.build).to.include('bundle-kube-client');
+    const runs = steps.filter((s) => s.op === 'RUN' && s.stage < finalStage).map((s) => s.args);
+    expect(runs.some((r) => /(^|&&\s*)npm run build(\s|$)/.test(r))).to.equal(true);
+  });
+
   it('prunes dev dependencies and runs as a non-root user, by number', () => {
     expect(steps.some((s) => s.op === 'RUN' && /npm prune --omit=dev/.test(s.args))).to.equal(true);
     const user =
