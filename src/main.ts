@@ -285,7 +285,7 @@ export async function startNode(config: Config, deps: NodeDeps): Promise<Running
       if (own?.health === 'dead' && own.alerted) reporter.selfRecovered(own);
     },
     onLeading: () => {
-      rounds.start(election.inherited(clock.now()));
+      rounds.start(election.inherited(clock.now()), election.firstRoundAfter);
       // The alerts still firing at the other receivers: as the predecessor shared them (with their
       // grouped pages), and any other peer inherited dead whose peer_dead went out (one still
       // undelivered or held comes through the reporter when it goes). First, so that the

@@ -143,6 +143,8 @@ export class ElectionDriver {
   private lastTick: number | null = null;
   /** The round of the latest election-started: later rounds of it are further batches. */
   private startedRound = 0;
+  /** The current term's first announcement to every follower, until all answered or timed out. */
+  private termAnnounced: Promise<void> = Promise.resolve();
   /** The last announcement with verdicts, and what it was built from (fullAnnouncement). */
   private lastFull: { peers: PeerView[]; key: string; announcement: Announcement } | null = null;
   /** Periodic heartbeats sent this term (a large mesh: every LARGE_MESH_HEARTBEAT_EVERY-th goes to all). */
@@ -165,6 +167,16 @@ export class ElectionDriver {
 
   get epoch(): number {
     return this.state.epoch;
+  }
+
+  /**
+   * What a new coordinator's first probe round waits for. In a large mesh: the term's first
+   * announcement answered by every follower (or timed out, PROBE_TIMEOUT), so that the round's
+   * probes find those connections open rather than opening 5,000 more while the announcements
+   * are still on their way. In a small mesh, nothing: the round starts at once.
+   */
+  get firstRoundAfter(): Promise<void> {
+    return this.largeMesh ? this.termAnnounced : Promise.resolve();
   }
 
   /** Over FULL_VIEW_PEERS peers: only the successors take the verdicts, at every heartbeat. */
@@ -636,6 +648,7 @@ export class ElectionDriver {
     // Confirming a new term: a peer that cannot answer (black-holed, gone) must not hold the
     // confirmation up for a whole request timeout. Those that answered within the bound decide;
     // a late answer (a stale-epoch rejection, say) is still acted on when it comes.
+    this.termAnnounced = all;
     await waitAtMost(this.opts.clock, all, CONFIRM_WAIT_MS);
     const early = to.filter((address) => replies.has(address));
     settle(early);

@@ -299,8 +299,11 @@ export class ProbeRounds {
     this.put(address, { ...r, id, nodeName: nodeNameOf(id), health: 'alive', sinceMs });
   }
 
-  /** Starts leading: seeds verdicts from the predecessor's view, then probes at once. */
-  start(inherited: readonly PeerView[]): void {
+  /**
+   * Starts leading: seeds verdicts from the predecessor's view, then probes, once `firstRoundAfter`
+   * has settled (at once by default).
+   */
+  start(inherited: readonly PeerView[], firstRoundAfter?: Promise<void>): void {
     if (this.running) return;
     const now = this.opts.clock.now();
     const known = new Map(inherited.map((v) => [v.address, v]));
@@ -315,7 +318,18 @@ export class ProbeRounds {
     this.controller = new AbortController();
     // Every probe, retry and sleep of the term listens on this one signal: many at once is normal.
     setMaxListeners(0, this.controller.signal);
-    void this.loop(this.controller.signal);
+    const signal = this.controller.signal;
+    // Liveness counts from here: waiting for firstRoundAfter is not a stalled loop.
+    this.lastRound = now;
+    if (!firstRoundAfter) {
+      void this.loop(signal);
+      return;
+    }
+    void firstRoundAfter
+      .catch(() => undefined)
+      .then(() => {
+        if (!signal.aborted) void this.loop(signal);
+      });
   }
 
   stop(): void {

@@ -637,6 +637,32 @@ describe('ElectionDriver: announcements in a large mesh', () => {
     n.driver.stop();
   });
 
+  it("has a new term's first round wait, in a large mesh only, for its first announcement to be answered by every follower", async () => {
+    const settledAt = async (peers: NodeRef[]) => {
+      const n = node(TOP, peers, { announce: acceptedBy(TOP), announceAfterMs: 800 });
+      let leadingAt: number | null = null;
+      let firstRoundAt: number | null = null;
+      const started = n.clock.now();
+      n.driver.start();
+      for (let t = 0; t < 2_000 && firstRoundAt === null; t += 50) {
+        if (leadingAt === null && n.leading.length > 0) {
+          leadingAt = n.clock.now() - started;
+          void n.driver.firstRoundAfter.then(() => (firstRoundAt = n.clock.now() - started));
+        }
+        await n.clock.advanceAsync(50);
+      }
+      n.driver.stop();
+      return { leadingAt, firstRoundAt };
+    };
+    // Answers take 800 ms: the term is confirmed after CONFIRM_WAIT_MS (300 ms) all the same.
+    const large = await settledAt(many);
+    expect(large.leadingAt).to.be.within(300, 400);
+    expect(large.firstRoundAt).to.be.within(800, 900);
+    const small = await settledAt([LOW, MID]);
+    expect(small.leadingAt).to.be.within(300, 400);
+    expect(small.firstRoundAt, 'a small mesh probes at once').to.equal(small.leadingAt);
+  });
+
   it('a follower sent no verdicts tells its status page so, and hands nothing to a restarted node', async () => {
     const followed: (PeerView[] | null)[] = [];
     const clock = new FakeClock();

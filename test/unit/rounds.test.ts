@@ -769,6 +769,32 @@ describe('ProbeRounds', () => {
     rounds.stop();
   });
 
+  it('waits for firstRoundAfter before its first round, alive meanwhile; a stop while waiting runs none', async () => {
+    const { clock, rounds, net, reports } = setup();
+    let announced = () => undefined as void;
+    const started = clock.now();
+    rounds.start([], new Promise<void>((resolve) => (announced = resolve)));
+    await clock.advanceAsync(700);
+    expect(net.pings, 'no probe before the announcement settled').to.deep.equal([]);
+    expect(rounds.lastRoundAt, 'liveness counts from the start').to.equal(started);
+    announced();
+    await clock.advanceAsync(10);
+    expect(net.pings.map((p) => p.atMs - started)).to.deep.equal([700, 700, 700]);
+    await clock.advanceAsync(1_000);
+    expect(reports.map((r) => r.round)).to.include(1);
+    expect(net.pings).to.have.length(6);
+    rounds.stop();
+
+    const second = setup();
+    let go = () => undefined as void;
+    second.rounds.start([], new Promise<void>((resolve) => (go = resolve)));
+    await second.clock.advanceAsync(300);
+    second.rounds.stop();
+    go();
+    await second.clock.advanceAsync(2_000);
+    expect(second.net.pings, 'stopped before its first round').to.deep.equal([]);
+  });
+
   it('probeSoon probes a live peer at once, between rounds', async () => {
     const { clock, rounds, behaviour, net, transitions, startAlive } = setup();
     const t0 = await startAlive();
