@@ -197,6 +197,34 @@ const refusing = (): SanityCheck['check'] => () =>
     latencyMs: 1,
   });
 
+/**
+ * 300 random steps 150 ms apart, from `seed`: a peer starts answering, refusing or hanging, the
+ * peer list shrinks or comes back whole, or the term restarts. `before` and `after` run around each.
+ */
+async function randomSteps(
+  seed: number,
+  peers: string[],
+  { clock, rounds, behaviour }: Pick<ReturnType<typeof setup>, 'clock' | 'rounds' | 'behaviour'>,
+  { before, after }: { before?: () => void; after: (step: number) => void },
+): Promise<void> {
+  let state = seed;
+  const random = () => (state = (state * 1_103_515_245 + 12_345) % 2 ** 31) / 2 ** 31;
+  const pick = <T>(items: readonly T[]): T => items[Math.floor(random() * items.length)] as T;
+  for (let step = 0; step < 300; step++) {
+    before?.();
+    const what = random();
+    if (what < 0.7) behaviour.set(pick(peers), pick(['up', 'refused', 'hang'] as const));
+    else if (what < 0.8) rounds.setPeers(peers.filter(() => random() < 0.8));
+    else if (what < 0.9) rounds.setPeers(peers);
+    else if (what < 0.93) {
+      rounds.stop();
+      rounds.start([]);
+    }
+    await clock.advanceAsync(150);
+    after(step);
+  }
+}
+
 describe('ProbeRounds', () => {
   it('probes every peer at once on start and reports the first round', async () => {
     const { clock, rounds, reports, judged } = setup();
@@ -681,25 +709,20 @@ describe('ProbeRounds', () => {
   it('keeps its self-suspicion counts equal to a recount over its records, whatever happens', async () => {
     const peers = [1, 2, 3, 4, 5, 6, 7, 8].map(addr);
     const { clock, rounds, behaviour, startAlive } = setup({ peers });
-    let seed = 7;
-    const random = () => (seed = (seed * 1_103_515_245 + 12_345) % 2 ** 31) / 2 ** 31;
-    const pick = <T>(items: readonly T[]): T => items[Math.floor(random() * items.length)] as T;
     const recount = () => selfSuspect(rounds.snapshot());
     await startAlive();
     const seen = new Set<boolean>();
-    for (let step = 0; step < 300; step++) {
-      const what = random();
-      if (what < 0.7) behaviour.set(pick(peers), pick(['up', 'refused', 'hang'] as const));
-      else if (what < 0.8) rounds.setPeers(peers.filter(() => random() < 0.8));
-      else if (what < 0.9) rounds.setPeers(peers);
-      else if (what < 0.93) {
-        rounds.stop();
-        rounds.start([]);
-      }
-      await clock.advanceAsync(150);
-      expect(rounds.selfSuspicion, `step ${step}`).to.deep.equal(recount());
-      seen.add(rounds.selfSuspicion.suspect);
-    }
+    await randomSteps(
+      7,
+      peers,
+      { clock, rounds, behaviour },
+      {
+        after: (step) => {
+          expect(rounds.selfSuspicion, `step ${step}`).to.deep.equal(recount());
+          seen.add(rounds.selfSuspicion.suspect);
+        },
+      },
+    );
     expect([...seen], 'both suspecting itself and not, on the way').to.have.members([true, false]);
     rounds.stop();
   });
@@ -707,9 +730,6 @@ describe('ProbeRounds', () => {
   it('changes its verdicts version whenever a shared view would show a verdict otherwise, and not for rounds of answers', async () => {
     const peers = [1, 2, 3, 4, 5, 6, 7, 8].map(addr);
     const { clock, rounds, behaviour, startAlive } = setup({ peers });
-    let seed = 11;
-    const random = () => (seed = (seed * 1_103_515_245 + 12_345) % 2 ** 31) / 2 ** 31;
-    const pick = <T>(items: readonly T[]): T => items[Math.floor(random() * items.length)] as T;
     // What a successor inherits and a follower's page shows, latencies and probe times aside.
     const shown = () =>
       JSON.stringify(
@@ -725,21 +745,20 @@ describe('ProbeRounds', () => {
     expect(rounds.snapshot().map((r) => r.lastProbeMs)).to.not.deep.equal(probedBefore);
     expect(rounds.verdictsVersion, 'three rounds of answers').to.equal(steady);
     let changes = 0;
-    for (let step = 0; step < 300; step++) {
-      const before = { version: rounds.verdictsVersion, shown: shown() };
-      const what = random();
-      if (what < 0.7) behaviour.set(pick(peers), pick(['up', 'refused', 'hang'] as const));
-      else if (what < 0.8) rounds.setPeers(peers.filter(() => random() < 0.8));
-      else if (what < 0.9) rounds.setPeers(peers);
-      else if (what < 0.93) {
-        rounds.stop();
-        rounds.start([]);
-      }
-      await clock.advanceAsync(150);
-      if (shown() === before.shown) continue;
-      changes++;
-      expect(rounds.verdictsVersion, `step ${step}`).to.not.equal(before.version);
-    }
+    let before = { version: 0, shown: '' };
+    await randomSteps(
+      11,
+      peers,
+      { clock, rounds, behaviour },
+      {
+        before: () => (before = { version: rounds.verdictsVersion, shown: shown() }),
+        after: (step) => {
+          if (shown() === before.shown) return;
+          changes++;
+          expect(rounds.verdictsVersion, `step ${step}`).to.not.equal(before.version);
+        },
+      },
+    );
     expect(changes, 'verdicts changed on the way').to.be.above(20);
     rounds.stop();
   });
