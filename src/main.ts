@@ -13,7 +13,7 @@ import { diffPeers } from './discovery/diff.js';
 import type { PeerSource } from './discovery/peer-source.js';
 import { staticPeers } from './discovery/static.js';
 import { ElectionDriver } from './election/driver.js';
-import { EventLoopLag } from './health/event-loop-lag.js';
+import { EventLoopLag, LAG_DEFAULTS } from './health/event-loop-lag.js';
 import { HealthManager } from './health/health-manager.js';
 import { healthRoutes } from './health/health-routes.js';
 import { PeerAuth } from './auth/peer-auth.js';
@@ -184,10 +184,11 @@ export async function startNode(config: Config, deps: NodeDeps): Promise<Running
     election: () => election,
     webhooksPending: () => notifier.pending + dispatcher.pending,
   });
-  // How late the event loop runs: an overloaded coordinator's own timeouts decide nothing.
+  // How late the event loop runs: an overloaded coordinator's own timeouts decide nothing, and
+  // liveness reads it too (over its own 10 s).
   const loopLag = new EventLoopLag({
     sampleMs: 50,
-    windowMs: overloadPatienceMs(config) + config.probeTimeoutMs,
+    windowMs: Math.max(LAG_DEFAULTS.windowMs, overloadPatienceMs(config) + config.probeTimeoutMs),
   });
   const rounds = new ProbeRounds({
     self,
@@ -355,6 +356,7 @@ export async function startNode(config: Config, deps: NodeDeps): Promise<Running
     prober: rounds,
     roundIntervalMs: config.roundIntervalMs,
     maxMemoryMiB: config.maxMemoryMiB,
+    lag: loopLag,
   });
   const app = buildApp({
     schemas,

@@ -8,7 +8,7 @@ import {
   type HealthThresholds,
   type Verdict,
 } from './checks.js';
-import { EventLoopLag, type EventLoopLagOptions } from './event-loop-lag.js';
+import { EventLoopLag, LAG_DEFAULTS, type EventLoopLagOptions } from './event-loop-lag.js';
 
 /** The election driver's part (ElectionDriver satisfies it). */
 export interface ElectionProgress {
@@ -42,6 +42,11 @@ export interface HealthManagerOptions {
   rssBytes?: () => number;
   thresholds?: HealthThresholds;
   eventLoop?: EventLoopLagOptions;
+  /**
+   * A lag meter the node already runs (the prober's overload guard's), read over the last
+   * `eventLoop.windowMs` (default 10 s) rather than a second timer; its owner starts and stops it.
+   */
+  lag?: EventLoopLag;
 }
 
 /** What the health routes call. */
@@ -54,21 +59,27 @@ export class HealthManager implements HealthReport {
   private listening = false;
   private stopping = false;
   private readonly lag: EventLoopLag;
+  /** Whether this manager made `lag` (and so starts and stops it). */
+  private readonly ownsLag: boolean;
+  /** The window liveness reads the lag over, ms. */
+  private readonly lagWindowMs: number;
   /** The failing checks last reported by each endpoint, to log changes rather than every probe. */
   private readonly lastFailing = { readiness: '', liveness: '' };
 
   constructor(private readonly opts: HealthManagerOptions) {
-    this.lag = new EventLoopLag(opts.eventLoop);
+    this.ownsLag = !opts.lag;
+    this.lag = opts.lag ?? new EventLoopLag(opts.eventLoop);
+    this.lagWindowMs = opts.eventLoop?.windowMs ?? LAG_DEFAULTS.windowMs;
   }
 
   /** Starts measuring event-loop lag (its timer is unref'd). */
   start(): void {
-    this.lag.start();
+    if (this.ownsLag) this.lag.start();
   }
 
   /** Clears the timers; safe to call twice. */
   stop(): void {
-    this.lag.stop();
+    if (this.ownsLag) this.lag.stop();
   }
 
   /** The HTTP server is bound. */
@@ -108,7 +119,10 @@ export class HealthManager implements HealthReport {
           lastProgressAt: opts.prober.lastRoundAt,
           intervalMs: opts.roundIntervalMs,
         },
-        eventLoop: { maxLagMs: this.lag.maxLagMs(), windowMs: this.lag.windowMs },
+        eventLoop: {
+          maxLagMs: this.lag.maxLagWithinMs(this.lagWindowMs),
+          windowMs: this.lagWindowMs,
+        },
         memory: {
           rssBytes: (opts.rssBytes ?? (() => process.memoryUsage.rss()))(),
           limitMiB: opts.maxMemoryMiB,

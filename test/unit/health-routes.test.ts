@@ -4,6 +4,7 @@ import type { NodeApi } from '../../src/http/app.js';
 import { buildApp } from '../../src/http/app.js';
 import { listen, type HttpServer } from '../../src/http/server.js';
 import { ElectionDriver } from '../../src/election/driver.js';
+import { EventLoopLag } from '../../src/health/event-loop-lag.js';
 import { HealthManager, type HealthManagerOptions } from '../../src/health/health-manager.js';
 import { healthRoutes, type HealthBody } from '../../src/health/health-routes.js';
 import { ProbeRounds } from '../../src/prober/rounds.js';
@@ -227,6 +228,39 @@ describe('health routes', () => {
       expect(body.failing).to.deep.equal(['event-loop']);
       await new Promise((resolve) => setTimeout(resolve, 900));
       expect((await get('/healthz')).status, 'the stall has left the window').to.equal(200);
+    });
+
+    it("reads a lag meter it is given (the prober's) over its own window, and leaves it running", async () => {
+      const lag = new EventLoopLag({ sampleMs: 20, windowMs: 5_000 });
+      lag.start();
+      try {
+        const { health, get } = await serve({
+          lag,
+          eventLoop: { windowMs: 600 },
+          thresholds: { stallIntervals: 10, minStallMs: 10_000, maxEventLoopLagMs: 300 },
+        });
+        health.start();
+        await new Promise((resolve) => setTimeout(resolve, 60));
+        expect((await get('/healthz')).status, 'not lagging yet').to.equal(200);
+        const until = performance.now() + 600;
+        while (performance.now() < until) {
+          // Blocks the event loop, as a runaway computation would.
+        }
+        const { status, body } = await get('/healthz');
+        expect(status).to.equal(503);
+        expect(body.failing).to.deep.equal(['event-loop']);
+        expect(body.checks.find((c) => c.name === 'event-loop')?.detail).to.include('0.6 s');
+        await new Promise((resolve) => setTimeout(resolve, 900));
+        expect((await get('/healthz')).status, 'the stall has left its 600 ms window').to.equal(
+          200,
+        );
+        expect(lag.maxLagMs(), "still in the meter's own 5 s window").to.be.above(300);
+        health.stop();
+        await new Promise((resolve) => setTimeout(resolve, 60));
+        expect(lag.maxLagMs(), 'still running after the manager stopped').to.be.above(300);
+      } finally {
+        lag.stop();
+      }
     });
   });
 
