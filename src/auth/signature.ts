@@ -5,7 +5,7 @@
 // message cannot be replayed as an announcement, altered, or sent again once its nonce is spent.
 // The answer carries `x-knh-auth: v1 sig=<64 hex>` over the request's nonce, the status and the
 // answer's bytes: only a holder of the secret can answer for a peer, and not with an old answer.
-import { createHmac, createSecretKey, timingSafeEqual, type KeyObject } from 'node:crypto';
+import { createHmac, createSecretKey, type KeyObject } from 'node:crypto';
 
 export const AUTH_HEADER = 'x-knh-auth';
 
@@ -80,9 +80,14 @@ export function parseResponseAuth(header: string | undefined): string | null {
   return m ? m[1]! : null;
 }
 
-/** Constant-time comparison of two hex signatures of the same length. */
+/**
+ * Constant-time comparison of two hex signatures of the same length: every character is looked
+ * at whatever differs (without the two Buffers timingSafeEqual needs, for each of 5,000 answers
+ * a second).
+ */
 export function sameSignature(a: string, b: string): boolean {
-  const x = Buffer.from(a, 'hex');
-  const y = Buffer.from(b, 'hex');
-  return x.length === y.length && x.length > 0 && timingSafeEqual(x, y);
+  if (a.length !== b.length || a.length === 0) return false;
+  let differs = 0;
+  for (let i = 0; i < a.length; i++) differs |= a.charCodeAt(i) ^ b.charCodeAt(i);
+  return differs === 0;
 }

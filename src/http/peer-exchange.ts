@@ -10,7 +10,12 @@
 // what any HTTP/1.1 server may send back, within limits.
 import type { Failure, FailureReason } from '../core/transport.js';
 import { onAbort } from '../core/on-abort.js';
-import type { ConnectTo, PeerConnections } from './peer-connections.js';
+import type {
+  ConnectionListener,
+  ConnectTo,
+  PeerConnection,
+  PeerConnections,
+} from './peer-connections.js';
 import { HEADER_NAME, ResponseParser, type ParsedResponse } from './response-parser.js';
 
 const CONNECT_ERRORS: Record<string, FailureReason> = {
@@ -35,18 +40,29 @@ export interface PeerRequest extends ConnectTo {
 
 export type Exchanged = { ok: true; response: ParsedResponse; latencyMs: number } | Failure;
 
-/** The request's bytes up to its body. Throws on a header that would break the framing. */
-function head({ method, path, key, headers, body }: PeerRequest): Buffer {
+/** Header names already found to be tokens: a coordinator sends the same few 5,000 times a second. */
+const validNames = new Set<string>();
+
+/**
+ * The request up to its body, as latin1 text (written as such: no Buffer of its own). Throws on a
+ * header that would break the framing.
+ */
+function head({ method, path, key, headers, body }: PeerRequest): string {
   let text = `${method} ${path} HTTP/1.1\r\nhost: ${key}\r\n`;
   for (const name in headers) {
     const value = headers[name]!;
-    if (!HEADER_NAME.test(name) || !HEADER_VALUE.test(value)) {
+    if (!validNames.has(name)) {
+      if (!HEADER_NAME.test(name))
+        throw new TypeError(`invalid request header ${JSON.stringify(name)}`);
+      if (validNames.size < 64) validNames.add(name);
+    }
+    if (!HEADER_VALUE.test(value)) {
       throw new TypeError(`invalid request header ${JSON.stringify(name)}`);
     }
     text += `${name}: ${value}\r\n`;
   }
   if (body) text += `content-length: ${body.length}\r\n`;
-  return Buffer.from(`${text}\r\n`, 'latin1');
+  return `${text}\r\n`;
 }
 
 /**
@@ -57,16 +73,16 @@ function head({ method, path, key, headers, body }: PeerRequest): Buffer {
  */
 export function exchange(connections: PeerConnections, request: PeerRequest): Promise<Exchanged> {
   const started = performance.now();
-  const bytes = head(request); // throws at once on a header that would break the framing
+  const text = head(request); // throws at once on a header that would break the framing
   return new Promise((resolve) => {
-    attempt(connections, request, bytes, started, false, (first) => {
+    attempt(connections, request, text, started, false, (first) => {
       if (first !== STALE) return resolve(first);
       if (performance.now() - started >= request.timeoutMs) {
         const detail = `no answer within ${request.timeoutMs} ms`;
         const latencyMs = request.timeoutMs;
         return resolve({ ok: false, reason: 'timeout', phase: 'send', detail, latencyMs });
       }
-      attempt(connections, request, bytes, started, true, (second) =>
+      attempt(connections, request, text, started, true, (second) =>
         // A new connection is never stale: the type only says it could be.
         resolve(
           second === STALE
@@ -81,110 +97,146 @@ export function exchange(connections: PeerConnections, request: PeerRequest): Pr
 /** A kept connection the peer had closed: nothing was learnt of the peer. */
 const STALE = Symbol('stale connection');
 
-/** One try on one connection (`fresh`: a new one), its end told to `resolve` once. */
+/**
+ * One try on one connection (`fresh`: a new one), its end told to `resolve` once. An object rather
+ * than closures: one allocation for what thousands of requests in flight each hold.
+ */
 function attempt(
   connections: PeerConnections,
   request: PeerRequest,
-  bytes: Buffer,
+  text: string,
   started: number,
   fresh: boolean,
   resolve: (outcome: Exchanged | typeof STALE) => void,
 ): void {
-  const { body, timeoutMs, signal } = request;
   // Stopped before it began: the peer's kept connection stays kept.
-  if (signal?.aborted) {
+  if (request.signal?.aborted) {
     resolve({ ok: false, reason: 'aborted', phase: 'connect', detail: 'aborted', latencyMs: 0 });
     return;
   }
-  const connection = connections.acquire(request, fresh);
-  const parser = new ResponseParser(request.maxBodyBytes);
-  let connected = !connection.connecting;
-  /** A kept connection, for a GET: if it proves closed before any answer, try a new one. */
-  const retryIfStale = connected && request.method === 'GET';
-  let answered = false;
-  let settled = false;
+  new Attempt(connections, request, text, started, fresh, resolve);
+}
 
-  const finish = (outcome: Exchanged | typeof STALE, reusable: boolean) => {
-    if (settled) return;
-    settled = true;
-    clearTimeout(timer);
-    stopListening?.();
-    if (reusable) connections.release(connection);
-    else connection.destroy();
-    resolve(outcome);
-  };
-  const fail = (
+class Attempt implements ConnectionListener {
+  private readonly connection: PeerConnection;
+  private readonly parser: ResponseParser;
+  private connectedYet: boolean;
+  /** A kept connection, for a GET: if it proves closed before any answer, try a new one. */
+  private readonly retryIfStale: boolean;
+  private answered = false;
+  private settled = false;
+  private readonly timer: NodeJS.Timeout;
+  private readonly stopListening: (() => void) | null;
+
+  constructor(
+    private readonly connections: PeerConnections,
+    private readonly request: PeerRequest,
+    private readonly text: string,
+    private readonly started: number,
+    fresh: boolean,
+    private readonly resolve: (outcome: Exchanged | typeof STALE) => void,
+  ) {
+    this.connection = connections.acquire(request, fresh);
+    this.parser = new ResponseParser(request.maxBodyBytes);
+    this.connectedYet = !this.connection.connecting;
+    this.retryIfStale = this.connectedYet && request.method === 'GET';
+    // The time left of the request's timeout (all of it, but for a retry on a new connection).
+    this.timer = setTimeout(timedOut, started + request.timeoutMs - performance.now(), this, false);
+    const { signal } = request;
+    this.stopListening = signal ? onAbort(signal, () => this.fail('aborted', 'aborted')) : null;
+    this.connection.attach(this);
+    if (this.connectedYet) this.send();
+  }
+
+  private send(): void {
+    const { socket } = this.connection;
+    const { body } = this.request;
+    if (body && body.length > 0) {
+      socket.cork();
+      socket.write(this.text, 'latin1');
+      socket.write(body);
+      socket.uncork();
+    } else socket.write(this.text, 'latin1');
+  }
+
+  private finish(outcome: Exchanged | typeof STALE, reusable: boolean): void {
+    if (this.settled) return;
+    this.settled = true;
+    clearTimeout(this.timer);
+    this.stopListening?.();
+    if (reusable) this.connections.release(this.connection);
+    else this.connection.destroy();
+    this.resolve(outcome);
+  }
+
+  fail(
     reason: FailureReason,
     detail: string,
-    phase: 'connect' | 'send' = connected ? 'send' : 'connect',
-  ) => finish({ ok: false, reason, phase, detail, latencyMs: performance.now() - started }, false);
+    phase: 'connect' | 'send' = this.connectedYet ? 'send' : 'connect',
+  ): void {
+    const latencyMs = performance.now() - this.started;
+    this.finish({ ok: false, reason, phase, detail, latencyMs }, false);
+  }
 
-  const onTimeout = (rechecked: boolean) => {
+  /** The timer fired (`rechecked`: and the I/O pending then has run since). */
+  timedOut(rechecked: boolean): void {
     // The answer may be waiting unread: timers run before I/O in each turn of the loop, and a
     // busy process (a blocked or starved event loop, thousands of sockets ready at once) reads
     // it late, whether or not this timer itself fired late. Let the pending I/O run once
     // (setImmediate comes after it) before calling the peer slow, so an overloaded coordinator
     // does not take its own lateness for a dead peer or a broken path.
     if (!rechecked) {
-      setImmediate(() => onTimeout(true));
+      setImmediate(timedOut, this, true);
       return;
     }
     // Answered meanwhile: its connection may already carry another request to the peer.
-    if (settled) return;
-    fail(
+    if (this.settled) return;
+    const connected = this.connectedYet;
+    this.fail(
       connected ? 'timeout' : 'connect-timeout',
-      `no ${connected ? 'answer' : 'connection'} within ${timeoutMs} ms`,
+      `no ${connected ? 'answer' : 'connection'} within ${this.request.timeoutMs} ms`,
     );
-  };
-  // The time left of the request's timeout (all of it, but for a retry on a new connection).
-  const timer = setTimeout(() => onTimeout(false), started + timeoutMs - performance.now());
-  const abort = () => fail('aborted', 'aborted');
-  const stopListening = signal ? onAbort(signal, abort) : null;
+  }
 
-  const { socket } = connection;
-  const send = () => {
-    if (body && body.length > 0) {
-      socket.cork();
-      socket.write(bytes);
-      socket.write(body);
-      socket.uncork();
-    } else socket.write(bytes);
-  };
-  connection.attach({
-    // A new connection is written to once made: a write waiting on a refused connection would
-    // fail too, and each failure costs an Error with its stack (a lost zone: thousands a round).
-    connected: () => {
-      connected = true;
-      send();
-    },
-    data: (chunk) => {
-      answered = true;
-      const step = parser.push(chunk);
-      if (step.kind === 'error') fail('bad-response', step.detail);
-      else if (step.kind === 'done') {
-        const { response } = step;
-        const latencyMs = performance.now() - started;
-        finish({ ok: true, response, latencyMs }, response.keepAlive && !step.trailing);
-      }
-    },
-    error: (err) => {
-      const code = err.code ?? 'ERROR';
-      const connectReason = connected ? undefined : CONNECT_ERRORS[code];
-      if (retryIfStale && !answered) finish(STALE, false);
-      else if (connectReason) fail(connectReason, code, 'connect');
-      else fail(connected ? 'reset' : 'unreachable', code);
-    },
-    closed: () => {
-      if (retryIfStale && !answered) return finish(STALE, false);
-      const step = parser.end();
-      if (step.kind === 'done') {
-        finish(
-          { ok: true, response: step.response, latencyMs: performance.now() - started },
-          false,
-        );
-      } else
-        fail(connected ? 'reset' : 'unreachable', step.kind === 'error' ? step.detail : 'closed');
-    },
-  });
-  if (connected) send();
+  // A new connection is written to once made: a write waiting on a refused connection would
+  // fail too, and each failure costs an Error with its stack (a lost zone: thousands a round).
+  connected(): void {
+    this.connectedYet = true;
+    this.send();
+  }
+
+  data(chunk: Buffer): void {
+    this.answered = true;
+    const step = this.parser.push(chunk);
+    if (step.kind === 'error') this.fail('bad-response', step.detail);
+    else if (step.kind === 'done') {
+      const { response } = step;
+      const latencyMs = performance.now() - this.started;
+      this.finish({ ok: true, response, latencyMs }, response.keepAlive && !step.trailing);
+    }
+  }
+
+  error(err: NodeJS.ErrnoException): void {
+    const code = err.code ?? 'ERROR';
+    const connectReason = this.connectedYet ? undefined : CONNECT_ERRORS[code];
+    if (this.retryIfStale && !this.answered) this.finish(STALE, false);
+    else if (connectReason) this.fail(connectReason, code, 'connect');
+    else this.fail(this.connectedYet ? 'reset' : 'unreachable', code);
+  }
+
+  closed(): void {
+    if (this.retryIfStale && !this.answered) return this.finish(STALE, false);
+    const step = this.parser.end();
+    if (step.kind === 'done') {
+      const latencyMs = performance.now() - this.started;
+      this.finish({ ok: true, response: step.response, latencyMs }, false);
+    } else {
+      const detail = step.kind === 'error' ? step.detail : 'closed';
+      this.fail(this.connectedYet ? 'reset' : 'unreachable', detail);
+    }
+  }
+}
+
+function timedOut(attempt: Attempt, rechecked: boolean): void {
+  attempt.timedOut(rechecked);
 }

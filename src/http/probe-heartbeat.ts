@@ -43,10 +43,21 @@ export function heartbeatHeaders(
   target: string,
   auth: PeerAuth | null,
 ): Record<string, string> {
-  const value = formatHeartbeat(heartbeat);
+  const { value, bytes } = formatted(heartbeat);
   if (!auth) return { [HEARTBEAT_HEADER]: value };
-  const signed = auth.signRequest('GET', signedPath(target, '/ping'), Buffer.from(value));
+  const signed = auth.signRequest('GET', signedPath(target, '/ping'), bytes);
   return { [HEARTBEAT_HEADER]: value, [AUTH_HEADER]: signed.header };
+}
+
+/** The last heartbeat's header value and its bytes: the same for every probe of a term. */
+let last: { epoch: number; from: string; value: string; bytes: Buffer } | null = null;
+
+function formatted(heartbeat: ProbeHeartbeat): { value: string; bytes: Buffer } {
+  if (last?.epoch !== heartbeat.epoch || last.from !== heartbeat.from) {
+    const value = formatHeartbeat(heartbeat);
+    last = { epoch: heartbeat.epoch, from: heartbeat.from, value, bytes: Buffer.from(value) };
+  }
+  return last;
 }
 
 export type HeartbeatCheck =

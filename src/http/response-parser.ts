@@ -1,7 +1,8 @@
 // An HTTP/1.1 response, read incrementally from the bytes a connection delivers (RFC 9112): status
 // line, headers, and a body framed by Content-Length, chunked transfer coding, or the connection's
 // close. Pure: bytes in, a verdict out. Limits bound what a hostile peer can make this process
-// hold: headers up to MAX_HEADER_BYTES, bodies up to the caller's maximum.
+// hold: headers up to MAX_HEADER_BYTES, bodies up to the caller's maximum. Nothing it keeps or
+// returns refers to the bytes it was handed: a connection reads into one buffer, reused.
 
 /** Node's own default limit on a message's header section. */
 export const MAX_HEADER_BYTES = 16 * 1024;
@@ -9,6 +10,7 @@ export const MAX_HEADER_BYTES = 16 * 1024;
 const MAX_CHUNK_LINE_BYTES = 1024;
 const CRLF = Buffer.from('\r\n');
 const EMPTY = Buffer.alloc(0);
+const MORE: ParseStep = Object.freeze({ kind: 'more' });
 const HEADER_END = Buffer.from('\r\n\r\n');
 const STATUS_LINE = /^HTTP\/1\.([01]) (\d{3})(?: [^\r\n]*)?$/;
 /** A header field name: an RFC 9110 token (no spaces, colons or control characters). */
@@ -38,21 +40,22 @@ export class ResponseParser {
   private pending: Buffer = Buffer.alloc(0);
   private head: { status: number; headers: Map<string, string>; keepAlive: boolean } | null = null;
   private framing: Framing | null = null;
-  /** The body so far (its first `bodyBytes`): a view of the bytes read, or once in pieces a copy. */
+  /** The body so far: its first `bodyBytes`, copied out of the bytes read. */
   private bodySoFar: Buffer = EMPTY;
-  private bodyOwned = false;
   private bodyBytes = 0;
   private result: ParseStep | null = null;
 
   constructor(private readonly maxBodyBytes: number) {}
 
-  /** Takes the next bytes from the connection. */
+  /** Takes the next bytes from the connection (only read while this runs: they are not kept). */
   push(bytes: Buffer): ParseStep {
     if (this.result)
       return this.result.kind === 'done' ? { ...this.result, trailing: true } : this.result;
     this.pending = this.pending.length === 0 ? bytes : Buffer.concat([this.pending, bytes]);
     this.result = this.advance();
-    return this.result ?? { kind: 'more' };
+    // What is left unparsed waits for the next bytes in a copy of its own.
+    this.pending = this.result || this.pending.length === 0 ? EMPTY : Buffer.from(this.pending);
+    return this.result ?? MORE;
   }
 
   /** The connection closed: whole only if the body ran to the close. */
@@ -103,24 +106,30 @@ export class ResponseParser {
   private parseHead(
     text: string,
   ): { status: number; headers: Map<string, string>; keepAlive: boolean } | string {
-    const lines = text.split('\r\n');
-    const status = STATUS_LINE.exec(lines[0] ?? '');
+    // Line by line by index: no array of lines, no trimmed copies (5,000 answers a second).
+    let eol = text.indexOf('\r\n');
+    if (eol < 0) eol = text.length;
+    const status = STATUS_LINE.exec(text.slice(0, eol));
     if (!status) return 'answer is not HTTP/1.x';
     const headers = new Map<string, string>();
-    for (let i = 1; i < lines.length; i++) {
-      const line = lines[i]!;
-      const colon = line.indexOf(':');
-      const name = colon > 0 ? line.slice(0, colon) : '';
+    for (let start = eol + 2; start < text.length + 2; start = eol + 2) {
+      eol = text.indexOf('\r\n', start);
+      if (eol < 0) eol = text.length;
+      const colon = text.indexOf(':', start);
+      if (colon <= start || colon >= eol) return 'answer has a malformed header line';
+      const name = text.slice(start, colon);
       if (!HEADER_NAME.test(name)) return 'answer has a malformed header line';
       const key = name.toLowerCase();
-      const value = line.slice(colon + 1).trim();
+      const value = text.slice(skipSpaces(text, colon + 1, eol), trimEnd(text, colon + 1, eol));
       const before = headers.get(key);
       headers.set(key, before === undefined ? value : `${before}, ${value}`);
     }
     const minor = status[1];
-    const connection = tokens(headers.get('connection'));
+    const connection = headers.get('connection');
     const keepAlive =
-      minor === '1' ? !connection.includes('close') : connection.includes('keep-alive');
+      minor === '1'
+        ? connection === undefined || !tokens(connection).includes('close')
+        : connection !== undefined && tokens(connection).includes('keep-alive');
     return { status: Number(status[2]), headers, keepAlive };
   }
 
@@ -143,9 +152,9 @@ export class ResponseParser {
       return { kind: 'close' };
     }
     // Repeated (joined) headers must all say the same.
-    const values = new Set(length.split(',').map((v) => v.trim()));
-    const [only] = values;
-    if (values.size !== 1 || only === undefined || !/^\d{1,15}$/.test(only)) {
+    const values = length.includes(',') ? new Set(length.split(',').map((v) => v.trim())) : null;
+    const only = values ? (values.size === 1 ? [...values][0] : undefined) : length;
+    if (only === undefined || !/^\d{1,15}$/.test(only)) {
       return 'answer has an invalid Content-Length';
     }
     const remaining = Number(only);
@@ -213,24 +222,25 @@ export class ResponseParser {
   }
 
   /**
-   * Keeps `n` bytes of body from the front of `pending`; false if that makes it too large. One
-   * buffer, doubled as it fills: a body sent a byte at a time costs its size, not a Buffer each.
+   * Copies `n` bytes of body from the front of `pending`; false if that makes it too large. One
+   * buffer: the announced length, or (chunked, or to the close) doubled as it fills, so a body
+   * sent a byte at a time costs its size, not a Buffer each.
    */
   private take(n: number): boolean {
     if (n === 0) return true;
     const size = this.bodyBytes + n;
     if (size > this.maxBodyBytes) return false;
-    const bytes = this.pending.subarray(0, n);
-    if (this.bodyBytes === 0) this.bodySoFar = bytes;
-    else {
-      if (!this.bodyOwned || size > this.bodySoFar.length) {
-        const grown = Buffer.allocUnsafe(Math.min(this.maxBodyBytes, Math.max(2 * size, 4096)));
-        this.bodySoFar.copy(grown, 0, 0, this.bodyBytes);
-        this.bodySoFar = grown;
-        this.bodyOwned = true;
-      }
-      bytes.copy(this.bodySoFar, this.bodyBytes);
+    if (size > this.bodySoFar.length) {
+      const framing = this.framing;
+      const wanted =
+        framing?.kind === 'length'
+          ? this.bodyBytes + framing.remaining
+          : Math.min(this.maxBodyBytes, Math.max(2 * size, 4096));
+      const grown = Buffer.allocUnsafe(Math.max(size, wanted));
+      this.bodySoFar.copy(grown, 0, 0, this.bodyBytes);
+      this.bodySoFar = grown;
     }
+    this.pending.copy(this.bodySoFar, this.bodyBytes, 0, n);
     this.bodyBytes = size;
     return true;
   }
@@ -252,6 +262,20 @@ export class ResponseParser {
 
 function startsWithCrlf(bytes: Buffer): boolean {
   return bytes[0] === 0x0d && bytes[1] === 0x0a;
+}
+
+/** Where the value after `from` starts: past spaces and tabs (optional whitespace). */
+function skipSpaces(text: string, from: number, end: number): number {
+  while (from < end && (text.charCodeAt(from) === 0x20 || text.charCodeAt(from) === 0x09)) from++;
+  return from;
+}
+
+/** Where the value before `end` ends: before spaces and tabs. */
+function trimEnd(text: string, from: number, end: number): number {
+  while (end > from && (text.charCodeAt(end - 1) === 0x20 || text.charCodeAt(end - 1) === 0x09)) {
+    end--;
+  }
+  return end;
 }
 
 function tokens(value: string | undefined): string[] {

@@ -148,11 +148,11 @@ export class ProbeMetrics {
   instrument<T extends Pick<PeerTransport, 'ping'>>(transport: T): T {
     return {
       ...transport,
-      ping: async (address: string, signal?: AbortSignal) => {
-        const outcome = await transport.ping(address, signal);
-        this.observe(address, outcome);
-        return outcome;
-      },
+      ping: (address: string, signal?: AbortSignal) =>
+        transport.ping(address, signal).then((outcome) => {
+          this.observe(address, outcome);
+          return outcome;
+        }),
     };
   }
 

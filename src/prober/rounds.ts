@@ -406,8 +406,18 @@ export class ProbeRounds {
       this.inFlight.add(address);
       this.queued.add(address);
     }
-    const running: Promise<void>[] = [];
+    // Probes counted rather than kept in a list: a round's 5,000 promises would all outlive the
+    // young generation, to be collected from the old.
     let open = 0;
+    let allDone: (() => void) | null = null;
+    let failure: { err: unknown } | null = null;
+    const ended = () => {
+      if (--open === 0) allDone?.();
+    };
+    const failed = (err: unknown) => {
+      failure ??= { err };
+      ended();
+    };
     let next = 0;
     while (next < targets.length && !signal.aborted) {
       // Those due before the next tick go now (at the defaults, 5,000 peers: 100 a tick).
@@ -417,7 +427,7 @@ export class ProbeRounds {
         const address = targets[next++]!;
         if (!this.queued.delete(address)) continue; // probed early (probeSoon), or stopped
         open++;
-        running.push(launch(address).finally(() => open--));
+        launch(address).then(ended, failed);
       }
       if (next < targets.length) {
         try {
@@ -427,7 +437,8 @@ export class ProbeRounds {
         }
       }
     }
-    await Promise.all(running);
+    if (open > 0) await new Promise<void>((resolve) => (allDone = resolve));
+    if (failure) throw (failure as { err: unknown }).err;
   }
 
   private async checkSanity(): Promise<boolean> {
