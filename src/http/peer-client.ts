@@ -25,6 +25,7 @@ import {
 } from './probe-heartbeat.js';
 import { PeerConnections } from './peer-connections.js';
 import { exchange, type Exchanged, type PeerRequest } from './peer-exchange.js';
+import { rejection } from '../core/rejection.js';
 
 const MAX_RESPONSE_BYTES = 1024 * 1024;
 const NO_BODY = Buffer.alloc(0);
@@ -251,7 +252,14 @@ export function peerClient({
       onFailure?.(address);
       return notAPeer<T>(address);
     }
-    return call<T>(connections, target, target.localAddress, rest, schemas).then((outcome) => {
+    let sent: Promise<Outcome<T>>;
+    try {
+      sent = call<T>(connections, target, target.localAddress, rest, schemas);
+    } catch (err) {
+      // A header that would break the framing, a body that is not JSON: a rejection, as ever.
+      return rejection(err);
+    }
+    return sent.then((outcome) => {
       if (outcome.ok) onAnswer?.(address);
       else if (outcome.reason !== 'aborted') onFailure?.(address);
       return outcome;
@@ -259,14 +267,21 @@ export function peerClient({
   };
   return {
     ping: (address, signal) => {
-      const beat = heartbeat?.();
+      let beat: ProbeHeartbeat | null | undefined;
+      let headers: Record<string, string> | undefined;
+      try {
+        beat = heartbeat?.();
+        headers = beat ? heartbeatHeaders(beat, address, auth) : undefined;
+      } catch (err) {
+        return rejection(err);
+      }
       return send<PingResponse>(address, {
         path: '/ping',
         method: 'GET',
         schema: 'ping-response',
         timeoutMs,
         signal,
-        headers: beat ? heartbeatHeaders(beat, address, auth) : undefined,
+        headers,
         onResponse: (headers) => {
           if (headers.get(HEARTBEAT_HEADER) === TAKES_HEARTBEATS) takers.add(address);
           else if (takers.delete(address) && beat) onHeartbeatRefused?.(address);

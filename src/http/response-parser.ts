@@ -223,8 +223,9 @@ export class ResponseParser {
 
   /**
    * Copies `n` bytes of body from the front of `pending`; false if that makes it too large. One
-   * buffer: the announced length, or (chunked, or to the close) doubled as it fills, so a body
-   * sent a byte at a time costs its size, not a Buffer each.
+   * buffer, doubled as it fills (at least 4 KiB, never past the announced length), so a body sent
+   * a byte at a time costs its size, not a Buffer each, and a peer that announces a megabyte and
+   * sends a byte makes this hold 4 KiB, not the megabyte.
    */
   private take(n: number): boolean {
     if (n === 0) return true;
@@ -232,10 +233,8 @@ export class ResponseParser {
     if (size > this.maxBodyBytes) return false;
     if (size > this.bodySoFar.length) {
       const framing = this.framing;
-      const wanted =
-        framing?.kind === 'length'
-          ? this.bodyBytes + framing.remaining
-          : Math.min(this.maxBodyBytes, Math.max(2 * size, 4096));
+      const most = framing?.kind === 'length' ? this.bodyBytes + framing.remaining : Infinity;
+      const wanted = Math.min(this.maxBodyBytes, most, Math.max(2 * size, 4096));
       const grown = Buffer.allocUnsafe(Math.max(size, wanted));
       this.bodySoFar.copy(grown, 0, 0, this.bodyBytes);
       this.bodySoFar = grown;

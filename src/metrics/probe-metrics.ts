@@ -13,6 +13,7 @@ import type { Outcome, PeerTransport } from '../core/transport.js';
 import type { PeerDiff } from '../discovery/diff.js';
 import { lateThresholdMs, type RoundReport } from '../prober/rounds.js';
 import type { PeerRecord } from '../prober/verdict.js';
+import { rejection } from '../core/rejection.js';
 
 export interface ProbedPeers {
   /** The coordinator's verdicts; empty on a follower. */
@@ -148,11 +149,18 @@ export class ProbeMetrics {
   instrument<T extends Pick<PeerTransport, 'ping'>>(transport: T): T {
     return {
       ...transport,
-      ping: (address: string, signal?: AbortSignal) =>
-        transport.ping(address, signal).then((outcome) => {
+      ping: (address: string, signal?: AbortSignal) => {
+        let pinged: ReturnType<T['ping']>;
+        try {
+          pinged = transport.ping(address, signal) as ReturnType<T['ping']>;
+        } catch (err) {
+          return rejection(err);
+        }
+        return pinged.then((outcome) => {
           this.observe(address, outcome);
           return outcome;
-        }),
+        });
+      },
     };
   }
 

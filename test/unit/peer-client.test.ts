@@ -193,4 +193,27 @@ describe('peer client', () => {
     const outcome = await client.ping('node-a:8080');
     expect(outcome).to.deep.include({ ok: false, reason: 'unreachable', phase: 'connect' });
   });
+
+  it('rejects, rather than throws, a request it cannot send (a header that would break the framing)', async () => {
+    // A heartbeat naming a coordinator with a line break in it: no such request goes out.
+    const bad = peerClient({
+      schemas,
+      timeoutMs: TIMEOUT_MS,
+      heartbeat: () => ({ epoch: 1, from: '127.0.0.1:1\r\nx-evil: 1' }),
+    });
+    let requests = 0;
+    handler = (_req, res) => {
+      requests++;
+      json(res, 200, pong);
+    };
+    let pending: Promise<unknown> | null = null;
+    expect(() => (pending = bad.ping(address))).not.to.throw();
+    const err = await pending!.then(
+      () => null,
+      (e: unknown) => e,
+    );
+    expect(err).to.be.instanceOf(TypeError);
+    expect(String(err)).to.match(/invalid request header/);
+    expect(requests).to.equal(0);
+  });
 });

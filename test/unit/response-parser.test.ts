@@ -158,6 +158,22 @@ describe('HTTP response parser', () => {
     expect(again.kind === 'done' && again.trailing).to.be.true;
   });
 
+  it('holds what a peer sent, not what it announced: a megabyte announced and a byte sent costs little', () => {
+    const parsers: ResponseParser[] = [];
+    const before = process.memoryUsage().arrayBuffers;
+    for (let i = 0; i < 100; i++) {
+      const parser = new ResponseParser(1024 * 1024);
+      const step = parser.push(
+        Buffer.from(`HTTP/1.1 200 OK\r\nContent-Length: ${1024 * 1024}\r\n\r\n{`, 'latin1'),
+      );
+      expect(step.kind).to.equal('more');
+      parsers.push(parser);
+    }
+    // 100 such answers in flight: 100 MB if each announced megabyte were set aside at once.
+    expect(process.memoryUsage().arrayBuffers - before).to.be.below(10 * 1024 * 1024);
+    expect(parsers).to.have.length(100);
+  });
+
   it('refuses bodies over its limit, whatever their framing, before reading them whole', () => {
     const big = 'x'.repeat(MAX_BODY + 1);
     // Announced too large: refused from the headers alone.
