@@ -112,7 +112,7 @@ function serialized(body: unknown): Buffer {
 
 /**
  * One request to the peer at `target` (ip:port, as discovery lists it: the signature is for it
- * alone), sent from `localAddress` if set. Built field by field rather than from spreads, and
+ * alone), sent from its `localAddress` if set. Built field by field rather than from spreads, and
  * with one promise of its own: a coordinator makes 5,000 of these a second, and what each
  * allocates while its answer is awaited outlives the young generation (measured: most of the
  * coordinator's garbage).
@@ -120,7 +120,6 @@ function serialized(body: unknown): Buffer {
 function call<T>(
   connections: PeerConnections,
   target: Target,
-  localAddress: string | undefined,
   { path, method, body, schema, timeoutMs, signal, auth, headers: extra, onResponse }: Call,
   schemas: SchemaRegistry,
 ): Promise<Outcome<T>> {
@@ -136,7 +135,7 @@ function call<T>(
     key: target.address,
     host: target.ip,
     port: target.port,
-    localAddress,
+    localAddress: target.localAddress,
     method,
     path,
     headers,
@@ -254,7 +253,7 @@ export function peerClient({
     }
     let sent: Promise<Outcome<T>>;
     try {
-      sent = call<T>(connections, target, target.localAddress, rest, schemas);
+      sent = call<T>(connections, target, rest, schemas);
     } catch (err) {
       // A header that would break the framing, a body that is not JSON: a rejection, as ever.
       return rejection(err);

@@ -43,6 +43,13 @@ export type Exchanged = { ok: true; response: ParsedResponse; latencyMs: number 
 /** Header names already found to be tokens: a coordinator sends the same few 5,000 times a second. */
 const validNames = new Set<string>();
 
+function validName(name: string): boolean {
+  if (validNames.has(name)) return true;
+  if (!HEADER_NAME.test(name)) return false;
+  if (validNames.size < 64) validNames.add(name);
+  return true;
+}
+
 /**
  * The request up to its body, as latin1 text (written as such: no Buffer of its own). Throws on a
  * header that would break the framing.
@@ -51,12 +58,7 @@ function head({ method, path, key, headers, body }: PeerRequest): string {
   let text = `${method} ${path} HTTP/1.1\r\nhost: ${key}\r\n`;
   for (const name in headers) {
     const value = headers[name]!;
-    if (!validNames.has(name)) {
-      if (!HEADER_NAME.test(name))
-        throw new TypeError(`invalid request header ${JSON.stringify(name)}`);
-      if (validNames.size < 64) validNames.add(name);
-    }
-    if (!HEADER_VALUE.test(value)) {
+    if (!validName(name) || !HEADER_VALUE.test(value)) {
       throw new TypeError(`invalid request header ${JSON.stringify(name)}`);
     }
     text += `${name}: ${value}\r\n`;

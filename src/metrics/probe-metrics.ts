@@ -150,9 +150,9 @@ export class ProbeMetrics {
     return {
       ...transport,
       ping: (address: string, signal?: AbortSignal) => {
-        let pinged: ReturnType<T['ping']>;
+        let pinged: ReturnType<PeerTransport['ping']>;
         try {
-          pinged = transport.ping(address, signal) as ReturnType<T['ping']>;
+          pinged = transport.ping(address, signal);
         } catch (err) {
           return rejection(err);
         }
