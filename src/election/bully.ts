@@ -10,20 +10,25 @@
 //   doubling. None answers → it wins: epoch + 1, announce to all. An answer → wait
 //   `electionTimeoutMs` for an announcement, else retry. (Each batch's answers are awaited
 //   `answerTimeoutMs`, past the requests' own timeout.)
-// - When the coordinator falls silent or leaves, every follower notices at once; they start their
-//   elections staggered so that the first successor's announcement reaches the others before they
-//   ask anyone: successor i waits i × `answerTimeoutMs`, every other node SUCCESSORS + log2(1 +
-//   its place among the others, from the top) steps (see electionDelayMs). With the bully's
+// - When the coordinator falls silent or leaves, every follower notices at once. The successors it
+//   named hold their elections at once (each asks only the coordinator and the successors above
+//   it: a few messages), so the first live one leads as fast when the top two or three fail
+//   together as when the coordinator alone does. Every other node waits SUCCESSORS + log2(1 + its
+//   place among the others, from the top) steps of `answerTimeoutMs` (see electionDelayMs), so
+//   that a successor's announcement reaches it before it asks anyone: with the bully's
 //   ask-everyone-higher, N followers would send ~N²/2 messages. (A follower that waited has
 //   forgotten its coordinator: it asks the successors first, then the rest from the top.)
 //   The driver acts on the first answer of a batch rather than awaiting a dead peer's timeout.
 // - The coordinator re-announces every `heartbeatIntervalMs`; that is the followers' heartbeat.
 //   In a large mesh most followers get one announcement in many, and the coordinator's probe of
 //   them, once a round, carries the heartbeat in between ('probe-heartbeat').
-// - An announcement is accepted only from a node in the receiver's peer list that outranks it, with an epoch at
-//   least the receiver's (equal epochs: only from a node that outranks the current coordinator).
-//   Rejections carry the receiver's epoch and coordinator, so a restarted coordinator that lost its
-//   epoch catches up (it re-announces at max+1) and a stale one steps down to the better leader.
+// - An announcement is accepted only from a node in the receiver's peer list that outranks it, with an
+//   epoch above the receiver's, or equal to it from the node that leads that very term (its
+//   heartbeat). Any other node announcing an epoch the receiver has seen is refused ('stale-epoch',
+//   or 'conflict' when the receiver follows a higher-ranked coordinator), so it takes a newer one:
+//   every term has an epoch of its own, above any the nodes that answered had seen. Rejections carry
+//   the receiver's epoch and coordinator, so a restarted coordinator that lost its epoch catches up
+//   (it re-announces at max+1) and a stale one steps down to the better leader.
 import { compareRank, outranks, type NodeRef } from '../core/node-ref.js';
 import type { AnnouncementReply, ElectionAnswer, ElectionRequest } from './messages.js';
 import type { ElectionEffect, ElectionEvent, ElectionState, StepResult } from './state.js';
@@ -65,28 +70,38 @@ function spreadOf(address: string, span: number): number {
   return ((h >>> 0) % 1000) * (span / 1000);
 }
 
-/** Nodes not named wait at most this many steps more than the last successor (log2 of their place). */
-const MAX_EXTRA_STEPS = 8;
-
 /**
- * How long this follower waits before holding the election its silent (or departed) coordinator
- * calls for: 0 for the first successor still listed, one step (`answerTimeoutMs`) per successor
- * listed before it. Every other node waits SUCCESSORS steps plus log2(1 + its place among them,
- * from the top) steps, at most MAX_EXTRA_STEPS, then a spread of its own: should the successors
- * all be gone, the highest of the others goes first and is heard before most of the rest start.
- * Without a named list, the highest-ranked peers other than the coordinator stand in for it.
+ * The successors in line, highest first: as the coordinator named them, or without a named list
+ * the highest-ranked nodes other than the coordinator (this one included); only those listed.
  */
-export function electionDelayMs(state: ElectionState): number {
-  const step = state.timing.answerTimeoutMs;
+function lineOf(state: ElectionState): string[] {
   const self = state.self.address;
   const coordinator = state.coordinator?.address;
   const named =
     state.successors.length > 0
       ? state.successors
       : topRanked([self, ...state.peers.filter((p) => p !== coordinator)], SUCCESSORS);
-  const line = named.filter((a) => a === self || state.peers.includes(a));
-  const at = line.indexOf(self);
-  if (at >= 0) return at * step;
+  return named.filter((a) => a === self || state.peers.includes(a));
+}
+
+/** Nodes not named wait at most this many steps more than the last successor (log2 of their place). */
+const MAX_EXTRA_STEPS = 8;
+
+/**
+ * How long this follower waits before holding the election its silent (or departed) coordinator
+ * calls for: 0 for a successor still listed (its election asks only the nodes above it in line, so
+ * when the successors before it failed with the coordinator it leads as fast as the first would
+ * have). Every other node waits SUCCESSORS steps (`answerTimeoutMs`) plus log2(1 + its place among
+ * them, from the top) steps, at most MAX_EXTRA_STEPS, then a spread of its own: should the
+ * successors all be gone, the highest of the others goes first and is heard before most of the
+ * rest start. Without a named list, the highest-ranked peers other than the coordinator stand in.
+ */
+export function electionDelayMs(state: ElectionState): number {
+  const step = state.timing.answerTimeoutMs;
+  const self = state.self.address;
+  const coordinator = state.coordinator?.address;
+  const line = lineOf(state);
+  if (line.includes(self)) return 0;
   const inLine = new Set(line);
   let place = 0;
   for (const p of state.peers) {
@@ -125,6 +140,7 @@ function becomeCoordinator(state: ElectionState, now: number, reason: string): S
       role: 'coordinator',
       epoch,
       coordinator: state.self,
+      termLeader: state.self,
       leading: false,
       waiting: null,
       electionDueMs: null,
@@ -143,9 +159,11 @@ function holdElection(state: ElectionState, now: number, reason: string): StepRe
   // First those most likely to lead: the last coordinator (it may only have been slow) and the
   // successors it named; then the rest, from the top.
   const isHigher = new Set(higher);
+  // (At start-up, with no coordinator known, there is no line: the first batch goes from the top.)
+  const line = state.coordinator || state.successors.length > 0 ? lineOf(state) : [];
   const first = [
     ...new Set(
-      [state.coordinator?.address, ...state.successors].filter(
+      [state.coordinator?.address, ...line].filter(
         (a): a is string => a !== undefined && isHigher.has(a),
       ),
     ),
@@ -274,6 +292,8 @@ function onElectionRequest(state: ElectionState, now: number, req: ElectionReque
   // pod this node has not discovered yet) gets an answer and changes nothing.
   const known = state.peers.includes(req.from.address);
   const epoch = known ? Math.max(state.epoch, req.epoch) : state.epoch;
+  // A newer epoch heard of, not from its leader: nobody's announcement at it is taken as is.
+  const termLeader = epoch > state.epoch ? null : state.termLeader;
   const answer: ElectionAnswer = {
     type: 'answer',
     from: state.self,
@@ -281,7 +301,7 @@ function onElectionRequest(state: ElectionState, now: number, req: ElectionReque
     coordinator: coordinatorAlive(state, now) ? state.coordinator : null,
   };
   const effects: ElectionEffect[] = [{ type: 'reply-answer', answer }];
-  const next = { ...state, epoch };
+  const next = { ...state, epoch, termLeader };
   if (!known || !outranks(state.self.address, req.from.address)) return { state: next, effects };
   if (state.role === 'coordinator') {
     // Tell the asker at once who leads, instead of waiting for the next heartbeat.
@@ -303,9 +323,10 @@ function onElectionResult(
     return { state, effects: [] };
   }
   const epoch = answers.reduce((m, a) => Math.max(m, a.epoch), state.epoch);
+  const termLeader = epoch > state.epoch ? null : state.termLeader;
   const valid = answers.filter((a) => outranks(a.from.address, state.self.address));
   if (valid.length === 0) {
-    if (state.pending.length > 0) return askNextBatch({ ...state, epoch }, now);
+    if (state.pending.length > 0) return askNextBatch({ ...state, epoch, termLeader }, now);
     return becomeCoordinator({ ...state, epoch }, now, 'no higher-ranked peer answered');
   }
   // A live leader that outranks us, vouched for by a higher node: follow it provisionally; its
@@ -317,7 +338,14 @@ function onElectionResult(
   if (vouched) {
     return withCoordinator(
       state,
-      { role: 'follower', epoch, coordinator: vouched, lastHeardMs: now, waiting: null },
+      {
+        role: 'follower',
+        epoch,
+        coordinator: vouched,
+        termLeader: vouched,
+        lastHeardMs: now,
+        waiting: null,
+      },
       [],
       'coordinator vouched for by a higher-ranked peer',
     );
@@ -326,6 +354,7 @@ function onElectionResult(
     state: {
       ...state,
       epoch,
+      termLeader,
       waiting: 'announcement',
       deadlineMs: now + state.timing.electionTimeoutMs,
     },
@@ -369,13 +398,11 @@ function onAnnouncement(
     return { state: held.state, effects: [...rejected.effects, ...held.effects] };
   }
   if (epoch < state.epoch) return reject('stale-epoch');
-  if (
-    epoch === state.epoch &&
-    state.coordinator !== null &&
-    !sameNode(state.coordinator, from) &&
-    compareRank(from.address, state.coordinator.address) < 0
-  ) {
-    return reject('conflict');
+  if (epoch === state.epoch && !sameNode(state.termLeader, from)) {
+    // That epoch is another node's term (or heard of second-hand): the announcer takes a newer
+    // one, unless this node follows a higher-ranked coordinator, which the announcer should ask.
+    const higher = state.coordinator && compareRank(from.address, state.coordinator.address) < 0;
+    return reject(higher ? 'conflict' : 'stale-epoch');
   }
   const reply: AnnouncementReply = { accepted: true, epoch, coordinator: from };
   return withCoordinator(
@@ -384,6 +411,7 @@ function onAnnouncement(
       role: 'follower',
       epoch,
       coordinator: from,
+      termLeader: from,
       lastHeardMs: now,
       waiting: null,
       electionDueMs: null,
@@ -416,6 +444,7 @@ function onAnnounceResult(
   now: number,
   epoch: number,
   replies: readonly { address: string; reply: AnnouncementReply | null }[],
+  partial: boolean,
 ): StepResult {
   if (state.role !== 'coordinator' || epoch !== state.epoch) return { state, effects: [] };
   // A live higher-ranked peer that counts us as a peer: it is taking over, so stop leading now
@@ -436,8 +465,9 @@ function onAnnounceResult(
       (r): r is AnnouncementReply => r !== null && !r.accepted && r.reason !== 'unknown-sender',
     );
   if (rejections.length === 0) {
-    // Unanswered or accepted everywhere: nothing says a newer epoch exists.
-    if (state.leading) return { state, effects: [] };
+    // Unanswered or accepted everywhere it went: nothing says a newer epoch exists. Only a round to
+    // every peer confirms the term (one peer that accepted knows nothing of the others).
+    if (state.leading || partial) return { state, effects: [] };
     return {
       state: { ...state, leading: true },
       effects: [{ type: 'leading', epoch: state.epoch }],
@@ -451,7 +481,14 @@ function onAnnounceResult(
   if (better) {
     return withCoordinator(
       state,
-      { role: 'follower', epoch: maxEpoch, coordinator: better, lastHeardMs: now },
+      {
+        role: 'follower',
+        epoch: maxEpoch,
+        coordinator: better,
+        // Its followers' epoch is its term; at our own epoch it must take a newer one.
+        termLeader: maxEpoch > state.epoch ? better : state.termLeader,
+        lastHeardMs: now,
+      },
       [],
       `stepped down: peers follow higher-ranked ${better.id}`,
     );
@@ -459,7 +496,12 @@ function onAnnounceResult(
   // We outrank whoever they follow: start a newer term so our claim supersedes theirs.
   const newEpoch = maxEpoch + 1;
   return {
-    state: { ...state, epoch: newEpoch, nextHeartbeatMs: now + state.timing.heartbeatIntervalMs },
+    state: {
+      ...state,
+      epoch: newEpoch,
+      termLeader: state.self,
+      nextHeartbeatMs: now + state.timing.heartbeatIntervalMs,
+    },
     effects: [{ type: 'announce', epoch: newEpoch, to: state.peers }],
   };
 }
@@ -510,7 +552,7 @@ export function step(state: ElectionState, event: ElectionEvent): StepResult {
         event.heartbeatMs ?? 0,
       );
     case 'announce-result':
-      return onAnnounceResult(state, event.now, event.epoch, event.replies);
+      return onAnnounceResult(state, event.now, event.epoch, event.replies, event.partial === true);
     case 'probe-heartbeat':
       return onProbeHeartbeat(state, event.now, event.from, event.epoch);
     case 'share':

@@ -635,10 +635,17 @@ export class ElectionDriver {
       }
     };
     const all = inChunks(to, one);
+    const partial = to.length < this.state.peers.length;
     const settle = (from: readonly string[]) => {
       const got = from.map((address) => ({ address, reply: replies.get(address) ?? null }));
       this.adoptHandedOver(got.map((r) => r.reply));
-      this.dispatch({ type: 'announce-result', now: this.opts.clock.now(), epoch, replies: got });
+      this.dispatch({
+        type: 'announce-result',
+        now: this.opts.clock.now(),
+        epoch,
+        replies: got,
+        ...(partial ? { partial: true as const } : {}),
+      });
     };
     if (this.state.leading) {
       await all;

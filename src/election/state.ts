@@ -24,6 +24,13 @@ export interface ElectionState {
   /** The highest epoch (term) this node has seen or made. */
   readonly epoch: number;
   readonly coordinator: NodeRef | null;
+  /**
+   * The node known to lead the term of `epoch`: this node when it made the term, the announcer
+   * whose announcement at that epoch it accepted. Null when the epoch was learned second-hand (an
+   * election message): then nobody's announcement at that epoch is taken, so no two coordinators
+   * ever lead one epoch (the announcer takes a newer one). Kept when the coordinator falls silent.
+   */
+  readonly termLeader: NodeRef | null;
   /** When the coordinator was last heard from (followers). */
   readonly lastHeardMs: number;
   /** Sequence number of this node's latest election, to drop answers to older ones. */
@@ -80,6 +87,11 @@ export type ElectionEvent =
       now: number;
       epoch: number;
       replies: readonly { address: string; reply: AnnouncementReply | null }[];
+      /**
+       * The announcement went to some peers only (an asker, the successors): it confirms no term,
+       * since the peers it missed may hold that epoch under another coordinator.
+       */
+      partial?: true;
     }
   /**
    * A probe from `from` (ip:port) carried its heartbeat for `epoch`, checked at the edge: the
@@ -116,6 +128,7 @@ export function initialState(self: NodeRef, timing: ElectionTiming): ElectionSta
     role: 'follower',
     epoch: 0,
     coordinator: null,
+    termLeader: null,
     lastHeardMs: 0,
     round: 0,
     waiting: null,

@@ -5,7 +5,8 @@ import type { Logger } from '../core/logger.js';
 import type { NodeRef } from '../core/node-ref.js';
 import type { Outcome, PeerTransport, PingResponse } from '../core/transport.js';
 import { probeWithRetries } from './attempts.js';
-import { pickRelays, probeThroughRelays, RELAY_MARGIN_MS } from './indirect.js';
+import { evidenceOf } from './evidence.js';
+import { pickRelays, probeThroughRelays, RELAY_MARGIN_MS, type RelayFindings } from './indirect.js';
 import type { DetectionPolicy } from './rounds.js';
 import {
   answered,
@@ -78,7 +79,7 @@ export async function confirmUnreachable(
           firstDelayMs: cooldown,
         })
       : Promise.resolve({ outcome: first, attempts: 0 });
-  const [direct, reachedBy] = await Promise.all([retried, indirect]);
+  const [direct, relayed] = await Promise.all([retried, indirect]);
   if (signal.aborted) return;
   const { outcome, attempts } = direct;
   if (outcome.ok) return ctx.apply(address, (r) => answered(r, answerOf(outcome), clock.now()));
@@ -96,20 +97,48 @@ export async function confirmUnreachable(
     // It answered an announcement or another request meanwhile: reachable after all.
     return ctx.apply(address, (r) => answered(r, null, clock.now()));
   }
-  let withhold: Withhold = null;
+  const withhold = await withholding(ctx, { first, last: outcome, since, relayed }, selfHealthy);
+  if (signal.aborted) return;
+  ctx.apply(address, (r) =>
+    confirm(
+      r,
+      {
+        reachedBy: relayed.reached,
+        corroboratedBy: relayed.silent,
+        unhealthyMs: policy.unhealthyMs,
+        withhold,
+      },
+      clock.now(),
+    ),
+  );
+}
+
+/**
+ * What holds a verdict back (see the table in docs/detection.md). A refusal, by the peer's host to
+ * this node or to a relay, proves the path works: the peer is judged whatever this node suspects
+ * of itself. Silence is judged only by a node that can vouch for its own network: not overloaded
+ * (for timeouts), not silent to most of its peers, and reaching SANITY_CHECK_URL if set.
+ */
+async function withholding(
+  ctx: ConfirmationContext,
+  seen: {
+    first: Outcome<PingResponse> & { ok: false };
+    last: Outcome<PingResponse> & { ok: false };
+    since: number;
+    relayed: RelayFindings;
+  },
+  selfHealthy: () => Promise<boolean>,
+): Promise<Withhold> {
+  const { first, last, since, relayed } = seen;
   // Only timeouts, first to last: a refusal is the peer's kernel speaking, whatever the load here.
-  const timedOut = [first, outcome].every(
+  const timedOut = [first, last].every(
     (o) => o.reason === 'timeout' || o.reason === 'connect-timeout',
   );
-  if (timedOut && ctx.overloaded(since)) withhold = 'overloaded';
-  else if (reachedBy.length === 0) {
-    if (ctx.selfSuspect()) withhold = 'self-suspect';
-    else if (!(await selfHealthy())) withhold = 'sanity-check';
-    if (signal.aborted) return;
-  }
-  ctx.apply(address, (r) =>
-    confirm(r, { reachedBy, unhealthyMs: policy.unhealthyMs, withhold }, clock.now()),
-  );
+  if (relayed.reached.length > 0) return timedOut && ctx.overloaded(since) ? 'overloaded' : null;
+  if (evidenceOf(last.reason) === 'refusal' || relayed.refused.length > 0) return null;
+  if (timedOut && ctx.overloaded(since)) return 'overloaded';
+  if (ctx.selfSuspect()) return 'self-suspect';
+  return (await selfHealthy()) ? null : 'sanity-check';
 }
 
 export function answerOf(outcome: Outcome<PingResponse> & { ok: true }): Answer {
@@ -119,6 +148,7 @@ export function answerOf(outcome: Outcome<PingResponse> & { ok: true }): Answer 
 export function failureOf(outcome: Outcome<PingResponse> & { ok: false }, attempts: number) {
   return {
     latencyMs: outcome.latencyMs,
+    evidence: evidenceOf(outcome.reason),
     detail: `${outcome.reason} (${outcome.detail}) after ${attempts} attempt${attempts > 1 ? 's' : ''}`,
   };
 }

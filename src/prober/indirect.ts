@@ -4,6 +4,7 @@ import type { Clock } from '../core/clock.js';
 import type { Logger } from '../core/logger.js';
 import type { NodeRef } from '../core/node-ref.js';
 import type { PeerTransport } from '../core/transport.js';
+import { evidenceOf, relayFailureReason } from './evidence.js';
 import type { PeerRecord } from './verdict.js';
 
 /** A relay is asked to finish this long before the confirmation ends. */
@@ -51,10 +52,20 @@ export function pickRelays(
   return candidates.slice(0, count);
 }
 
+/** What the relays saw of the target, as ids of the relays. */
+export interface RelayFindings {
+  /** They reached it. */
+  reached: string[];
+  /** Its host answered them with a refusal (its process is down, the path to it works). */
+  refused: string[];
+  /** They could not reach it either, through silence: they corroborate this node's view. */
+  silent: string[];
+}
+
 /**
  * Asks every relay at once to probe `target`, each given until RELAY_MARGIN_MS before `deadline`;
- * resolves to the ids of those that reached it. A relay that does not answer counts for nothing,
- * either way. Never throws.
+ * resolves to what they saw. A relay that does not answer counts for nothing, either way. Never
+ * throws.
  */
 export async function probeThroughRelays(
   opts: IndirectProbeOptions,
@@ -62,8 +73,9 @@ export async function probeThroughRelays(
   target: string,
   deadline: number,
   signal: AbortSignal,
-): Promise<string[]> {
-  const ask = async (relay: PeerRecord): Promise<string[]> => {
+): Promise<RelayFindings> {
+  const findings: RelayFindings = { reached: [], refused: [], silent: [] };
+  const ask = async (relay: PeerRecord): Promise<void> => {
     const timeoutMs = Math.max(50, deadline - opts.clock.now() - RELAY_MARGIN_MS);
     const outcome = await opts.transport.probeVia(
       relay.address,
@@ -73,13 +85,19 @@ export async function probeThroughRelays(
     const log = { peerAddress: target, relay: relay.id };
     if (!outcome.ok) {
       opts.logger.debug({ ...log, reason: outcome.detail }, 'relay did not answer');
-      return [];
+      return;
     }
+    const { value } = outcome;
     opts.logger.debug(
-      { ...log, reachable: outcome.value.reachable, detail: outcome.value.detail },
+      { ...log, reachable: value.reachable, detail: value.detail },
       'indirect probe',
     );
-    return outcome.value.reachable ? [relay.id] : [];
+    if (value.reachable) return void findings.reached.push(relay.id);
+    const reason = relayFailureReason(value);
+    // A relay that cannot say how it failed corroborates nothing beyond silence.
+    const evidence = reason ? evidenceOf(reason) : 'silence';
+    findings[evidence === 'refusal' ? 'refused' : 'silent'].push(relay.id);
   };
-  return (await Promise.all(relays.map(ask))).flat();
+  await Promise.all(relays.map(ask));
+  return findings;
 }

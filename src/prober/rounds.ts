@@ -19,6 +19,7 @@ import {
   fromView,
   newRecord,
   sameVerdict,
+  silentNow,
   suspicionCounts,
   suspicionOf,
   unreachableNow,
@@ -156,7 +157,7 @@ export class ProbeRounds {
   /** The verdicts; changed only through put/drop/clearRecords, which keep `suspicion` counted. */
   private readonly records = new Map<string, PeerRecord>();
   /** selfSuspect's counts over `records`, kept as they change (not recounted over 5,000). */
-  private readonly suspicion = { considered: 0, unreachable: 0 };
+  private readonly suspicion = { considered: 0, unreachable: 0, silent: 0 };
   private readonly inFlight = new Set<string>();
   /** Peers of a paced round not launched yet (they count as in flight meanwhile). */
   private readonly queued = new Set<string>();
@@ -210,7 +211,7 @@ export class ProbeRounds {
 
   /** Whether this coordinator cannot reach most of its peers (and so alerts on none of them). */
   get selfSuspicion(): SelfSuspicion {
-    return suspicionOf(this.suspicion.unreachable, this.suspicion.considered);
+    return suspicionOf(this.suspicion);
   }
 
   private put(address: string, record: PeerRecord): void {
@@ -234,12 +235,14 @@ export class ProbeRounds {
     this.shownVersion++;
     this.suspicion.considered = 0;
     this.suspicion.unreachable = 0;
+    this.suspicion.silent = 0;
   }
 
   private count(record: PeerRecord, sign: 1 | -1): void {
     if (!suspicionCounts(record)) return;
     this.suspicion.considered += sign;
     if (unreachableNow(record)) this.suspicion.unreachable += sign;
+    if (silentNow(record)) this.suspicion.silent += sign;
   }
 
   /**
@@ -509,7 +512,11 @@ export class ProbeRounds {
     if (judgement.transition) this.opts.onJudgement(judgement);
     // Whether this node suspects itself may have changed only if this peer's reachability did.
     const { record } = judgement;
-    if (record.health !== current.health || !record.brokenPath !== !current.brokenPath) {
+    if (
+      record.health !== current.health ||
+      !record.brokenPath !== !current.brokenPath ||
+      silentNow(record) !== silentNow(current)
+    ) {
       this.noteSelfSuspicion();
     }
     if (VISIBLE.has(judgement.transition)) this.verdictChanges++;
@@ -524,12 +531,12 @@ export class ProbeRounds {
     if (now.suspect) {
       this.opts.logger.warn(
         fields,
-        `cannot reach ${now.unreachable} of ${now.considered} peers: suspecting this node's own network, not theirs; no dead-peer alerts until it reaches most of them again`,
+        `${now.silent} of ${now.considered} peers do not answer at all: suspecting this node's own network, not theirs; a silent peer is declared dead only once it reaches most of them again (a peer that refuses still is)`,
       );
     } else {
       this.opts.logger.info(
         fields,
-        `reaches most peers again (${now.considered - now.unreachable}/${now.considered})`,
+        `reaches most peers again (${now.silent} of ${now.considered} silent)`,
       );
     }
   }

@@ -5,6 +5,7 @@
 // probe) reached it, and the coordinator can vouch for itself. If a relay reaches it, the peer is
 // alive and the path from the coordinator to it is broken: an event of its own.
 import { parseAddress } from '../core/node-ref.js';
+import type { Evidence } from './evidence.js';
 
 export type Health = 'unknown' | 'alive' | 'suspect' | 'dead';
 
@@ -29,6 +30,11 @@ export interface PeerRecord {
   alerted: boolean;
   /** Start of the first failed attempt since the peer last answered; null while it answers. */
   unreachableSinceMs: number | null;
+  /**
+   * How its latest failure since it last answered came: silence (evidence against this node's
+   * network as much as the peer's) or a refusal (its host answered); null while it answers.
+   */
+  unreachableBy: Evidence | null;
   /** The coordinator cannot reach the peer but relays can. */
   brokenPath: BrokenPath | null;
   lastProbeMs: number | null;
@@ -90,6 +96,8 @@ export interface Judgement {
   restoredPath?: BrokenPath;
   /** withheld: why. */
   withheld?: Exclude<Withhold, null>;
+  /** withheld for self-suspicion: the relays that could not reach the peer either. */
+  corroboratedBy?: string[];
 }
 
 /**
@@ -101,6 +109,8 @@ export type Withhold = 'sanity-check' | 'self-suspect' | 'overloaded' | null;
 export interface Confirmation {
   /** Ids of the relays that reached the peer during the confirmation. */
   reachedBy: string[];
+  /** Ids of the relays that could not reach it either (through silence). */
+  corroboratedBy?: string[];
   unhealthyMs: number;
   withhold: Withhold;
 }
@@ -121,6 +131,7 @@ export function newRecord(address: string, now: number): PeerRecord {
     sinceMs: now,
     alerted: false,
     unreachableSinceMs: null,
+    unreachableBy: null,
     brokenPath: null,
     lastProbeMs: null,
     lastLatencyMs: null,
@@ -141,6 +152,7 @@ export function answered(record: PeerRecord, answer: Answer | null, now: number)
         }
       : {}),
     unreachableSinceMs: null,
+    unreachableBy: null,
     brokenPath: null,
     lastFailure: null,
   };
@@ -170,13 +182,15 @@ export function answered(record: PeerRecord, answer: Answer | null, now: number)
 /** An attempt that began at `attemptStartMs` failed: the peer becomes suspect (if it was alive). */
 export function attemptFailed(
   record: PeerRecord,
-  failure: { latencyMs: number; detail: string },
+  /** `evidence` absent: silence, the reading that vouches for nobody. */
+  failure: { latencyMs: number; detail: string; evidence?: Evidence },
   attemptStartMs: number,
   now: number,
 ): Judgement {
   const failed: PeerRecord = {
     ...record,
     unreachableSinceMs: record.unreachableSinceMs ?? attemptStartMs,
+    unreachableBy: failure.evidence ?? 'silence',
     lastProbeMs: now,
     lastLatencyMs: failure.latencyMs,
     lastFailure: failure.detail,
@@ -199,7 +213,13 @@ export function confirm(record: PeerRecord, c: Confirmation, now: number): Judge
   if (record.unreachableSinceMs === null) return same(record); // it answered meanwhile
   if (unreachableFor(record, now) < c.unhealthyMs) return same(record);
   const withheld: Judgement | null = c.withhold
-    ? { record, transition: 'withheld', incidentMs: null, withheld: c.withhold }
+    ? {
+        record,
+        transition: 'withheld',
+        incidentMs: null,
+        withheld: c.withhold,
+        ...(c.withhold === 'self-suspect' ? { corroboratedBy: c.corroboratedBy ?? [] } : {}),
+      }
     : null;
   if (c.reachedBy.length > 0) {
     // Relays reach it: up, whatever this node suffers; but a path from an overloaded node that
@@ -243,26 +263,32 @@ function pathBroken(record: PeerRecord, witnesses: string[], now: number): Judge
 }
 
 /**
- * Whether this node should suspect itself rather than its peers: it cannot reach most of the
- * peers that were alive (suspect or broken path, out of those not already dead or never seen).
- * Peers dead before are left out, so earlier deaths do not silence the next one. Never with
- * fewer than two such peers (with one, nobody can tell which side is at fault).
+ * Whether this node should suspect itself rather than its peers: most of the peers that were alive
+ * (out of those not already dead or never seen) are silent to it (suspect or behind a broken path,
+ * their latest failure a timeout or an unreachable network). A peer that refused is not counted:
+ * its host answered, so the path to it works. Peers dead before are left out, so earlier deaths do
+ * not silence the next one. Never with fewer than two such peers (with one, nobody can tell which
+ * side is at fault).
  */
 export function selfSuspect(records: readonly PeerRecord[]): SelfSuspicion {
   let considered = 0;
   let unreachable = 0;
+  let silent = 0;
   for (const r of records) {
     if (!suspicionCounts(r)) continue;
     considered++;
     if (unreachableNow(r)) unreachable++;
+    if (silentNow(r)) silent++;
   }
-  return suspicionOf(unreachable, considered);
+  return suspicionOf({ unreachable, silent, considered });
 }
 
 export interface SelfSuspicion {
   suspect: boolean;
   /** Peers seen alive that this node cannot reach now, out of `considered`. */
   unreachable: number;
+  /** Of those, the ones silent to it (the only evidence against its own network). */
+  silent: number;
   considered: number;
 }
 
@@ -276,9 +302,15 @@ export function unreachableNow(r: PeerRecord): boolean {
   return r.health !== 'alive' || r.brokenPath !== null;
 }
 
+/** Of those: whether it is silent to this node (not a refusal, which proves the path works). */
+export function silentNow(r: PeerRecord): boolean {
+  return unreachableNow(r) && r.unreachableBy === 'silence';
+}
+
 /** selfSuspect's verdict from its counts. */
-export function suspicionOf(unreachable: number, considered: number): SelfSuspicion {
-  return { suspect: considered >= 2 && unreachable * 2 > considered, unreachable, considered };
+export function suspicionOf(counts: Omit<SelfSuspicion, 'suspect'>): SelfSuspicion {
+  const { silent, considered } = counts;
+  return { suspect: considered >= 2 && silent * 2 > considered, ...counts };
 }
 
 export function toView(r: PeerRecord): PeerView {
@@ -320,6 +352,7 @@ export function fromView(v: PeerView): PeerRecord {
     sinceMs: v.since,
     alerted: v.alerted,
     unreachableSinceMs: null,
+    unreachableBy: null,
     brokenPath: null,
     lastProbeMs: null,
     lastLatencyMs: null,

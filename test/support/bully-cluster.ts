@@ -149,7 +149,14 @@ export class Cluster {
         const reply = this.apply(to, event).find((e) => e.type === 'reply-announcement');
         return { address: to, reply: reply?.type === 'reply-announcement' ? reply.reply : null };
       });
-      this.queue(address, { type: 'announce-result', now: this.now, epoch: effect.epoch, replies });
+      const peers = this.states.get(address)?.peers.length ?? 0;
+      this.queue(address, {
+        type: 'announce-result',
+        now: this.now,
+        epoch: effect.epoch,
+        replies,
+        ...(effect.to.length < peers ? { partial: true as const } : {}),
+      });
     }
     // The other effects are replies (delivered with their request) or only observed.
   }

@@ -362,6 +362,9 @@ export class ElectionSim {
           now: this.now,
           epoch: effect.epoch,
           replies: which.map((a) => ({ address: a, reply: replies.get(a) ?? null })),
+          ...(targets.length < (this.states.get(address)?.peers.length ?? 0)
+            ? { partial: true as const }
+            : {}),
         });
       const done = () => {
         if (--open > 0) return;

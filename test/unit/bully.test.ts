@@ -241,28 +241,50 @@ describe('bully election: step', () => {
       expect(effectsOf(after, 'send-election')[0]?.epoch).to.equal(3);
     });
 
-    it('staggers the others: one answer timeout per place in line, and an announcement meanwhile cancels it', () => {
+    it('holds at once when second in line too, asking only the coordinator and the successor above it', () => {
+      // B is second in line (after C): should C have failed with D, B must lead as fast as C would.
       const s = follower(B, [A, C, D], D, 3, 100);
       const silent = 100 + timing.coordinatorTimeoutMs + 1;
-      // B is second in line (after C): it waits one answer timeout before asking anyone.
+      const held = step(s, { type: 'tick', now: silent });
+      expect(held.state.role).to.equal('candidate');
+      expect(effectsOf(held, 'election-deferred')).to.be.empty;
+      expect(effectsOf(held, 'send-election')[0]?.to).to.deep.equal(addresses(D, C));
+      // Neither answers (both crashed): B leads, above the epoch it knew.
+      const round = held.state.round;
+      const won = step(held.state, {
+        type: 'election-result',
+        now: silent + 5,
+        round,
+        answers: [],
+      });
+      expect(won.state.role).to.equal('coordinator');
+      expect(won.state.epoch).to.equal(4);
+    });
+
+    it('staggers the nodes not in line, and an announcement meanwhile cancels their election', () => {
+      // D names C only: B, not in line and the highest of the rest, waits SUCCESSORS steps.
+      let s = start(B, [A, C, D]).state;
+      s = step(s, {
+        type: 'announcement',
+        now: 100,
+        from: D,
+        epoch: 3,
+        successors: addresses(C),
+      }).state;
+      const silent = 100 + timing.coordinatorTimeoutMs + 1;
       const deferred = step(s, { type: 'tick', now: silent });
       expect(deferred.state.role).to.equal('follower');
+      const wait = SUCCESSORS * timing.answerTimeoutMs;
       expect(effectsOf(deferred, 'election-deferred')).to.deep.equal([
-        {
-          type: 'election-deferred',
-          delayMs: timing.answerTimeoutMs,
-          reason: 'coordinator silent',
-        },
+        { type: 'election-deferred', delayMs: wait, reason: 'coordinator silent' },
       ]);
       expect(effectsOf(deferred, 'send-election')).to.be.empty;
-      const waiting = step(deferred.state, {
-        type: 'tick',
-        now: silent + timing.answerTimeoutMs - 1,
-      });
+      const waiting = step(deferred.state, { type: 'tick', now: silent + wait - 1 });
       expect(waiting.effects).to.deep.equal([]);
-      const due = step(waiting.state, { type: 'tick', now: silent + timing.answerTimeoutMs });
+      const due = step(waiting.state, { type: 'tick', now: silent + wait });
       expect(due.state.role).to.equal('candidate');
-      expect(effectsOf(due, 'send-election')[0]?.to).to.deep.equal(addresses(D, C));
+      // It forgot D when it deferred: it asks the named successor first, D in the next batch.
+      expect(effectsOf(due, 'send-election')[0]?.to).to.deep.equal(addresses(C));
 
       // C won meanwhile and announced: B follows it and holds no election.
       const told = step(deferred.state, {
@@ -272,8 +294,15 @@ describe('bully election: step', () => {
         epoch: 4,
       });
       expect(told.state.coordinator).to.deep.equal(C);
-      const later = step(told.state, { type: 'tick', now: silent + 5 * timing.answerTimeoutMs });
-      expect(effectsOf(later, 'send-election')).to.be.empty;
+      // Past B's turn, with C heard from meanwhile: B holds nothing.
+      const heard = step(told.state, {
+        type: 'announcement',
+        now: silent + wait,
+        from: C,
+        epoch: 4,
+      });
+      const later = step(heard.state, { type: 'tick', now: silent + wait + 1 });
+      expect(later.effects).to.deep.equal([]);
     });
 
     it('puts the successors the coordinator named first in line, and every other node behind them', () => {
@@ -318,7 +347,13 @@ describe('bully election: step', () => {
       const gone = step(s, { type: 'tick', now: silence + 1 });
       expect(effectsOf(gone, 'election-deferred')).to.have.length(1);
       // An announcement without the field restores the usual timeout.
-      s = step(s, { type: 'announcement', now: 0, from: D, epoch: 3 }).state;
+      s = step(s, {
+        type: 'announcement',
+        now: 0,
+        from: D,
+        epoch: 3,
+        successors: addresses(C),
+      }).state;
       const usual = step(s, { type: 'tick', now: timing.coordinatorTimeoutMs + 1 });
       expect(effectsOf(usual, 'election-deferred')).to.have.length(1);
     });
@@ -443,11 +478,11 @@ describe('bully election: step', () => {
       expect(result.state).to.equal(s);
     });
 
-    it('judges equal epochs by the rank of the current coordinator', () => {
+    it('takes an equal epoch only from the node leading that term; any other must take a newer one', () => {
       const cases: { from: NodeRef; accepted: boolean; reason?: string }[] = [
         { from: C, accepted: false, reason: 'conflict' }, // ranks below the current leader D
         { from: D, accepted: true }, // the current leader's heartbeat
-        { from: E, accepted: true }, // outranks the current leader
+        { from: E, accepted: false, reason: 'stale-epoch' }, // outranks D, but epoch 3 is D's term
       ];
       for (const c of cases) {
         const s = follower(B, [A, C, D, E], D, 3);
@@ -458,6 +493,49 @@ describe('bully election: step', () => {
         expect(result.state.coordinator, c.from.id).to.deep.equal(c.accepted ? c.from : D);
         if (!c.accepted) expect(reply?.coordinator).to.deep.equal(D);
       }
+    });
+
+    it("refuses an equal epoch from a higher-ranked newcomer while leading it, so their terms' epochs differ", () => {
+      // C leads epoch 1; D starts later, knows no epoch, and claims epoch 1 too.
+      const c = knowing(coordinator(C, [A, B], 1), [A, B, D]);
+      const refused = step(c, { type: 'announcement', now: 5, from: D, epoch: 1 });
+      expect(rejection(refused)).to.deep.equal({
+        accepted: false,
+        reason: 'stale-epoch',
+        epoch: 1,
+        coordinator: C,
+      });
+      expect(refused.state.role).to.equal('coordinator');
+      // D takes epoch 2, which C accepts: it steps down.
+      const d = start(D, [A, B, C]).state;
+      const bumped = step(d, {
+        type: 'announce-result',
+        now: 6,
+        epoch: 1,
+        replies: [{ address: C.address, reply: rejection(refused) ?? null }],
+      });
+      expect(effectsOf(bumped, 'announce')).to.deep.equal([
+        { type: 'announce', epoch: 2, to: addresses(A, B, C) },
+      ]);
+      expect(effectsOf(bumped, 'leading')).to.be.empty;
+      const accepted = step(c, { type: 'announcement', now: 7, from: D, epoch: 2 });
+      expect(accepted.state.role).to.equal('follower');
+      expect(accepted.state.coordinator).to.deep.equal(D);
+    });
+
+    it('takes no announcement at an epoch it only heard of in an election message', () => {
+      // B adopts epoch 5 from A's election request, not from any leader of it.
+      const s = follower(B, [A, C, D], D, 3);
+      const heard = step(s, {
+        type: 'election-request',
+        now: 1,
+        request: { from: A, epoch: 5 },
+      }).state;
+      expect(heard.epoch).to.equal(5);
+      const result = step(heard, { type: 'announcement', now: 2, from: D, epoch: 5 });
+      expect(rejection(result)?.reason).to.equal('stale-epoch');
+      const newer = step(heard, { type: 'announcement', now: 2, from: D, epoch: 6 });
+      expect(newer.state.coordinator).to.deep.equal(D);
     });
 
     it('refuses a higher-ranked announcer that is not in its peer list, and keeps its leader', () => {
@@ -482,7 +560,7 @@ describe('bully election: step', () => {
         ['coordinator', knowing(coordinator(C, [A, B], 2), [A, B, D])],
       ];
       for (const [name, s] of states) {
-        const epoch = Math.max(1, s.epoch);
+        const epoch = s.epoch + 1;
         const result = step(s, { type: 'announcement', now: 50, from: D, epoch });
         expect(result.state.role, name).to.equal('follower');
         expect(result.state.coordinator, name).to.deep.equal(D);
@@ -697,15 +775,13 @@ describe('bully election: step', () => {
       });
       expect(c.state.role).to.equal('coordinator');
       expect(effectsOf(c, 'announce')[0]?.to).to.deep.equal(addresses(A, B));
-      // B, second in line, waits its turn; C's announcement then makes it follow C.
+      // B, second in line, asks C (the successor above it) at once; D is gone.
       const s = follower(B, [A, C, D], D, 3);
       const result = step(s, { type: 'peers', now: 10, peers: addresses(A, B, C) });
-      expect(result.state.role).to.equal('follower');
+      expect(result.state.role).to.equal('candidate');
       expect(result.state.coordinator).to.equal(null);
       expect(result.state.peers).to.deep.equal(addresses(A, C));
-      expect(effectsOf(result, 'election-deferred')[0]?.delayMs).to.equal(timing.answerTimeoutMs);
-      const due = step(result.state, { type: 'tick', now: 10 + timing.answerTimeoutMs });
-      expect(effectsOf(due, 'send-election')[0]?.to).to.deep.equal(addresses(C));
+      expect(effectsOf(result, 'send-election')[0]?.to).to.deep.equal(addresses(C));
     });
 
     it('only records the peers when the coordinator stays', () => {
@@ -734,7 +810,7 @@ describe('bully election: step', () => {
             type: 'announcement',
             now: 1,
             from: D,
-            epoch: 1,
+            epoch: 2,
           }),
         ],
         [
@@ -834,13 +910,29 @@ function makeCluster(seed: number): { cluster: Cluster; random: () => number } {
     const address = ip.includes(':') ? `[${ip}]:8080` : `${ip}:${8080 + (k % 2)}`;
     refs.set(address, { id: `node-${k}@${ip}`, address });
   }
+  const leaders = new Map<number, string>();
   const cluster = new Cluster({
     refs: [...refs.values()],
     timing,
     random,
-    onStep: checkCoordinatorChanged,
+    onStep: (before, result, event) => {
+      checkCoordinatorChanged(before, result, event);
+      checkOneLeaderPerEpoch(leaders, result);
+    },
   });
   return { cluster, random };
+}
+
+/** Every epoch is led (confirmed, so it may report) by one node only, whatever happens. */
+function checkOneLeaderPerEpoch(leaders: Map<number, string>, result: StepResult) {
+  for (const e of effectsOf(result, 'leading')) {
+    const self = result.state.self.address;
+    const before = leaders.get(e.epoch);
+    if (before !== undefined && before !== self) {
+      expect.fail(`epoch ${e.epoch} led by ${before} and then by ${self}`);
+    }
+    leaders.set(e.epoch, self);
+  }
 }
 
 /** Starts every live node in a random order and lets the messages settle. */
@@ -866,6 +958,20 @@ describe('bully election: clusters in memory', () => {
     }
   });
 
+  it('never lets two nodes lead one epoch when they start one by one, in any order', () => {
+    for (const seed of SEEDS) {
+      const { cluster, random } = makeCluster(seed);
+      // Each node starts after the one before has led for a while (a rolling start-up).
+      for (const ref of shuffled(cluster.refs, random)) {
+        cluster.start([ref]);
+        cluster.settle();
+        cluster.pass(2 * timing.heartbeatIntervalMs);
+      }
+      cluster.pass(FAILOVER_MS);
+      expectConverged(cluster, highest(cluster.refs), `seed ${seed}`);
+    }
+  });
+
   it('fails over to the next-highest node at a higher epoch when the coordinator crashes', () => {
     for (const seed of SEEDS) {
       const { cluster, random } = makeCluster(seed);
@@ -875,6 +981,23 @@ describe('bully election: clusters in memory', () => {
 
       cluster.crash(first);
       cluster.pass(FAILOVER_MS);
+      const next = highest(cluster.live());
+      expectConverged(cluster, next, `seed ${seed} after the crash`);
+      expect(cluster.state(next).epoch, `seed ${seed}`).to.be.greaterThan(oldEpoch);
+    }
+  });
+
+  it('fails over as fast when the top two or three crash together: the next in line leads at once', () => {
+    for (const seed of SEEDS) {
+      const { cluster, random } = makeCluster(seed);
+      if (cluster.refs.length < 4) continue;
+      const top = startUp(cluster, random);
+      const oldEpoch = cluster.state(top).epoch;
+      const ranked = [...cluster.refs].sort((a, b) => compareRank(b.address, a.address));
+      const down = 2 + (seed % 2);
+      for (const ref of ranked.slice(0, down)) cluster.crash(ref);
+      // Silence, then one election round (refused at once) and one announcement: no stagger.
+      cluster.pass(timing.coordinatorTimeoutMs + 2 * 100);
       const next = highest(cluster.live());
       expectConverged(cluster, next, `seed ${seed} after the crash`);
       expect(cluster.state(next).epoch, `seed ${seed}`).to.be.greaterThan(oldEpoch);

@@ -19,7 +19,12 @@ function sample(text: string, series: string): number | undefined {
 describe('DetectionMetrics', () => {
   it('reports peers by health, self-suspicion and transitions as they are at scrape time', async () => {
     let records: PeerRecord[] = [peer(1, 'alive'), peer(2, 'alive'), peer(3, 'suspect')];
-    let suspicion: SelfSuspicion | null = { suspect: false, unreachable: 1, considered: 3 };
+    let suspicion: SelfSuspicion | null = {
+      suspect: false,
+      unreachable: 1,
+      silent: 1,
+      considered: 3,
+    };
     const registry = new Registry();
     const metrics = new DetectionMetrics(registry, {
       records: () => records,
@@ -40,7 +45,7 @@ describe('DetectionMetrics', () => {
     expect(sample(body, 'knh_peer_transitions_total{transition="suspected"}')).to.equal(1);
 
     records = [peer(1, 'suspect'), peer(2, 'suspect'), peer(3, 'suspect')];
-    suspicion = { suspect: true, unreachable: 3, considered: 3 };
+    suspicion = { suspect: true, unreachable: 3, silent: 3, considered: 3 };
     body = await registry.metrics();
     expect(sample(body, 'knh_self_suspect')).to.equal(1);
     expect(sample(body, 'knh_unreachable_peers')).to.equal(3);

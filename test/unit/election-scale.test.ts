@@ -111,9 +111,9 @@ describe('electionDelayMs: the stagger', () => {
     });
   const step = DEFAULT_TIMING.answerTimeoutMs;
 
-  it('gives the named successors one step each in their order, the others 3 + log2(1 + place) steps', () => {
+  it('lets the named successors hold at once, the others after 3 + log2(1 + place) steps', () => {
     const named = [node(19), node(18), node(17)].map((n) => n.address);
-    expect([19, 18, 17].map((i) => delayOf(i, named))).to.deep.equal([0, step, 2 * step]);
+    expect([19, 18, 17].map((i) => delayOf(i, named))).to.deep.equal([0, 0, 0]);
     // Node 16 is the highest not named (place 0), node 13 has 3 above it among those not named.
     expect(delayOf(16, named)).to.equal(3 * step);
     expect(delayOf(13, named)).to.equal(5 * step);
@@ -122,7 +122,8 @@ describe('electionDelayMs: the stagger', () => {
 
   it('without a named list, the highest-ranked peers but the coordinator stand in for it', () => {
     expect(delayOf(19, [])).to.equal(0);
-    expect(delayOf(18, [])).to.equal(step);
+    expect(delayOf(17, [])).to.equal(0);
+    expect(delayOf(16, [])).to.equal(3 * step);
   });
 
   it('skips a named successor that left the peer list', () => {

@@ -48,7 +48,8 @@ async function scrape(size: number, perPeerLimit: number, { leading = true } = {
     version: '1.2.3',
     perPeerLimit,
     records: () => (leading ? records : []),
-    selfSuspicion: () => (leading ? { suspect: false, unreachable: 0, considered: size } : null),
+    selfSuspicion: () =>
+      leading ? { suspect: false, unreachable: 0, silent: 0, considered: size } : null,
     election: () => ({ epoch: 2, role: leading ? 'coordinator' : 'follower', coordinator: null }),
     webhooksPending: () => 0,
   });

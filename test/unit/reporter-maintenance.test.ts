@@ -52,7 +52,7 @@ function setup(clock: FakeClock, windows: () => readonly MaintenanceWindow[], se
     epoch: () => 3,
     records: () => [...records.values()],
     sanity: () => 'not-configured',
-    selfSuspicion: () => ({ suspect: false, unreachable: 0, considered: 0 }),
+    selfSuspicion: () => ({ suspect: false, unreachable: 0, silent: 0, considered: 0 }),
   };
   reporter.startLeading(leadership);
   const onJudgement = reporter.onJudgement.bind(reporter);

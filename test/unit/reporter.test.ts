@@ -74,7 +74,7 @@ function setup({
     },
   });
   let records: PeerRecord[] = [];
-  let suspicion: SelfSuspicion = { suspect: false, unreachable: 0, considered: 0 };
+  let suspicion: SelfSuspicion = { suspect: false, unreachable: 0, silent: 0, considered: 0 };
   const leadership: Leadership = {
     epoch: () => 3,
     records: () => records,
@@ -663,7 +663,7 @@ describe('Reporter', () => {
     lead();
     reporter.onRound(round(1));
     await clock.advanceAsync(0);
-    setSuspicion({ suspect: true, unreachable: 3, considered: 4 });
+    setSuspicion({ suspect: true, unreachable: 3, silent: 3, considered: 4 });
     reporter.onRound(round(2, 3));
     await clock.advanceAsync(CLUSTER_STATUS_MIN_GAP_MS);
     const statuses = posted() as ClusterStatusPayload[];

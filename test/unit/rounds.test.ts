@@ -62,8 +62,17 @@ interface RelayCall {
   atMs: number;
 }
 
-/** A network as seen from the coordinator, and from the relays (which reach `relaysReach` too). */
-function network(clock: FakeClock, behaviour: Map<string, Behaviour>, relaysReach: Set<string>) {
+/**
+ * A network as seen from the coordinator, and from the relays: they reach `relaysReach` too, and
+ * see the others as the coordinator does (a refusal, or silence), but those in `relaysRefused`
+ * refused.
+ */
+function network(
+  clock: FakeClock,
+  behaviour: Map<string, Behaviour>,
+  relaysReach: Set<string>,
+  relaysRefused: Set<string>,
+) {
   const pings: { address: string; atMs: number }[] = [];
   const relayCalls: RelayCall[] = [];
   const ping = (address: string, signal?: AbortSignal): Promise<Outcome<PingResponse>> => {
@@ -109,11 +118,27 @@ function network(clock: FakeClock, behaviour: Map<string, Behaviour>, relaysReac
     request: RelayProbeRequest,
   ): Promise<Outcome<RelayProbeResult>> => {
     relayCalls.push({ relay, request, atMs: clock.now() });
-    const reachable =
-      relaysReach.has(request.target) || (behaviour.get(request.target) ?? 'up') === 'up';
+    // A relay that is down itself answers nothing (as a failed ping of it would).
+    const self = behaviour.get(relay) ?? 'up';
+    if (self === 'hang' || self === 'refused') {
+      return ping(relay).then((o): Outcome<RelayProbeResult> => {
+        if (o.ok) throw new Error(`relay ${relay} is down but answered`);
+        return o;
+      });
+    }
+    const b = behaviour.get(request.target) ?? 'up';
+    const reachable = relaysReach.has(request.target) || b === 'up';
+    const refusedToo = relaysRefused.has(request.target) || b === 'refused';
+    const detail = refusedToo ? 'refused (ECONNREFUSED)' : 'connect-timeout (timeout)';
     return Promise.resolve({
       ok: true,
-      value: { target: request.target, reachable, attempts: 1, latency_ms: 1 },
+      value: {
+        target: request.target,
+        reachable,
+        attempts: 1,
+        latency_ms: 1,
+        ...(reachable ? {} : { detail }),
+      },
       latencyMs: 2,
     });
   };
@@ -138,7 +163,8 @@ function setup(
   const clock = new FakeClock();
   const behaviour = opts.behaviour ?? new Map<string, Behaviour>();
   const relaysReach = new Set<string>();
-  const net = network(clock, behaviour, relaysReach);
+  const relaysRefused = new Set<string>();
+  const net = network(clock, behaviour, relaysReach, relaysRefused);
   const judged: Judged[] = [];
   const reports: RoundReport[] = [];
   const changedAt: number[] = [];
@@ -177,6 +203,7 @@ function setup(
     clock,
     behaviour,
     relaysReach,
+    relaysRefused,
     net,
     judged,
     reports,
@@ -427,13 +454,19 @@ describe('ProbeRounds', () => {
     on.rounds.stop();
   });
 
-  it('suspects itself, not its peers, when most of them fail at once: withheld, no death', async () => {
+  it('suspects itself, not its peers, when most of them fall silent at once: withheld, no death', async () => {
     const peers = [A, B, C, D];
     const { clock, rounds, behaviour, judged, transitions, startAlive } = setup({ peers });
     const t0 = await startAlive();
-    for (const p of [A, B, C]) behaviour.set(p, 'refused');
-    await clock.advanceAsync(t0 + 2_000 - clock.now());
-    expect(rounds.selfSuspicion).to.deep.include({ suspect: true, unreachable: 3, considered: 4 });
+    for (const p of [A, B, C]) behaviour.set(p, 'hang');
+    // Round 2 (t0 + 1 s) times out at t0 + 2 s; the relays get a full timeout more.
+    await clock.advanceAsync(t0 + 3_500 - clock.now());
+    expect(rounds.selfSuspicion).to.deep.include({
+      suspect: true,
+      unreachable: 3,
+      silent: 3,
+      considered: 4,
+    });
     for (const p of [A, B, C]) {
       expect(transitions(p), p).to.deep.equal(['first-alive', 'suspected', 'withheld']);
     }
@@ -443,6 +476,12 @@ describe('ProbeRounds', () => {
       'self-suspect',
       'self-suspect',
     ]);
+    // D, the one peer it reaches, probed them for it and could not reach them either.
+    expect(withheld.map((j) => j.judgement.corroboratedBy)).to.deep.equal([
+      [idOf(4)],
+      [idOf(4)],
+      [idOf(4)],
+    ]);
     await clock.advanceAsync(5_000);
     expect(judged.map((j) => j.judgement.transition)).to.not.include('died');
     expect(rounds.snapshot().map((r) => r.health)).to.not.include('dead');
@@ -451,6 +490,35 @@ describe('ProbeRounds', () => {
     await clock.advanceAsync(2_000);
     for (const p of [A, B, C]) expect(transitions(p).at(-1), p).to.equal('cleared');
     expect(rounds.selfSuspicion.suspect).to.equal(false);
+    rounds.stop();
+  });
+
+  it('declares peers that refuse dead even when most fail at once: their hosts answered, as fast as one', async () => {
+    const peers = [A, B, C, D];
+    const { clock, rounds, behaviour, transitions, when, startAlive } = setup({ peers });
+    const t0 = await startAlive();
+    for (const p of [A, B, C]) behaviour.set(p, 'refused');
+    await clock.advanceAsync(t0 + 2_000 - clock.now());
+    for (const p of [A, B, C]) {
+      expect(transitions(p), p).to.deep.equal(['first-alive', 'suspected', 'died']);
+      expect(when(p, 'died'), p).to.equal(t0 + 2_000);
+    }
+    expect(rounds.selfSuspicion.suspect).to.equal(false);
+    rounds.stop();
+  });
+
+  it('declares a silent peer dead while suspecting itself when a relay was refused by it', async () => {
+    const peers = [A, B, C, D];
+    const { clock, rounds, behaviour, relaysRefused, transitions, startAlive } = setup({ peers });
+    const t0 = await startAlive();
+    for (const p of [A, B, C]) behaviour.set(p, 'hang');
+    relaysRefused.add(B); // silent to this node, but B's host refuses D: B's process is down
+    await clock.advanceAsync(t0 + 3_500 - clock.now());
+    expect(rounds.selfSuspicion.suspect).to.equal(true);
+    expect(transitions(B)).to.deep.equal(['first-alive', 'suspected', 'died']);
+    for (const p of [A, C]) {
+      expect(transitions(p), p).to.deep.equal(['first-alive', 'suspected', 'withheld']);
+    }
     rounds.stop();
   });
 
@@ -535,7 +603,7 @@ describe('ProbeRounds', () => {
     rounds.stop();
   });
 
-  it('withholds death when the coordinator cannot reach SANITY_CHECK_URL, checking it once a round', async () => {
+  it('withholds the death of silent peers when the coordinator cannot reach SANITY_CHECK_URL, checking it once a round; not of one that refuses', async () => {
     let sanityOk = false;
     let checks = 0;
     const sanity: SanityCheck = {
@@ -553,17 +621,19 @@ describe('ProbeRounds', () => {
     });
     const t0 = await startAlive();
     expect(checks, 'no check while every peer answers').to.equal(0);
-    behaviour.set(A, 'refused');
-    behaviour.set(B, 'refused');
-    await clock.advanceAsync(t0 + 2_000 - clock.now());
+    behaviour.set(A, 'hang');
+    behaviour.set(B, 'hang');
+    behaviour.set(C, 'refused'); // its host answered: the path from here works
+    await clock.advanceAsync(t0 + 3_500 - clock.now());
     expect(checks, 'one check for the round, not one per failing peer').to.equal(1);
     expect(transitions(A)).to.deep.equal(['first-alive', 'suspected', 'withheld']);
     expect(transitions(B)).to.deep.equal(['first-alive', 'suspected', 'withheld']);
+    expect(transitions(C)).to.deep.equal(['first-alive', 'suspected', 'died']);
     expect(judged.filter((j) => j.judgement.withheld === 'sanity-check')).to.have.length(2);
     expect(health(A)).to.not.equal('dead');
     expect(rounds.sanity, 'what the cluster status shows').to.equal('failed');
     sanityOk = true;
-    await clock.advanceAsync(2_000);
+    await clock.advanceAsync(3_000);
     expect(transitions(A)).to.deep.equal(['first-alive', 'suspected', 'withheld', 'died']);
     expect(transitions(B)).to.deep.equal(['first-alive', 'suspected', 'withheld', 'died']);
     expect(checks, 'one more check, for the next round with failing peers').to.equal(2);
@@ -855,15 +925,13 @@ describe('ProbeRounds', () => {
     rounds.probeSoon(A); // not running yet
     expect(net.pings).to.deep.equal([]);
     const t0 = await startAlive();
-    behaviour.set(A, 'refused'); // withheld (sanity check fails): stays suspect
-    await clock.advanceAsync(t0 + 2_500 - clock.now());
+    behaviour.set(A, 'hang'); // withheld (silent, and the sanity check fails): stays suspect
+    await clock.advanceAsync(t0 + 3_500 - clock.now());
     expect(health(A)).to.equal('suspect');
     expect(transitions(A)).to.deep.equal(['first-alive', 'suspected', 'withheld']);
     const pingsOf = (address: string) =>
       net.pings.filter((p) => p.address === address).map((p) => p.atMs - t0);
-    expect(pingsOf(A), 'its confirmation is over: not in flight').to.deep.equal([
-      0, 1_000, 1_200, 1_400,
-    ]);
+    expect(pingsOf(A), 'its confirmation is over: not in flight').to.deep.equal([0, 1_000, 2_200]);
     rounds.setPeers([A, B, C, D, E, F]); // F: not probed yet
     expect(health(F)).to.equal('unknown');
     const before = net.pings.length;

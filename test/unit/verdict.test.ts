@@ -19,7 +19,16 @@ const ADDRESS = '10.0.0.7:8080';
 const T0 = 1_700_000_000_000;
 const UNHEALTHY = 1_000;
 const pong: Answer = { latencyMs: 3, id: 'worker-7@10.0.0.7', nodeName: 'worker-7' };
-const refused = { latencyMs: 1, detail: 'refused (ECONNREFUSED) after 1 attempt' };
+const refused = {
+  latencyMs: 1,
+  detail: 'refused (ECONNREFUSED) after 1 attempt',
+  evidence: 'refusal' as const,
+};
+const timedOut = {
+  latencyMs: 1000,
+  detail: 'timeout (1000 ms) after 1 attempt',
+  evidence: 'silence' as const,
+};
 const dead: Confirmation = { reachedBy: [], unhealthyMs: UNHEALTHY, withhold: null };
 const viaRelays = (...reachedBy: string[]): Confirmation => ({ ...dead, reachedBy });
 
@@ -30,9 +39,13 @@ function record(
   return { ...newRecord(ADDRESS, sinceMs), health, alerted, unreachableSinceMs };
 }
 
-/** A peer seen alive at T0 whose probe started failing at `failedAt`. */
-function failing(failedAt = T0 + 10_000, health: Health = 'alive'): PeerRecord {
-  return attemptFailed(record(health), refused, failedAt, failedAt + 1).record;
+/** A peer seen alive at T0 whose probe started failing at `failedAt` (refused, by default). */
+function failing(
+  failedAt = T0 + 10_000,
+  health: Health = 'alive',
+  failure: typeof refused | typeof timedOut = refused,
+): PeerRecord {
+  return attemptFailed(record(health), failure, failedAt, failedAt + 1).record;
 }
 
 describe('verdict: answered', () => {
@@ -390,49 +403,54 @@ describe('verdict: confirm', () => {
 
 describe('verdict: selfSuspect', () => {
   const alive = () => answered(record('unknown'), pong, T0).record;
-  const suspect = () => failing(T0 + 10);
+  const suspect = () => failing(T0 + 10, 'alive', timedOut);
+  const refusing = () => failing(T0 + 10, 'alive', refused);
   const broken = () => confirm(suspect(), viaRelays('r@10.0.0.2'), T0 + 10 + UNHEALTHY).record;
   const deadAlerted = () => confirm(suspect(), dead, T0 + 10 + UNHEALTHY).record;
   const neverAlive = () => confirm(failing(T0 + 10, 'unknown'), dead, T0 + 10 + UNHEALTHY).record;
 
-  const cases: [
-    string,
-    PeerRecord[],
-    { suspect: boolean; unreachable: number; considered: number },
-  ][] = [
+  const cases: [string, PeerRecord[], Omit<ReturnType<typeof selfSuspect>, 'silent'>, number?][] = [
     ['no peers', [], { suspect: false, unreachable: 0, considered: 0 }],
     [
-      'one peer, unreachable: nobody can tell',
+      'one peer, silent: nobody can tell',
       [suspect()],
       { suspect: false, unreachable: 1, considered: 1 },
     ],
-    [
-      '2 of 2 unreachable',
-      [suspect(), suspect()],
-      { suspect: true, unreachable: 2, considered: 2 },
-    ],
+    ['2 of 2 silent', [suspect(), suspect()], { suspect: true, unreachable: 2, considered: 2 }],
     [
       'peers already dead are left out: earlier deaths do not silence the next one',
       [alive(), suspect(), deadAlerted(), deadAlerted()],
       { suspect: false, unreachable: 1, considered: 2 },
     ],
     [
-      '1 of 2 unreachable: not most',
+      '1 of 2 silent: not most',
       [alive(), suspect()],
       { suspect: false, unreachable: 1, considered: 2 },
     ],
     [
-      '2 of 4 unreachable: not most',
+      '2 of 4 silent: not most',
       [alive(), alive(), suspect(), suspect()],
       { suspect: false, unreachable: 2, considered: 4 },
     ],
     [
-      '3 of 4 unreachable',
+      '3 of 4 silent',
       [alive(), suspect(), suspect(), suspect()],
       { suspect: true, unreachable: 3, considered: 4 },
     ],
     [
-      'a broken path counts as unreachable',
+      '3 of 4 refusing: their hosts answered, so this node is not at fault',
+      [alive(), refusing(), refusing(), refusing()],
+      { suspect: false, unreachable: 3, considered: 4 },
+      0,
+    ],
+    [
+      '2 silent and 1 refusing of 4: not most silent',
+      [alive(), suspect(), suspect(), refusing()],
+      { suspect: false, unreachable: 3, considered: 4 },
+      2,
+    ],
+    [
+      'a broken path reached through silence counts as silent',
       [alive(), broken(), suspect()],
       { suspect: true, unreachable: 2, considered: 3 },
     ],
@@ -442,9 +460,9 @@ describe('verdict: selfSuspect', () => {
       { suspect: false, unreachable: 1, considered: 2 },
     ],
   ];
-  for (const [name, records, expected] of cases) {
+  for (const [name, records, expected, silent = expected.unreachable] of cases) {
     it(name, () => {
-      expect(selfSuspect(records)).to.deep.equal(expected);
+      expect(selfSuspect(records)).to.deep.equal({ ...expected, silent });
     });
   }
 });
