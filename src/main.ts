@@ -157,6 +157,7 @@ export async function startNode(config: Config, deps: NodeDeps): Promise<Running
     logger: logger.child({ component: 'reporter' }),
     self,
     clusterStatusIntervalMs: config.clusterStatusIntervalMs,
+    startGraceMs: config.startGraceMs,
     shareVerdicts,
     // A delivery: a large mesh's successors hear of it in the next heartbeat (HEARTBEAT_INTERVAL),
     // not in a megabyte announcement per webhook (a lost zone of 1,666 peers is 1,666 webhooks).
@@ -164,6 +165,9 @@ export async function startNode(config: Config, deps: NodeDeps): Promise<Running
       if (!election.largeMesh) void shareVerdicts();
     },
     hold,
+    // A predecessor's POST in flight when its term ended: its outcome comes within a webhook
+    // timeout, told in a reply to one of the next heartbeats.
+    handoverWaitMs: config.webhookTimeoutMs + 2_000,
     onSuppressed: (payload, window) =>
       events.add(
         payload.event,
@@ -195,6 +199,7 @@ export async function startNode(config: Config, deps: NodeDeps): Promise<Running
     loopLag,
     transport: metrics.probes.instrument(transport),
     lastHeard: (address) => heard.get(address) ?? null,
+    nodeNameOf: (address) => source.nodeName?.(address),
     sanity: config.sanityCheckUrl
       ? httpSanityCheck(config.sanityCheckUrl, config.probeTimeoutMs)
       : null,
@@ -214,6 +219,7 @@ export async function startNode(config: Config, deps: NodeDeps): Promise<Running
     },
     onRoundStart: (lateByMs) => metrics.probes.roundStarted(lateByMs, config.roundIntervalMs),
     onVerdictsChanged: () => reporter.onVerdictsChanged(),
+    onSelfSuspicion: (suspicion) => reporter.onSelfSuspicion(suspicion),
   });
   const shared = new SharedViews({
     clock,
@@ -235,6 +241,7 @@ export async function startNode(config: Config, deps: NodeDeps): Promise<Running
     timing: { ...config, answerTimeoutMs: config.probeTimeoutMs + 500 },
     transport,
     takesHeartbeats: (address) => transport.takesHeartbeats(address),
+    protocolOf: (address) => transport.protocolOf(address),
     probeEveryMs: config.roundIntervalMs,
     clock,
     logger: logger.child({ component: 'election' }),
@@ -247,6 +254,10 @@ export async function startNode(config: Config, deps: NodeDeps): Promise<Running
       const keys = new Set(own.map((p) => p.dedup_key));
       return [...election.inheritedUndelivered().filter((p) => !keys.has(p.dedup_key)), ...own];
     },
+    cannotJudge: () =>
+      rounds.running ? reporter.cannotJudgeOpen() : election.inheritedCannotJudge(),
+    handover: () => reporter.handover(),
+    onTermHandover: (handover) => reporter.takeHandover(handover),
     onElectionStarted: () => metrics.election.electionStarted(),
     onCoordinatorChanged: (change) => {
       metrics.election.coordinatorChanged();
@@ -261,8 +272,9 @@ export async function startNode(config: Config, deps: NodeDeps): Promise<Running
       followed = null;
       if (change.isSelf) return; // duties start once leadership is confirmed (onLeading)
       if (rounds.running) election.keepOwnView(rounds.snapshot().map(toView));
-      reporter.stopLeading();
-      dispatcher.stopLeading();
+      // Another node leads: what this one has not sent of its term is that node's to send.
+      reporter.stopLeading('hand-over');
+      dispatcher.stopLeading('hand-over');
       rounds.stop();
     },
     maintenance: () => [...book.all()],
@@ -279,9 +291,10 @@ export async function startNode(config: Config, deps: NodeDeps): Promise<Running
         events.add(e.kind, e.text, e.peer);
       followed = { views, atMs: clock.now() };
     },
-    onHandover: (views, undelivered) => {
+    onHandover: (views, undelivered, cannotJudge) => {
       rounds.adopt(views);
       reporter.resend(undelivered);
+      if (cannotJudge) reporter.resolveCannotJudge(cannotJudge);
       const own = views.find((v) => v.address === self.address);
       if (own?.health === 'dead' && own.alerted) reporter.selfRecovered(own);
     },
@@ -309,6 +322,7 @@ export async function startNode(config: Config, deps: NodeDeps): Promise<Running
           selfSuspicion: () => rounds.selfSuspicion,
         },
         election.inheritedUndelivered(),
+        { cannotJudge: election.inheritedCannotJudge(), ready: election.termConfirmed },
       );
       // This node was reported dead and is back (a restart): it resolves its own incident.
       const own = election.inheritedSelf();
@@ -379,9 +393,9 @@ export async function startNode(config: Config, deps: NodeDeps): Promise<Running
         returned(request.from.address);
         return election.handleElection(request);
       },
-      announcement: (announcement) => {
+      announcement: (announcement, protocol) => {
         returned(announcement.from.address);
-        const reply = election.handleAnnouncement(announcement);
+        const reply = election.handleAnnouncement(announcement, protocol);
         if (reply) windowsToTell = false; // the reply carries every window this node holds
         return reply;
       },
@@ -444,6 +458,7 @@ export async function startNode(config: Config, deps: NodeDeps): Promise<Running
             selfSuspect: rounds.running ? rounds.selfSuspicion.suspect : null,
             followed: election.role === 'coordinator' ? null : followed,
             discovered: peers,
+            nodeNameOf: (address) => source.nodeName?.(address),
             departed: departures.list(),
             windows: book.active(clock.now()),
             events: events.recent(),
@@ -564,7 +579,7 @@ export async function startNode(config: Config, deps: NodeDeps): Promise<Running
         const epoch = election.epoch;
         const wasStarted = election.started;
         election.stop();
-        reporter.stopLeading();
+        reporter.stopLeading('drain');
         dispatcher.stop();
         rounds.stop();
         // Then every peer hears it is leaving: the next node takes over at once, nobody reports it.

@@ -2,14 +2,7 @@
 // resolution cancels it (nothing happened worth a page); one still open when the pause ends goes
 // out then. A resolution of an alert that did go out is always sent, so no incident stays open.
 import type { MaintenanceWindow, PeerNames } from '../maintenance/windows.js';
-import type { PeerStatusEvent, PeerStatusPayload } from './payloads.js';
-
-const OPENS: Partial<Record<PeerStatusEvent, true>> = { peer_dead: true, path_broken: true };
-
-/** The incident a payload belongs to: its dedup key without the event suffix. */
-export function incidentOf(payload: PeerStatusPayload): string {
-  return payload.dedup_key.slice(0, payload.dedup_key.lastIndexOf(':'));
-}
+import { incidentOf, opensIncident, type PeerStatusPayload } from './payloads.js';
 
 export type Admission =
   | { send: true }
@@ -26,7 +19,7 @@ export class AlertHold {
 
   admit(payload: PeerStatusPayload, now: number): Admission {
     const incident = incidentOf(payload);
-    if (OPENS[payload.event]) {
+    if (opensIncident(payload.event)) {
       const window = this.pausing(namesOf(payload), now);
       if (!window) return { send: true };
       this.held.set(incident, payload);

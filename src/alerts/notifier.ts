@@ -36,6 +36,14 @@ export class Notifier {
     return this.send(this.opts.clusterStatusUrl, 'cluster-status', key, payload);
   }
 
+  /**
+   * This node stopped leading: the events not sent yet are withdrawn (their `onSettled` hears
+   * `withdrawn`), those in flight end with their attempt. Its successor sends the rest.
+   */
+  withdraw(): void {
+    for (const queue of this.queues.values()) queue.withdraw();
+  }
+
   get pending(): number {
     return [...this.queues.values()].reduce((n, q) => n + q.pending, 0);
   }

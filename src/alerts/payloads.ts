@@ -1,6 +1,6 @@
 // Builds webhook payloads (KNH's fields plus knh's) from verdicts; pure.
-import type { NodeRef } from '../core/node-ref.js';
-import type { PeerRecord } from '../prober/verdict.js';
+import { nodeNameOf, type NodeRef } from '../core/node-ref.js';
+import { seenAlive, type PeerRecord } from '../prober/verdict.js';
 import type { SanityState } from '../prober/rounds.js';
 
 export interface PeerPayload {
@@ -13,7 +13,39 @@ export interface PeerPayload {
   since: string;
 }
 
-export type PeerStatusEvent = 'peer_dead' | 'peer_recovered' | 'path_broken' | 'path_restored';
+export type PeerStatusEvent =
+  'peer_dead' | 'peer_recovered' | 'path_broken' | 'path_restored' | 'cannot_judge' | 'can_judge';
+
+/** Every incident's opening event, and the event that resolves it (same dedup key stem). */
+export const RESOLVED_BY = {
+  peer_dead: 'peer_recovered',
+  path_broken: 'path_restored',
+  cannot_judge: 'can_judge',
+} as const satisfies Partial<Record<PeerStatusEvent, PeerStatusEvent>>;
+
+export type OpeningEvent = keyof typeof RESOLVED_BY;
+
+export function opensIncident(event: PeerStatusEvent): event is OpeningEvent {
+  return Object.hasOwn(RESOLVED_BY, event);
+}
+
+/** Events about the coordinator's own ability to judge, not about a peer (peer: the coordinator). */
+export function isJudgementEvent(event: PeerStatusEvent): boolean {
+  return event === 'cannot_judge' || event === 'can_judge';
+}
+
+/** cannot_judge / can_judge: what the coordinator could see when it said so. */
+export interface JudgementFacts {
+  /** Peers it reaches (they answer, or their hosts refuse), of `peers`. */
+  reaches: number;
+  /** Peers seen alive and not dead: those it judges. */
+  peers: number;
+  /** The peers silent to it (at most MAX_LISTED_UNREACHABLE; `unreachable_count` has them all). */
+  unreachable: { id: string; address: string; node_name: string }[];
+  unreachable_count: number;
+  /** Ids of the peers that probed them for it and could not reach them either. */
+  corroborated_by: string[];
+}
 
 export interface PeerStatusPayload {
   peer: PeerPayload;
@@ -25,6 +57,8 @@ export interface PeerStatusPayload {
   dedup_key: string;
   reason?: string;
   path?: { from: string; to: string; witnesses: string[] };
+  /** cannot_judge / can_judge only. */
+  judgement?: JudgementFacts;
 }
 
 export type ClusterStatusReason = 'election' | 'change' | 'periodic';
@@ -40,6 +74,8 @@ export interface ClusterStatusPayload {
   sanity_check: SanityState;
   self_suspect: boolean;
   unreachable_peers: number;
+  /** Listed peers never seen alive, within START_GRACE: left out of peer_map (still starting). */
+  unseen_peers: number;
 }
 
 const iso = (ms: number) => new Date(ms).toISOString();
@@ -62,7 +98,20 @@ const KEY_SUFFIX: Record<PeerStatusEvent, string> = {
   peer_recovered: 'recovered',
   path_broken: 'path-broken',
   path_restored: 'path-restored',
+  cannot_judge: 'cannot-judge',
+  can_judge: 'can-judge',
 };
+
+/** The incident a payload belongs to: its dedup key without the event suffix. */
+export function incidentOf(payload: Pick<PeerStatusPayload, 'dedup_key'>): string {
+  return payload.dedup_key.slice(0, payload.dedup_key.lastIndexOf(':'));
+}
+
+/** When the incident a payload belongs to started (epoch ms), from its dedup key. */
+export function incidentStartOf(payload: Pick<PeerStatusPayload, 'dedup_key'>): number {
+  const stem = incidentOf(payload);
+  return Number(stem.slice(stem.lastIndexOf(':') + 1));
+}
 
 /**
  * The dedup key names the incident (peer address + when its dead spell or broken path started),
@@ -77,6 +126,48 @@ export function dedupKey(
 ): string {
   const subject = event.startsWith('path_') && from ? `${from}->${address}` : address;
   return `knh:${subject}:${incidentMs}:${KEY_SUFFIX[event]}`;
+}
+
+/** At most this many unreachable peers are named in a cannot_judge event (all are counted). */
+export const MAX_LISTED_UNREACHABLE = 50;
+
+/**
+ * cannot_judge (the coordinator cannot reach most of its peers and withholds their verdicts) or
+ * can_judge (that is over, or another coordinator took over). The `peer` is the coordinator that
+ * could not judge (`subject`), alive: KNH's receivers, which page on `alive: false`, take it as the
+ * notice it is. `coordinator`: the one sending it (the subject, or its successor resolving it).
+ */
+export function judgementPayload(args: {
+  event: 'cannot_judge' | 'can_judge';
+  subject: NodeRef;
+  coordinator: NodeRef;
+  /** When the subject started withholding verdicts: the incident's identity. */
+  sinceMs: number;
+  epoch: number;
+  now: number;
+  facts: JudgementFacts;
+  reason: string;
+}): PeerStatusPayload {
+  const { event, subject, coordinator, sinceMs, facts } = args;
+  return {
+    peer: {
+      id: subject.id,
+      address: subject.address,
+      alive: true,
+      node_name: nodeNameOf(subject.id),
+      health: 'alive',
+      path_broken: false,
+      since: iso(sinceMs),
+    },
+    coordinator: coordinator.id,
+    coordinator_address: coordinator.address,
+    event,
+    epoch: args.epoch,
+    timestamp: iso(args.now),
+    dedup_key: `knh:judge:${subject.address}:${sinceMs}:${KEY_SUFFIX[event]}`,
+    reason: args.reason,
+    judgement: facts,
+  };
 }
 
 export function peerStatusPayload(args: {
@@ -114,6 +205,11 @@ export function peerStatusPayload(args: {
   };
 }
 
+/**
+ * The full peer map, but for peers never seen alive that were listed less than `startGraceMs`
+ * ago: still starting, not judged yet, so not shown `alive: false` (a KNH receiver reads that as
+ * dead); they are counted in `unseen_peers`.
+ */
 export function clusterStatusPayload(args: {
   records: readonly PeerRecord[];
   coordinator: NodeRef;
@@ -121,10 +217,14 @@ export function clusterStatusPayload(args: {
   reason: ClusterStatusReason;
   sanity: SanityState;
   selfSuspicion: { suspect: boolean; unreachable: number };
+  startGraceMs: number;
   now: number;
 }): ClusterStatusPayload {
+  const shown = args.records.filter(
+    (r) => seenAlive(r) || args.now - r.sinceMs >= args.startGraceMs,
+  );
   return {
-    peer_map: args.records.map(peerPayload),
+    peer_map: shown.map(peerPayload),
     coordinator: args.coordinator.id,
     coordinator_address: args.coordinator.address,
     event: 'cluster_status',
@@ -134,5 +234,6 @@ export function clusterStatusPayload(args: {
     sanity_check: args.sanity,
     self_suspect: args.selfSuspicion.suspect,
     unreachable_peers: args.selfSuspicion.unreachable,
+    unseen_peers: args.records.length - shown.length,
   };
 }

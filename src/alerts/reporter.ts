@@ -11,17 +11,23 @@ import {
   type PeerView,
   type Withhold,
 } from '../prober/verdict.js';
-import { incidentOf, type AlertHold } from './alert-hold.js';
+import type { AlertHold } from './alert-hold.js';
+import { CannotJudge, resolveInherited } from './cannot-judge.js';
 import type { MaintenanceWindow } from '../maintenance/windows.js';
 import type { Notifier } from './notifier.js';
 import {
   clusterStatusPayload,
+  incidentOf,
+  incidentStartOf,
+  isJudgementEvent,
+  opensIncident,
   peerStatusPayload,
   type ClusterStatusPayload,
   type ClusterStatusReason,
   type PeerStatusEvent,
   type PeerStatusPayload,
 } from './payloads.js';
+import { DeliveryLog, HandoverLedger, type TermHandover } from './term-handover.js';
 
 export interface ReporterOptions {
   notifier: Notifier;
@@ -29,6 +35,8 @@ export interface ReporterOptions {
   logger: Logger;
   self: NodeRef;
   clusterStatusIntervalMs: number;
+  /** START_GRACE: peers never seen alive are left out of cluster statuses this long (default 0). */
+  startGraceMs?: number;
   /**
    * Shares the new verdicts with the followers before an alert goes out (bounded), so that a
    * successor that takes over at once does not alert again. Default: nothing to share.
@@ -48,7 +56,15 @@ export interface ReporterOptions {
   onSuppressed?: (payload: PeerStatusPayload, window: MaintenanceWindow | null) => void;
   /** Every peer-status event as it goes out (after any hold): for the other receivers. */
   onSent?: (payload: PeerStatusPayload) => void;
+  /**
+   * How long an event a predecessor had in flight when its term ended is left to it: its outcome
+   * comes in a later reply, else this node sends it (default 7 s: a webhook timeout and more).
+   */
+  handoverWaitMs?: number;
 }
+
+/** How a term ends: another node took over (what is unsent is its now), or this node stops. */
+export type TermEnd = 'hand-over' | 'drain';
 
 /** What the reporter reads of the current leadership. */
 export interface Leadership {
@@ -70,14 +86,9 @@ const EVENT: Partial<Record<NonNullable<Judgement['transition']>, PeerStatusEven
   'path-restored': 'path_restored',
 };
 
-const OPENS_INCIDENT: Partial<Record<PeerStatusEvent, true>> = {
-  peer_dead: true,
-  path_broken: true,
-};
-
 /**
- * Whether the incident an alert opened is still open in `records`: the peer is dead since that
- * very moment, or its path broken since then. Null when the peer has no record here.
+ * Whether the peer incident an alert opened is still open in `records`: the peer is dead since
+ * that very moment, or its path broken since then. Null when the peer has no record here.
  */
 function isOpen(
   payload: PeerStatusPayload,
@@ -85,20 +96,16 @@ function isOpen(
 ): boolean | null {
   const r = records.get(payload.peer.address);
   if (!r) return null;
-  const parts = payload.dedup_key.split(':');
-  const incident = Number(parts[parts.length - 2]);
+  const incident = incidentStartOf(payload);
   return payload.event === 'peer_dead'
     ? r.health === 'dead' && r.sinceMs === incident
     : r.brokenPath?.sinceMs === incident;
 }
 
-/** A cluster status decided and waiting its turn: built then, or when its term ends. */
+/** A cluster status decided and waiting its turn: built when its turn comes, in its term only. */
 interface WaitingStatus {
   lead: Leadership;
   reason: ClusterStatusReason;
-  /** The term's epoch, as when it was decided. */
-  epoch: number;
-  payload: ClusterStatusPayload | null;
   /** In the outbox; until then it waits out CLUSTER_STATUS_MIN_GAP_MS after the last one. */
   queued: boolean;
 }
@@ -137,6 +144,19 @@ export class Reporter {
   private readonly pending = new Map<string, PeerStatusPayload>();
   /** Keys of the events this node delivered lately (bounded), so a handover never repeats them. */
   private readonly delivered = new Set<string>();
+  /** Which of this node's events went out: what it hands over when its term ends. */
+  private readonly log = new DeliveryLog();
+  /** What predecessors handed over: events they sent, or still had in flight. */
+  private readonly ledger: HandoverLedger;
+  /** Inherited events left to a predecessor that had them in flight, until it says or time's up. */
+  private awaiting: PeerStatusPayload[] = [];
+  private awaitTimer: TimerHandle | null = null;
+  /** Events a predecessor handed over unsent before this node's term began: sent when it does. */
+  private handedIn: PeerStatusPayload[] = [];
+  /** The term this node handed over: its outbox sends nothing more of it. */
+  private handedOver: Leadership | null = null;
+  /** Its own alert when it cannot judge the mesh. */
+  private readonly cannotJudge: CannotJudge;
   /** Peers whose death is being withheld: warned about once per spell. */
   private readonly withheld = new Set<string>();
   /**
@@ -153,31 +173,97 @@ export class Reporter {
   private lastStatusAt: number | null = null;
   private statusTimer: TimerHandle | null = null;
 
-  constructor(private readonly opts: ReporterOptions) {}
+  constructor(private readonly opts: ReporterOptions) {
+    this.ledger = new HandoverLedger(opts.handoverWaitMs ?? 7_000);
+    this.cannotJudge = new CannotJudge(opts.self);
+  }
 
   /**
    * Starts reporting for a new term. `inherited`: the predecessor's undelivered peer-status
-   * events; they are delivered first, as they were (same payload, same dedup key).
+   * events; they are delivered first, as they were (same payload, same dedup key), unless a
+   * predecessor handed over that it sent them. `cannotJudge`: the predecessor's open "cannot
+   * judge" incident, resolved now (this node judges with its own eyes). `ready`: nothing of the
+   * term goes out before it settles (the term's first announcement round: a late rejection may
+   * still give the term a newer epoch).
    */
-  startLeading(leadership: Leadership, inherited: readonly PeerStatusPayload[] = []): void {
-    this.stopLeading();
+  startLeading(
+    leadership: Leadership,
+    inherited: readonly PeerStatusPayload[] = [],
+    {
+      cannotJudge = null,
+      ready,
+    }: { cannotJudge?: PeerStatusPayload | null; ready?: Promise<void> } = {},
+  ): void {
+    this.stopLeading('drain');
+    // What this node left unsent in a term it handed over was its successor's to send: what is
+    // still unsent comes back in `inherited`, and the rest must not go twice. (What it is still
+    // posting stays pending here.)
+    for (const key of [...this.pending.keys()]) {
+      if (!this.log.isPosted(key)) this.pending.delete(key);
+    }
+    this.log.startTerm();
     this.leadership = leadership;
     this.reportedElection = false;
     this.lastStatusAt = null;
+    if (ready) {
+      const gate = ready.catch(() => undefined);
+      this.outbox = this.outbox.then(() => gate);
+    }
     this.schedulePeriodic();
-    this.resend(inherited);
+    const undelivered = new Set(inherited.map((p) => p.dedup_key));
+    if (cannotJudge && !undelivered.has(cannotJudge.dedup_key)) {
+      this.resolveCannotJudge(cannotJudge);
+    }
+    const handedIn = this.handedIn.filter((p) => !undelivered.has(p.dedup_key));
+    this.handedIn = [];
+    this.resend([...inherited, ...handedIn]);
+  }
+
+  /**
+   * A predecessor's "cannot judge" incident that went out: this node leads now and resolves it.
+   * (One that never went out is dropped with the rest of what it no longer says.)
+   */
+  resolveCannotJudge(opening: PeerStatusPayload): void {
+    const lead = this.leadership;
+    if (!lead || opening.event !== 'cannot_judge') return;
+    const payload = resolveInherited(opening, {
+      coordinator: this.opts.self,
+      epoch: lead.epoch(),
+      now: this.opts.clock.now(),
+      records: lead.records(),
+    });
+    if (this.known(payload.dedup_key)) return;
+    this.opts.logger.info(
+      { event: 'can-judge', dedupKey: payload.dedup_key, was: opening.peer.id },
+      `resolving ${opening.peer.id}'s "cannot judge the mesh": this node leads now`,
+    );
+    this.deliver(payload, true);
+  }
+
+  /**
+   * An ended term's hand-over, from a reply of the node that led it: what it sent is not sent
+   * again, what it had in flight is left to it for a while, what it did not send goes now.
+   */
+  takeHandover(h: TermHandover): void {
+    const toSend = this.ledger.take(h, this.opts.clock.now());
+    if (this.leadership) this.resend(toSend);
+    else this.handedIn = [...this.handedIn, ...toSend].slice(-MAX_SHARED_UNDELIVERED);
   }
 
   /** Delivers events another coordinator decided and did not deliver, unless already pending. */
   resend(inherited: readonly PeerStatusPayload[]): void {
     const lead = this.leadership;
     if (!lead) return;
+    const now = this.opts.clock.now();
+    // "Cannot judge" incidents are the deciding coordinator's own: a successor resolves them
+    // (startLeading), it never sends them again.
+    const candidates = inherited.filter((p) => !isJudgementEvent(p.event));
     // An alert whose incident this node's verdicts show over (another coordinator saw the end, or
     // a newer incident started) is stale: dropped, and its resolution with it.
     const records = new Map(lead.records().map((r) => [r.address, r]));
     const stale = new Set(
-      inherited
-        .filter((p) => OPENS_INCIDENT[p.event] && isOpen(p, records) === false)
+      candidates
+        .filter((p) => opensIncident(p.event) && isOpen(p, records) === false)
         .map(incidentOf),
     );
     if (stale.size > 0) {
@@ -186,7 +272,14 @@ export class Reporter {
         `${stale.size} inherited alert(s) no longer true here: not sent`,
       );
     }
-    const fresh = inherited.filter((p) => !this.known(p.dedup_key) && !stale.has(incidentOf(p)));
+    const fresh: PeerStatusPayload[] = [];
+    for (const p of candidates) {
+      if (this.known(p.dedup_key) || stale.has(incidentOf(p))) continue;
+      const status = this.ledger.statusOf(p.dedup_key, now);
+      if (status === 'settled') continue;
+      if (status === 'awaited') this.await(p);
+      else fresh.push(p);
+    }
     if (fresh.length > 0) {
       this.opts.logger.info(
         { event: 'resending', keys: fresh.map((p) => p.dedup_key) },
@@ -194,6 +287,24 @@ export class Reporter {
       );
     }
     for (const payload of fresh) this.deliver(payload, false);
+  }
+
+  /** Leaves an inherited event to the predecessor that has it in flight, for a while. */
+  private await(payload: PeerStatusPayload): void {
+    if (!this.awaiting.some((p) => p.dedup_key === payload.dedup_key)) this.awaiting.push(payload);
+    if (this.awaitTimer) return;
+    const due = this.ledger.nextDue(this.opts.clock.now());
+    if (due === null) return;
+    this.awaitTimer = this.opts.clock.setTimeout(
+      () => {
+        this.awaitTimer = null;
+        const waited = this.awaiting;
+        this.awaiting = [];
+        // Those whose outcome did not come are sent (at least once); the rest wait on, or went.
+        this.resend(waited);
+      },
+      Math.max(0, due - this.opts.clock.now()),
+    );
   }
 
   /** This node was reported dead by a predecessor and now leads: it resolves that incident. */
@@ -226,13 +337,25 @@ export class Reporter {
     return [...this.pending.values()].slice(-MAX_SHARED_UNDELIVERED);
   }
 
-  stopLeading(): void {
-    // A cluster status still waiting its turn is this term's: built now, while its records are.
-    const waiting = this.clusterStatusWaiting;
-    if (waiting) {
-      waiting.payload ??= this.clusterStatusOf(waiting);
-      if (!waiting.queued) this.queueClusterStatus(waiting); // its gap is not waited out
-    }
+  /** The open "cannot judge the mesh" incident (its opening event), shared with followers. */
+  cannotJudgeOpen(): PeerStatusPayload | null {
+    return this.cannotJudge.open;
+  }
+
+  /** What this node hands over of a term it stopped leading lately (null: nothing). */
+  handover(): TermHandover | null {
+    return this.log.handover([...this.pending.values()], this.opts.clock.now());
+  }
+
+  /**
+   * Ends the term. Either way, no cluster status of it goes out any more (one waiting is dropped:
+   * the next coordinator sends its own), and its "cannot judge" incident is the next
+   * coordinator's to resolve. 'hand-over': another node leads, and sends what this one has not:
+   * its peer-status events still unsent are withdrawn, and handed over. 'drain' (shutdown): they
+   * are still sent while the process drains (the successor may send them too: at least once).
+   */
+  stopLeading(end: TermEnd = 'drain'): void {
+    const lead = this.leadership;
     this.clusterStatusWaiting = null;
     if (this.statusTimer) this.opts.clock.clearTimeout(this.statusTimer);
     this.statusTimer = null;
@@ -240,6 +363,14 @@ export class Reporter {
     this.ids = null;
     if (this.periodic) this.opts.clock.clearTimeout(this.periodic);
     this.periodic = null;
+    if (this.awaitTimer) this.opts.clock.clearTimeout(this.awaitTimer);
+    this.awaitTimer = null;
+    this.awaiting = [];
+    this.cannotJudge.reset();
+    if (!lead || end !== 'hand-over') return;
+    this.handedOver = lead;
+    this.log.endTerm(lead.epoch(), this.opts.clock.now());
+    this.opts.notifier.withdraw();
   }
 
   /** Resolves once every decided webhook has been handed to its queue. */
@@ -336,6 +467,7 @@ export class Reporter {
         );
         return;
       case 'withheld':
+        if (judgement.withheld === 'self-suspect') this.noteCannotJudge(judgement, lead);
         if (this.withheld.has(record.address)) {
           log.debug({ event: 'verdict-withheld', why: judgement.withheld }, 'still withheld');
           return;
@@ -349,6 +481,40 @@ export class Reporter {
       case null:
         return;
     }
+  }
+
+  /** A verdict withheld for self-suspicion: the mesh cannot be judged, and every receiver hears. */
+  private noteCannotJudge(judgement: Judgement, lead: Leadership): void {
+    const now = this.opts.clock.now();
+    const opening = this.cannotJudge.withheld(
+      judgement.corroboratedBy ?? [],
+      lead.records(),
+      lead.epoch(),
+      now,
+    );
+    if (!opening) return;
+    this.opts.logger.warn(
+      { event: 'cannot-judge', dedupKey: opening.dedup_key, judgement: opening.judgement },
+      opening.reason ?? 'cannot judge the mesh',
+    );
+    this.deliver(opening, true);
+  }
+
+  /** Whether this node suspects itself changed: when that ends, so does "cannot judge". */
+  onSelfSuspicion(suspicion: SelfSuspicion): void {
+    const lead = this.leadership;
+    if (!lead || suspicion.suspect) return;
+    const resolution = this.cannotJudge.judgingAgain(
+      lead.records(),
+      lead.epoch(),
+      this.opts.clock.now(),
+    );
+    if (!resolution) return;
+    this.opts.logger.info(
+      { event: 'can-judge', dedupKey: resolution.dedup_key, judgement: resolution.judgement },
+      resolution.reason ?? 'can judge the mesh again',
+    );
+    this.deliver(resolution, true);
   }
 
   /** A confirmation changed a verdict between rounds: the cluster status goes out now. */
@@ -408,13 +574,7 @@ export class Reporter {
       if (REASON_RANK[reason] > REASON_RANK[waiting.reason]) waiting.reason = reason;
       return;
     }
-    const entry: WaitingStatus = {
-      lead,
-      reason,
-      epoch: lead.epoch(),
-      payload: null,
-      queued: false,
-    };
+    const entry: WaitingStatus = { lead, reason, queued: false };
     this.clusterStatusWaiting = entry;
     const { clock } = this.opts;
     // Never more than the gap, even if the wall clock stepped back meanwhile.
@@ -440,25 +600,28 @@ export class Reporter {
     this.lastStatusAt = this.opts.clock.now();
     this.send(() => {
       if (this.clusterStatusWaiting === entry) this.clusterStatusWaiting = null;
+      // A term that ended sends no more cluster statuses: the next coordinator's say.
+      if (this.leadership !== entry.lead) return;
       // Peer-status events decided since wait behind it (a batch not yet started came after it):
       // it goes after them, so that no cluster status shows a verdict before that peer's event.
-      if (this.batch && entry.payload === null && this.leadership === entry.lead) {
+      if (this.batch) {
         this.sendClusterStatus(entry.reason);
         return;
       }
-      this.postClusterStatus(entry.payload ?? this.clusterStatusOf(entry));
+      this.postClusterStatus(this.clusterStatusOf(entry));
     });
   }
 
-  /** The cluster status of a term, as its records are now. */
-  private clusterStatusOf({ lead, reason, epoch }: WaitingStatus): ClusterStatusPayload {
+  /** The cluster status of a term, as its records (and its epoch) are now. */
+  private clusterStatusOf({ lead, reason }: WaitingStatus): ClusterStatusPayload {
     return clusterStatusPayload({
       records: lead.records(),
       coordinator: this.opts.self,
-      epoch,
+      epoch: lead.epoch(),
       reason,
       sanity: lead.sanity(),
       selfSuspicion: lead.selfSuspicion(),
+      startGraceMs: this.opts.startGraceMs ?? 0,
       now: this.opts.clock.now(),
     });
   }
@@ -515,7 +678,10 @@ export class Reporter {
     const records = new Map(lead.records().map((r) => [r.address, r]));
     for (const payload of this.opts.hold.release(this.opts.clock.now())) {
       // Held since an earlier term, perhaps: only what is still true goes out.
-      if (isOpen(payload, records) !== true) {
+      const open = isJudgementEvent(payload.event)
+        ? this.cannotJudge.isOpen(payload)
+        : isOpen(payload, records) === true;
+      if (!open) {
         this.pending.delete(payload.dedup_key);
         this.opts.logger.info(
           { event: 'alert-dropped', dedupKey: payload.dedup_key },
@@ -525,7 +691,7 @@ export class Reporter {
       }
       this.opts.logger.info(
         { event: 'alert-released', dedupKey: payload.dedup_key },
-        `maintenance over and ${payload.peer.id} still ${payload.event === 'peer_dead' ? 'dead' : 'behind a broken path'}: sending the held ${payload.event}`,
+        `maintenance over and ${payload.event === 'cannot_judge' ? 'the mesh still cannot be judged' : `${payload.peer.id} still ${payload.event === 'peer_dead' ? 'dead' : 'behind a broken path'}`}: sending the held ${payload.event}`,
       );
       this.queue(payload, true);
     }
@@ -542,28 +708,39 @@ export class Reporter {
     }
     const batch = [{ payload, share }];
     this.batch = batch;
+    const lead = this.leadership;
     // A change from here on gets a cluster status after these events, not folded into one before
     // (one still waiting out its gap goes into the outbox after them anyway).
     if (this.clusterStatusWaiting?.queued) this.clusterStatusWaiting = null;
     this.send(async () => {
       if (this.batch === batch) this.batch = null;
+      if (this.handedOver === lead && lead) return; // the successor sends them
       if (this.opts.shareVerdicts && batch.some((e) => e.share)) await this.opts.shareVerdicts();
+      if (this.handedOver === lead && lead) return;
       for (const e of batch) this.post(e.payload);
     });
   }
 
   private post(payload: PeerStatusPayload): void {
     const key = payload.dedup_key;
+    this.log.posting(key);
     // Settled either way: delivered, or given up / dropped (the queue logs those loudly). The
-    // followers hear at once, so a successor does not deliver it again.
+    // followers hear at once, so a successor does not deliver it again. Withdrawn (this node
+    // stopped leading): still pending, handed over to the next coordinator.
     const queued = this.opts.notifier.peerStatus(payload, (outcome) => {
+      const sent = outcome !== 'withdrawn';
+      this.log.settled(key, sent, this.opts.clock.now());
+      if (!sent) return;
       this.pending.delete(key);
       if (outcome === 'delivered') this.remember(key);
       if (!this.leadership) return;
       if (this.opts.shareSettled) this.opts.shareSettled();
       else void this.opts.shareVerdicts?.();
     });
-    if (!queued) this.pending.delete(key);
+    if (!queued) {
+      this.pending.delete(key);
+      this.log.settled(key, false, this.opts.clock.now());
+    }
   }
 
   private known(key: string): boolean {

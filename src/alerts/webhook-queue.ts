@@ -43,11 +43,18 @@ export interface WebhookQueueOptions {
   onSettled?(kind: WebhookEvent['kind'], outcome: DeliveryOutcome): void;
 }
 
-export type DeliveryOutcome = 'delivered' | 'given-up' | 'rejected' | 'dropped' | 'superseded';
+/**
+ * `withdrawn`: not sent (or, in flight, not retried) because its sender handed it to another node
+ * to send (a coordinator that stopped leading): withdraw().
+ */
+export type DeliveryOutcome =
+  'delivered' | 'given-up' | 'rejected' | 'dropped' | 'superseded' | 'withdrawn';
 
 interface Entry extends WebhookEvent {
   firstTryMs: number | null;
   inFlight: boolean;
+  /** Withdrawn while in flight: it ends with this attempt, whatever its outcome. */
+  withdrawn: boolean;
 }
 
 /**
@@ -80,6 +87,7 @@ export class WebhookQueue {
     rejected: 0,
     dropped: 0,
     superseded: 0,
+    withdrawn: 0,
   };
 
   constructor(private readonly opts: WebhookQueueOptions) {
@@ -116,8 +124,25 @@ export class WebhookQueue {
         'webhook queue full: dropped the oldest undelivered event',
       );
     }
-    this.queue.push({ ...event, firstTryMs: null, inFlight: false });
+    this.queue.push({ ...event, firstTryMs: null, inFlight: false, withdrawn: false });
     this.pump();
+  }
+
+  /**
+   * Takes back every event not sent yet (settled `withdrawn`), and lets those in flight end with
+   * their current attempt: a failure of theirs is not retried (settled `withdrawn`, a success
+   * `delivered`). Another node sends them now.
+   */
+  withdraw(): void {
+    for (let i = this.queue.length - 1; i >= 0; i--) {
+      const entry = this.queue[i]!;
+      if (entry.inFlight) entry.withdrawn = true;
+      else {
+        this.queue.splice(i, 1);
+        this.settle(entry, 'withdrawn');
+      }
+    }
+    this.resolveIdle();
   }
 
   /** Resolves when the queue is empty or `ms` has passed; what is left is logged by the caller. */
@@ -179,7 +204,10 @@ export class WebhookQueue {
     this.inFlight--;
     const log = { url: this.opts.logUrl ?? url, key: entry.key, kind: entry.kind };
     const now = clock.now();
-    if (result.ok) {
+    if (entry.withdrawn && !result.ok) {
+      this.finish(entry, 'withdrawn');
+      logger.info({ ...log, detail: result.detail }, 'webhook failed; withdrawn, not retried');
+    } else if (result.ok) {
       this.failing = false;
       this.backoffMs = this.minBackoffMs;
       this.finish(entry, 'delivered');
@@ -224,6 +252,10 @@ export class WebhookQueue {
     const i = this.queue.indexOf(entry);
     if (i >= 0) this.queue.splice(i, 1);
     this.settle(entry, outcome);
+    this.resolveIdle();
+  }
+
+  private resolveIdle(): void {
     if (this.queue.length === 0 && this.idle) {
       this.idle.resolve();
       this.idle = null;

@@ -37,6 +37,8 @@ export interface Config {
   peerStatusUrl: string | null;
   clusterStatusUrl: string | null;
   clusterStatusIntervalMs: number;
+  /** A listed peer never seen alive is left out of cluster statuses this long (still starting). */
+  startGraceMs: number;
   webhookTimeoutMs: number;
   webhookRetryForMs: number;
   webhookQueueSize: number;
@@ -245,6 +247,7 @@ export function loadConfig(
       peerStatusUrl: str('PEER_STATUS_URL'),
       clusterStatusUrl: str('CLUSTER_STATUS_URL'),
       clusterStatusIntervalMs: num('CLUSTER_STATUS_INTERVAL'),
+      startGraceMs: num('START_GRACE'),
       webhookTimeoutMs: num('WEBHOOK_TIMEOUT'),
       webhookRetryForMs: num('WEBHOOK_RETRY_FOR'),
       webhookQueueSize: num('WEBHOOK_QUEUE_SIZE'),

@@ -239,6 +239,15 @@ export const SETTINGS = [
     origin: 'knh',
   },
   {
+    env: 'START_GRACE',
+    type: duration(0, 86_400_000),
+    default: '60',
+    unit: 'seconds',
+    description:
+      'A listed peer that has never answered is taken as still starting for this long: cluster statuses leave it out (counting it in `unseen_peers`) rather than list it `alive: false`. After it, it is listed dead; only a peer once seen alive is ever reported by a peer_dead.',
+    origin: 'knh',
+  },
+  {
     env: 'WEBHOOK_TIMEOUT',
     type: duration(10, 120_000),
     default: '5',

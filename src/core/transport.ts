@@ -56,6 +56,11 @@ export interface Announcement {
   peers_omitted?: boolean;
   /** How often the coordinator heartbeats this follower, in ms (absent: HEARTBEAT_INTERVAL). */
   heartbeat_ms?: number;
+  /**
+   * Protocol 2: the coordinator's open "cannot judge the mesh" incident (its opening event), so a
+   * successor resolves it. Rides where the verdicts do.
+   */
+  cannot_judge?: PeerStatusPayload;
 }
 
 /** POST /probe: the coordinator asks a peer to probe another one for it (an indirect probe). */

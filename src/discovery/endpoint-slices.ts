@@ -27,6 +27,8 @@ export interface SlicePeers {
   terminating: number;
   /** Endpoints listed but not ready: kept, so a pod that was alive and stops answering is reported. */
   notReady: number;
+  /** The Kubernetes node each address runs on, where the slice names it (endpoint.nodeName). */
+  nodeNames: Map<string, string>;
 }
 
 /**
@@ -39,7 +41,7 @@ export interface SlicePeers {
  *   whose network broke (the verdict rules keep a never-seen-alive pod from paging).
  */
 export function peersFromSlice(slice: SliceLike, fallbackPort: number): SlicePeers {
-  const none: SlicePeers = { addresses: [], terminating: 0, notReady: 0 };
+  const none: SlicePeers = { addresses: [], terminating: 0, notReady: 0, nodeNames: new Map() };
   if (slice.addressType !== 'IPv4' && slice.addressType !== 'IPv6') return none;
   if (slice.metadata?.deletionTimestamp) return none;
   const ports = (slice.ports ?? []).filter((p) => typeof p.port === 'number');
@@ -47,6 +49,7 @@ export function peersFromSlice(slice: SliceLike, fallbackPort: number): SlicePee
     (ports.find((p) => p.name === 'http') ?? (ports.length === 1 ? ports[0] : undefined))?.port ??
     fallbackPort;
   const found = new Set<string>();
+  const nodeNames = new Map<string, string>();
   let terminating = 0;
   let notReady = 0;
   for (const endpoint of slice.endpoints ?? []) {
@@ -59,22 +62,27 @@ export function peersFromSlice(slice: SliceLike, fallbackPort: number): SlicePee
     if (c.ready === false) notReady++;
     for (const ip of endpoint.addresses ?? []) {
       const canonical = canonicalIp(ip);
-      if (canonical) found.add(formatAddress(canonical, port));
+      if (!canonical) continue;
+      const address = formatAddress(canonical, port);
+      found.add(address);
+      if (endpoint.nodeName) nodeNames.set(address, endpoint.nodeName);
     }
   }
-  return { addresses: [...found].sort(), terminating, notReady };
+  return { addresses: [...found].sort(), terminating, notReady, nodeNames };
 }
 
 /** The peers all `slices` list together, by the rules of `peersFromSlice`. */
 export function peersFromSlices(slices: readonly SliceLike[], fallbackPort: number): SlicePeers {
   const found = new Set<string>();
+  const nodeNames = new Map<string, string>();
   let terminating = 0;
   let notReady = 0;
   for (const slice of slices) {
     const one = peersFromSlice(slice, fallbackPort);
     for (const address of one.addresses) found.add(address);
+    for (const [address, name] of one.nodeNames) nodeNames.set(address, name);
     terminating += one.terminating;
     notReady += one.notReady;
   }
-  return { addresses: [...found].sort(), terminating, notReady };
+  return { addresses: [...found].sort(), terminating, notReady, nodeNames };
 }

@@ -180,6 +180,7 @@ export function kubernetesPeers(opts: KubernetesPeersOptions): PeerSource {
       return Promise.resolve();
     },
     synced: () => listed && watching && !stopped,
+    nodeName: (address) => index.nodeName(address),
     async stop() {
       stopped = true;
       if (restart) clock.clearTimeout(restart);

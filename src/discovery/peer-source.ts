@@ -9,4 +9,9 @@ export interface PeerSource {
    * following changes. A source that does not say counts as synced.
    */
   synced?(): boolean;
+  /**
+   * The Kubernetes node a listed address runs on, when the source knows it (an EndpointSlice's
+   * `nodeName`): a peer is named by it before it has answered.
+   */
+  nodeName?(address: string): string | undefined;
 }

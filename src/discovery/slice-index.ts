@@ -8,6 +8,7 @@ import { peersFromSlice, type SliceLike } from './endpoint-slices.js';
 
 interface Contribution {
   addresses: readonly string[];
+  nodeNames: ReadonlyMap<string, string>;
   terminating: number;
   notReady: number;
   resourceVersion: string | undefined;
@@ -30,6 +31,8 @@ export class SliceIndex {
   private readonly slices = new Map<string, Contribution>();
   /** How many slices list each address; an address is present while that is above 0. */
   private readonly refs = new Map<string, number>();
+  /** The node each present address runs on, as the slice that last listed it named it. */
+  private readonly names = new Map<string, string>();
   private terminating = 0;
   private notReady = 0;
   /** The sorted addresses as last built. */
@@ -56,6 +59,7 @@ export class SliceIndex {
     // The new contribution first: an address in both never drops to 0, even for a moment.
     for (const a of next.addresses) changed = this.count(a, 1) || changed;
     if (old) changed = this.drop(old) || changed;
+    for (const [address, name] of next.nodeNames) this.names.set(address, name);
     this.slices.set(key, { ...next, resourceVersion });
     this.terminating += next.terminating;
     this.notReady += next.notReady;
@@ -102,6 +106,11 @@ export class SliceIndex {
     return this.sorted;
   }
 
+  /** The Kubernetes node `address` runs on, if a slice listing it names one. */
+  nodeName(address: string): string | undefined {
+    return this.names.get(address);
+  }
+
   totals(): SliceTotals {
     return {
       slices: this.slices.size,
@@ -123,7 +132,10 @@ export class SliceIndex {
   private count(address: string, delta: 1 | -1): boolean {
     const n = (this.refs.get(address) ?? 0) + delta;
     if (n > 0) this.refs.set(address, n);
-    else this.refs.delete(address);
+    else {
+      this.refs.delete(address);
+      this.names.delete(address);
+    }
     const flipped = (delta === 1 && n === 1) || (delta === -1 && n === 0);
     if (!flipped) return false;
     // Two flips cancel: the address is as `sorted` has it again.

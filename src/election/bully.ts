@@ -443,7 +443,7 @@ function onAnnounceResult(
   state: ElectionState,
   now: number,
   epoch: number,
-  replies: readonly { address: string; reply: AnnouncementReply | null }[],
+  replies: readonly { address: string; reply: AnnouncementReply | null; refused?: true }[],
   partial: boolean,
 ): StepResult {
   if (state.role !== 'coordinator' || epoch !== state.epoch) return { state, effects: [] };
@@ -466,8 +466,13 @@ function onAnnounceResult(
     );
   if (rejections.length === 0) {
     // Unanswered or accepted everywhere it went: nothing says a newer epoch exists. Only a round to
-    // every peer confirms the term (one peer that accepted knows nothing of the others).
+    // every peer confirms the term (one peer that accepted knows nothing of the others), and only
+    // one that some peer's host answered: a node cut off from every peer (among two or more) leads
+    // nobody, and its term would share its epoch with other such nodes'. It announces on each
+    // heartbeat, and leads once a peer answers.
     if (state.leading || partial) return { state, effects: [] };
+    const heard = replies.some((r) => r.reply !== null || r.refused === true);
+    if (!heard && state.peers.length >= 2) return { state, effects: [] };
     return {
       state: { ...state, leading: true },
       effects: [{ type: 'leading', epoch: state.epoch }],

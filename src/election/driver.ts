@@ -7,7 +7,10 @@ import type { PeerView } from '../prober/verdict.js';
 import type { PeerStatusPayload } from '../alerts/payloads.js';
 import type { MaintenanceWindow } from '../maintenance/windows.js';
 import type { Alert } from '../receivers/alert.js';
+import type { TermHandover } from '../alerts/term-handover.js';
 import { outranks } from '../core/node-ref.js';
+import { alertsFor, undeliveredFor } from './compat.js';
+import { evidenceOf } from '../prober/evidence.js';
 import {
   initialState,
   step,
@@ -49,7 +52,11 @@ export interface ElectionDriverOptions {
    * elected its own coordinator): what that side's verdicts and undelivered events were, so its
    * incidents get resolved rather than left open. Must not block.
    */
-  onHandover?(views: PeerView[], undelivered: PeerStatusPayload[]): void;
+  onHandover?(
+    views: PeerView[],
+    undelivered: PeerStatusPayload[],
+    cannotJudge: PeerStatusPayload | null,
+  ): void;
   /** Called synchronously each time this node holds an election (metrics); must not block. */
   onElectionStarted?(): void;
   /** The maintenance windows this node knows, sent with announcements and their replies. */
@@ -76,6 +83,23 @@ export interface ElectionDriverOptions {
   takesHeartbeats?(address: string): boolean;
   /** How often this node's probes reach each peer while it leads (ROUND_INTERVAL); default 0. */
   probeEveryMs?: number;
+  /**
+   * The peer protocol the peer's last answer named (wire/protocol.ts): what is new goes only to
+   * peers that understand it. Default: 1 for every peer (what a node of f6578aa takes).
+   */
+  protocolOf?(address: string): number;
+  /** The open "cannot judge the mesh" incident, shared with the verdicts. Default: none. */
+  cannotJudge?(): PeerStatusPayload | null;
+  /** What this node hands over of a term it stopped leading lately, in its replies. */
+  handover?(): TermHandover | null;
+  /** A reply handed over an ended term (its leader stepped down lately); must not block. */
+  onTermHandover?(handover: TermHandover): void;
+}
+
+/** The announcement with the verdicts, for peers of this protocol, and of protocol 1. */
+interface FullAnnouncements {
+  current: Announcement;
+  previous: Announcement;
 }
 
 /** At most this many firing alerts ride on an announcement (the newest). */
@@ -134,6 +158,7 @@ export class ElectionDriver {
   private inheritedView: PeerView[] = [];
   private inheritedEvents: PeerStatusPayload[] = [];
   private inheritedAlertList: Alert[] = [];
+  private inheritedJudgement: PeerStatusPayload | null = null;
   private readonly tickMs: number;
   /** A large mesh's verdicts on their way to the successors, and the sharing queued behind. */
   private successorsSharing: Promise<void> | null = null;
@@ -145,8 +170,9 @@ export class ElectionDriver {
   private startedRound = 0;
   /** The current term's first announcement to every follower, until all answered or timed out. */
   private termAnnounced: Promise<void> = Promise.resolve();
-  /** The last announcement with verdicts, and what it was built from (fullAnnouncement). */
-  private lastFull: { peers: PeerView[]; key: string; announcement: Announcement } | null = null;
+  /** The last announcements with verdicts, and what they were built from (fullAnnouncement). */
+  private lastFull: { peers: PeerView[]; key: string; announcements: FullAnnouncements } | null =
+    null;
   /** Periodic heartbeats sent this term (a large mesh: every LARGE_MESH_HEARTBEAT_EVERY-th goes to all). */
   private heartbeats = 0;
   /** The successors named in the last announcement to every follower (a large mesh). */
@@ -177,6 +203,14 @@ export class ElectionDriver {
    */
   get firstRoundAfter(): Promise<void> {
     return this.largeMesh ? this.termAnnounced : Promise.resolve();
+  }
+
+  /**
+   * The current term's first announcement to every peer, answered by all or timed out: until
+   * then a late rejection may still give the term a newer epoch, so nothing of it is posted.
+   */
+  get termConfirmed(): Promise<void> {
+    return this.termAnnounced;
   }
 
   /** Over FULL_VIEW_PEERS peers: only the successors take the verdicts, at every heartbeat. */
@@ -231,6 +265,11 @@ export class ElectionDriver {
     return this.inheritedEvents;
   }
 
+  /** The open "cannot judge" incident the last followed coordinator shared. */
+  inheritedCannotJudge(): PeerStatusPayload | null {
+    return this.inheritedJudgement;
+  }
+
   /**
    * A coordinator stepping down keeps its own latest verdicts as what it would start from, should
    * it lead again before any other coordinator has told it newer ones; events it handed on are
@@ -239,6 +278,7 @@ export class ElectionDriver {
   keepOwnView(view: PeerView[]): void {
     this.inheritedView = view;
     this.inheritedEvents = [];
+    this.inheritedJudgement = null;
   }
 
   start(): void {
@@ -344,7 +384,8 @@ export class ElectionDriver {
     void this.background(this.announce(this.state.epoch, [address], successors), 'announcement');
   }
 
-  handleAnnouncement(announcement: Announcement): AnnouncementReply | null {
+  /** `protocol`: the announcer's: what the reply may carry (see protocolOf). */
+  handleAnnouncement(announcement: Announcement, protocol = 1): AnnouncementReply | null {
     if (!this.state.started) return null;
     const effects = this.dispatch({
       type: 'announcement',
@@ -367,23 +408,29 @@ export class ElectionDriver {
       this.inheritedView = announcement.peers;
       this.inheritedEvents = announcement.undelivered ?? [];
       this.inheritedAlertList = announcement.alerts ?? [];
+      if (!announcement.peers_omitted) this.inheritedJudgement = announcement.cannot_judge ?? null;
       this.opts.onFollowedView?.(announcement.peers_omitted ? null : announcement.peers);
     }
     const windows = this.opts.maintenance?.() ?? [];
     const withWindows = windows.length > 0 ? { maintenance: windows } : {};
+    const handover = protocol >= 2 ? this.opts.handover?.() : null;
+    const withHandover = handover ? { handover } : {};
     if (reply.reply.reason === 'stale-epoch' && !this.viewOmitted) {
-      // A higher-ranked node that restarted (epoch 0) is taking over: hand it what we know, so
-      // it neither repeats alerts already sent nor forgets incidents still open. A follower that
-      // was sent no verdicts (a large mesh) has none to hand: the successors answer for it.
+      // A node that did not see our term (it restarted, or led elsewhere) is taking over: hand it
+      // what we know, so it neither repeats alerts already sent nor forgets incidents still open.
+      // A follower that was sent no verdicts (a large mesh) has none to hand: the successors do.
+      const cannotJudge = protocol >= 2 ? this.opts.cannotJudge?.() : null;
       return {
         ...reply.reply,
         peers: this.opts.view(),
-        undelivered: this.opts.undelivered(),
+        undelivered: undeliveredFor(protocol, this.opts.undelivered()),
         ...withWindows,
-        ...alertsToShare(this.opts.alerts?.() ?? []),
+        ...alertsToShare(alertsFor(protocol, this.opts.alerts?.() ?? [])),
+        ...(cannotJudge ? { cannot_judge: cannotJudge } : {}),
+        ...withHandover,
       };
     }
-    return { ...reply.reply, ...withWindows };
+    return { ...reply.reply, ...withWindows, ...withHandover };
   }
 
   private scheduleTick(): void {
@@ -536,12 +583,13 @@ export class ElectionDriver {
     if (this.adopted && !better(sizeOf(best), this.adopted)) return;
     this.adopted = sizeOf(best);
     if (this.state.leading) {
-      this.opts.onHandover?.(best.peers, best.undelivered ?? []);
+      this.opts.onHandover?.(best.peers, best.undelivered ?? [], best.cannot_judge ?? null);
       return;
     }
     this.inheritedView = best.peers;
     this.inheritedEvents = best.undelivered ?? [];
     this.inheritedAlertList = best.alerts ?? [];
+    this.inheritedJudgement = best.cannot_judge ?? null;
     const leader = best.coordinator;
     if (leader && leader.address !== this.opts.self.address) this.lastLeader = leader;
   }
@@ -572,7 +620,10 @@ export class ElectionDriver {
     );
   }
 
-  /** The announcement for each peer: the full one, or in a large mesh a thin one to non-successors. */
+  /**
+   * The announcement for each peer: the full one (as a node of protocol 1 takes it, to one that
+   * has not said it speaks 2), or in a large mesh a thin one to non-successors.
+   */
   private announcements(
     epoch: number,
     successors: readonly string[],
@@ -584,8 +635,10 @@ export class ElectionDriver {
       ...(windows.length > 0 ? { maintenance: windows } : {}),
       successors: [...successors],
     };
-    const full = this.fullAnnouncement(common);
-    if (!this.largeMesh) return () => full;
+    const { current, previous } = this.fullAnnouncement(common);
+    const full = (address: string) =>
+      (this.opts.protocolOf?.(address) ?? 1) >= 2 ? current : previous;
+    if (!this.largeMesh) return full;
     const thin: Announcement = {
       ...common,
       peers: [],
@@ -597,7 +650,7 @@ export class ElectionDriver {
       ),
     };
     const inLine = new Set(successors);
-    return (address) => (inLine.has(address) ? full : thin);
+    return (address) => (inLine.has(address) ? full(address) : thin);
   }
 
   /**
@@ -605,19 +658,31 @@ export class ElectionDriver {
    * serialized once), while `view()` returns the same array and nothing else in it changed. A
    * large mesh's successors get it at every heartbeat: 2 MB of JSON at 5,000 peers.
    */
-  private fullAnnouncement(common: Omit<Announcement, 'peers'>): Announcement {
+  private fullAnnouncement(common: Omit<Announcement, 'peers'>): FullAnnouncements {
     const peers = this.opts.view();
+    const undelivered = this.opts.undelivered();
+    const alerts = this.opts.alerts?.() ?? [];
+    const cannotJudge = this.opts.cannotJudge?.() ?? null;
     const rest = {
       ...common,
-      undelivered: this.opts.undelivered(),
-      ...alertsToShare(this.opts.alerts?.() ?? []),
+      undelivered,
+      ...alertsToShare(alerts),
+      ...(cannotJudge ? { cannot_judge: cannotJudge } : {}),
     };
     const key = JSON.stringify(rest);
     const last = this.lastFull;
-    if (last && last.peers === peers && last.key === key) return last.announcement;
-    const announcement: Announcement = { ...rest, peers };
-    this.lastFull = { peers, key, announcement };
-    return announcement;
+    if (last && last.peers === peers && last.key === key) return last.announcements;
+    const current: Announcement = { ...rest, peers };
+    // A node of protocol 1 refuses what it does not know: the same, without it.
+    const older = undeliveredFor(1, undelivered);
+    const olderAlerts = alertsFor(1, alerts);
+    const previous: Announcement =
+      cannotJudge || older.length < undelivered.length || olderAlerts.length < alerts.length
+        ? { ...common, undelivered: older, ...alertsToShare(olderAlerts), peers }
+        : current;
+    const announcements = { current, previous };
+    this.lastFull = { peers, key, announcements };
+    return announcements;
   }
 
   private async announce(
@@ -627,17 +692,25 @@ export class ElectionDriver {
   ): Promise<void> {
     const announcementFor = this.announcements(epoch, successors);
     const replies = new Map<string, AnnouncementReply | null>();
+    /** Peers whose host answered with a refusal or an error: nothing there holds another term. */
+    const refused = new Set<string>();
     const one = async (address: string) => {
       const outcome = await this.opts.transport.announce(address, announcementFor(address));
       replies.set(address, outcome.ok ? outcome.value : null);
+      if (!outcome.ok && evidenceOf(outcome.reason) === 'refusal') refused.add(address);
       if (outcome.ok && outcome.value.maintenance) {
         this.opts.onMaintenance?.(outcome.value.maintenance);
       }
+      if (outcome.ok && outcome.value.handover) this.opts.onTermHandover?.(outcome.value.handover);
     };
     const all = inChunks(to, one);
     const partial = to.length < this.state.peers.length;
     const settle = (from: readonly string[]) => {
-      const got = from.map((address) => ({ address, reply: replies.get(address) ?? null }));
+      const got = from.map((address) => ({
+        address,
+        reply: replies.get(address) ?? null,
+        ...(refused.has(address) ? { refused: true as const } : {}),
+      }));
       this.adoptHandedOver(got.map((r) => r.reply));
       this.dispatch({
         type: 'announce-result',

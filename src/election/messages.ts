@@ -4,6 +4,7 @@ import type { PeerStatusPayload } from '../alerts/payloads.js';
 import type { PeerView } from '../prober/verdict.js';
 import type { MaintenanceWindow } from '../maintenance/windows.js';
 import type { Alert } from '../receivers/alert.js';
+import type { TermHandover } from '../alerts/term-handover.js';
 
 /** POST /election: "I am holding an election; are you, a higher-ranked node, alive?" */
 export interface ElectionRequest {
@@ -37,4 +38,11 @@ export interface AnnouncementReply {
   maintenance?: MaintenanceWindow[];
   /** stale-epoch: the alerts firing at the other receivers, as last shared with the receiver. */
   alerts?: Alert[];
+  /** stale-epoch, protocol 2: the open "cannot judge" incident, as last shared with the receiver. */
+  cannot_judge?: PeerStatusPayload;
+  /**
+   * Protocol 2: the receiver stopped leading a term lately; which of its events went out, which
+   * are in flight, which it did not send (term-handover.ts).
+   */
+  handover?: TermHandover;
 }

@@ -86,7 +86,11 @@ export type ElectionEvent =
       type: 'announce-result';
       now: number;
       epoch: number;
-      replies: readonly { address: string; reply: AnnouncementReply | null }[];
+      /**
+       * Each peer's reply; null when none came. `refused`: no reply, but the peer's host answered
+       * (connection refused, an error status): nothing runs there that could hold another term.
+       */
+      replies: readonly { address: string; reply: AnnouncementReply | null; refused?: true }[];
       /**
        * The announcement went to some peers only (an asker, the successors): it confirms no term,
        * since the peers it missed may hold that epoch under another coordinator.

@@ -19,6 +19,7 @@ import {
   type ProbeHeartbeat,
 } from './probe-heartbeat.js';
 import { AUTH_HEADER } from '../auth/signature.js';
+import { PROTOCOL, PROTOCOL_HEADER, protocolIn } from '../wire/protocol.js';
 
 /** What the routes call; null from a handler means the node is not taking part yet (503). */
 export interface NodeApi {
@@ -31,7 +32,8 @@ export interface NodeApi {
    */
   heartbeat?(heartbeat: ProbeHeartbeat): boolean;
   election(request: ElectionRequest): ElectionAnswer | null;
-  announcement(announcement: Announcement): AnnouncementReply | null;
+  /** `protocol`: the announcer's (its request's header): what its reply may carry. */
+  announcement(announcement: Announcement, protocol: number): AnnouncementReply | null;
   /** An indirect probe for the coordinator. */
   probe(request: RelayProbeRequest): Promise<RelayAnswer>;
   /** Prometheus text exposition. */
@@ -90,6 +92,12 @@ export function buildApp({
   const app = express();
   app.disable('x-powered-by');
   app.set('etag', false);
+  const ownProtocol = String(PROTOCOL);
+  // Every answer names the peer protocol this node speaks (peers send it what is new only then).
+  app.use((_req, res, next) => {
+    res.set(PROTOCOL_HEADER, ownProtocol);
+    next();
+  });
   const warn = new WarnThrottle(logger, now);
   const small = Math.min(smallBodyLimitBytes, bodyLimitBytes);
   const limitFor = (path: string) => (path === '/coordinator' ? bodyLimitBytes : small);
@@ -120,7 +128,7 @@ export function buildApp({
   const message =
     <T extends { from: { address: string } }, R>(
       schema: SchemaName,
-      handle: (body: T) => R | null,
+      handle: (body: T, protocol: number) => R | null,
       { peersOnly }: { peersOnly: boolean },
     ) =>
     (req: Request, res: Response) => {
@@ -137,7 +145,7 @@ export function buildApp({
         res.status(403).json({ error: `${claimed} is not a discovered peer of this node` });
         return;
       }
-      const result = handle(req.body as T);
+      const result = handle(req.body as T, protocolIn(req.get(PROTOCOL_HEADER)));
       if (result === null) {
         res.status(503).json({ error: 'this node is not taking part in elections yet' });
         return;
@@ -175,9 +183,11 @@ export function buildApp({
   );
   app.post(
     '/coordinator',
-    message<Announcement, AnnouncementReply>('announcement', (b) => api.announcement(b), {
-      peersOnly: true,
-    }),
+    message<Announcement, AnnouncementReply>(
+      'announcement',
+      (b, protocol) => api.announcement(b, protocol),
+      { peersOnly: true },
+    ),
   );
 
   app.get('/metrics', async (_req, res) => {

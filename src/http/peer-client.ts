@@ -26,8 +26,10 @@ import {
 import { PeerConnections } from './peer-connections.js';
 import { exchange, type Exchanged, type PeerRequest } from './peer-exchange.js';
 import { rejection } from '../core/rejection.js';
+import { PROTOCOL, PROTOCOL_HEADER, protocolIn } from '../wire/protocol.js';
 
 const MAX_RESPONSE_BYTES = 1024 * 1024;
+const OWN_PROTOCOL = String(PROTOCOL);
 const NO_BODY = Buffer.alloc(0);
 /** Peers whose addresses are remembered parsed, at most (discovery lists fewer). */
 const MAX_TARGETS = 20_000;
@@ -71,6 +73,8 @@ export interface PeerClientOptions {
 /** The real transport, and which peers took its heartbeats (as their last answer said). */
 export interface PeerClient extends PeerTransport {
   takesHeartbeats(address: string): boolean;
+  /** The peer protocol its last answer named (1 until it has answered: the safe guess). */
+  protocolOf(address: string): number;
   /** Forgets peers no longer listed (the set stays bounded as pod IPs come and go). */
   keepOnly(listed: ReadonlySet<string>): void;
   /** Closes the connections kept open to peers (at shutdown). */
@@ -122,12 +126,16 @@ function call<T>(
   target: Target,
   { path, method, body, schema, timeoutMs, signal, auth, headers: extra, onResponse }: Call,
   schemas: SchemaRegistry,
+  protocols: Map<string, number>,
 ): Promise<Outcome<T>> {
   const payload = body === undefined ? undefined : serialized(body);
   const signed = auth
     ? auth.signRequest(method, signedPath(target.address, path), payload ?? NO_BODY)
     : null;
-  const headers: Record<string, string> = { accept: 'application/json' };
+  const headers: Record<string, string> = {
+    accept: 'application/json',
+    [PROTOCOL_HEADER]: OWN_PROTOCOL,
+  };
   if (payload) headers['content-type'] = 'application/json';
   if (signed) headers[AUTH_HEADER] = signed.header;
   if (extra) for (const name in extra) headers[name] = extra[name]!;
@@ -144,15 +152,27 @@ function call<T>(
     signal,
     maxBodyBytes: MAX_RESPONSE_BYTES,
   };
-  return exchange(connections, request).then((exchanged) =>
-    judge<T>(
+  return exchange(connections, request).then((exchanged) => {
+    if (exchanged.ok) noteProtocol(protocols, target.address, exchanged.response.headers);
+    return judge<T>(
       exchanged,
       schema,
       auth && signed ? { auth, nonce: signed.nonce } : null,
       onResponse,
       schemas,
-    ),
-  );
+    );
+  });
+}
+
+/** Remembers the protocol a peer's answer names; only those above 1 are kept (a rollout's new). */
+function noteProtocol(
+  protocols: Map<string, number>,
+  address: string,
+  headers: ReadonlyMap<string, string>,
+): void {
+  const protocol = protocolIn(headers.get(PROTOCOL_HEADER));
+  if (protocol > 1) protocols.set(address, protocol);
+  else if (protocols.size > 0) protocols.delete(address);
 }
 
 /** What an exchange came to: the answer's value, or why the request failed. */
@@ -223,6 +243,8 @@ export function peerClient({
   const connections = new PeerConnections();
   /** Peers whose last answer to a probe said they take heartbeats in probes. */
   const takers = new Set<string>();
+  /** Peers whose last answer named a protocol above 1 (most, once a rollout is over). */
+  const protocols = new Map<string, number>();
   // 127.0.0.1 is already the kernel's source for every 127/8 destination: no bind (a bind picks
   // an ephemeral port by scanning those in use on the IP, a real cost over thousands of peers).
   const bindsOnLoopback = isLoopback(ownIp) && ownIp !== '127.0.0.1';
@@ -253,7 +275,7 @@ export function peerClient({
     }
     let sent: Promise<Outcome<T>>;
     try {
-      sent = call<T>(connections, target, rest, schemas);
+      sent = call<T>(connections, target, rest, schemas, protocols);
     } catch (err) {
       // A header that would break the framing, a body that is not JSON: a rejection, as ever.
       return rejection(err);
@@ -292,10 +314,12 @@ export function peerClient({
       });
     },
     takesHeartbeats: (address) => takers.has(address),
+    protocolOf: (address) => protocols.get(address) ?? 1,
     closeIdle: () => connections.closeIdle(),
     keepOnly: (listed) => {
       for (const address of takers) if (!listed.has(address)) takers.delete(address);
       for (const address of targets.keys()) if (!listed.has(address)) targets.delete(address);
+      for (const address of protocols.keys()) if (!listed.has(address)) protocols.delete(address);
     },
     sendElection: (address, request: ElectionRequest) =>
       send<ElectionAnswer>(address, {

@@ -16,6 +16,7 @@ const OUTCOMES: readonly DeliveryOutcome[] = [
   'rejected',
   'dropped',
   'superseded',
+  'withdrawn',
 ];
 
 export class WebhookMetrics {
@@ -25,7 +26,7 @@ export class WebhookMetrics {
   constructor(registry: Registry, pending: () => number) {
     this.deliveries = new Counter({
       name: 'knh_webhook_deliveries_total',
-      help: 'Webhook events that left the queue, by kind (peer-status, cluster-status, slack, alertmanager, pagerduty, webhook) and outcome: delivered, given-up (retried too long), rejected (4xx other than 429, not retried), dropped (queue full), superseded (a newer cluster status replaced it).',
+      help: 'Webhook events that left the queue, by kind (peer-status, cluster-status, slack, alertmanager, pagerduty, webhook) and outcome: delivered, given-up (retried too long), rejected (4xx other than 429, not retried), dropped (queue full), superseded (a newer cluster status replaced it), withdrawn (not sent by a coordinator that stopped leading: its successor sends it).',
       labelNames: ['kind', 'outcome'],
       registers: [registry],
     });

@@ -67,6 +67,8 @@ export interface ProbeRoundsOptions {
   intervalMs: number;
   /** When the peer last answered any request of this node (announcements too); null: never. */
   lastHeard?(address: string): number | null;
+  /** The node a peer runs on, as discovery names it: its name until it answers with its own. */
+  nodeNameOf?(address: string): string | undefined;
   /**
    * How late this process's event loop has run lately (event-loop-lag.ts). A peer that timed out
    * while it ran later than overloadLagMs() is not declared dead or behind a broken path.
@@ -92,6 +94,8 @@ export interface ProbeRoundsOptions {
    * seen alive late), so the cluster status need not wait for the next round. Must not block.
    */
   onVerdictsChanged?(): void;
+  /** Called when whether this node suspects itself changes (selfSuspicion). Must not block. */
+  onSelfSuspicion?(suspicion: SelfSuspicion): void;
 }
 
 /**
@@ -196,6 +200,10 @@ export class ProbeRounds {
     };
   }
 
+  private fresh(address: string, now: number): PeerRecord {
+    return newRecord(address, now, this.opts.nodeNameOf?.(address));
+  }
+
   get running(): boolean {
     return this.controller !== null;
   }
@@ -287,7 +295,7 @@ export class ProbeRounds {
     }
     for (const address of peers) {
       if (this.records.has(address)) continue;
-      this.put(address, newRecord(address, now));
+      this.put(address, this.fresh(address, now));
       this.membershipChanges++;
     }
   }
@@ -313,7 +321,7 @@ export class ProbeRounds {
     this.clearRecords();
     for (const address of this.peers) {
       const view = known.get(address);
-      this.put(address, view ? fromView(view) : newRecord(address, now));
+      this.put(address, view ? fromView(view) : this.fresh(address, now));
     }
     this.membershipChanges = 0;
     this.verdictChanges = 0;
@@ -527,6 +535,7 @@ export class ProbeRounds {
     if (now.suspect === this.wasSelfSuspect) return;
     this.wasSelfSuspect = now.suspect;
     this.verdictChanges++; // the cluster status says so
+    this.opts.onSelfSuspicion?.(now);
     const fields = { event: now.suspect ? 'self-suspect' : 'self-trusted', ...now };
     if (now.suspect) {
       this.opts.logger.warn(

@@ -20,7 +20,10 @@ export interface BrokenPath {
 
 export interface PeerRecord {
   address: string;
-  /** `NODE_NAME@POD_IP` once the peer has told us, else `unknown@<ip>`. */
+  /**
+   * `NODE_NAME@POD_IP`: as the peer told it, or before that as discovery names its node (the
+   * EndpointSlice's nodeName), else with the IP for a name (placeholderId).
+   */
   id: string;
   nodeName: string;
   health: Health;
@@ -117,16 +120,31 @@ export interface Confirmation {
 
 const same = (record: PeerRecord): Judgement => ({ record, transition: null, incidentMs: null });
 
-/** The id a peer has until it answers a probe: `unknown@<ip>`, an address, not an identity. */
+/**
+ * The id of a peer whose node's name nobody has told yet: `<ip>@<ip>`, the IP standing in for the
+ * name. An address, not an identity.
+ */
 export function placeholderId(address: string): string {
-  return `unknown@${parseAddress(address)?.ip ?? address}`;
+  const ip = ipOf(address);
+  return `${ip}@${ip}`;
 }
 
-export function newRecord(address: string, now: number): PeerRecord {
+const ipOf = (address: string) => parseAddress(address)?.ip ?? address;
+
+/** The id a peer goes by until it answers: its node's name as discovery knows it, or its IP. */
+export function provisionalId(address: string, nodeName?: string): string {
+  return nodeName ? `${nodeName}@${ipOf(address)}` : placeholderId(address);
+}
+
+/**
+ * A peer as first listed: unknown, named as discovery knows its node (`nodeName`: the
+ * EndpointSlice's), else by its IP, until it answers with its own id.
+ */
+export function newRecord(address: string, now: number, nodeName?: string): PeerRecord {
   return {
     address,
-    id: placeholderId(address),
-    nodeName: 'unknown',
+    id: provisionalId(address, nodeName),
+    nodeName: nodeName ?? ipOf(address),
     health: 'unknown',
     sinceMs: now,
     alerted: false,
@@ -231,7 +249,12 @@ export function confirm(record: PeerRecord, c: Confirmation, now: number): Judge
   if (withheld) return withheld;
   const dead: PeerRecord = { ...record, health: 'dead', sinceMs: now, brokenPath: null };
   if (record.health === 'unknown') {
-    return { record: dead, transition: 'never-alive', incidentMs: null };
+    // Not answered since it was listed: dead since then (START_GRACE counts from it).
+    return {
+      record: { ...dead, sinceMs: record.sinceMs },
+      transition: 'never-alive',
+      incidentMs: null,
+    };
   }
   const path = record.brokenPath?.alerted ? { restoredPath: record.brokenPath } : {};
   return { record: { ...dead, alerted: true }, transition: 'died', incidentMs: now, ...path };
@@ -290,6 +313,14 @@ export interface SelfSuspicion {
   /** Of those, the ones silent to it (the only evidence against its own network). */
   silent: number;
   considered: number;
+}
+
+/**
+ * Whether the peer was ever seen alive: a peer dead that was never reported (never-alive) was not,
+ * nor is one still unknown. One that is dead and reported was.
+ */
+export function seenAlive(r: Pick<PeerRecord, 'health' | 'alerted'>): boolean {
+  return r.health !== 'unknown' && (r.health !== 'dead' || r.alerted);
 }
 
 /** Whether selfSuspect counts the peer: seen alive, and not dead since. */

@@ -1,8 +1,14 @@
 // Alerts as receivers other than KNH's webhooks see them: one alert per problem (a peer dead, a
-// path broken), with a stable key, a firing and a resolved change; changes close in time are
-// delivered together as one group (one message, not one page per node).
+// path broken, a coordinator that cannot judge the mesh), with a stable key, a firing and a
+// resolved change; changes close in time are delivered together as one group (one message, not
+// one page per node).
+import type { JudgementFacts } from '../alerts/payloads.js';
 
-export type AlertKind = 'peer_dead' | 'path_broken';
+/**
+ * cannot_judge: the coordinator (`peer`) cannot reach most of its peers and withholds their
+ * verdicts; `reason` says so in a sentence, `judgement` in figures.
+ */
+export type AlertKind = 'peer_dead' | 'path_broken' | 'cannot_judge';
 
 export interface Alert {
   /** Stable identity across firing, resolution and coordinators: `knh:<subject>:<incident ms>`. */
@@ -15,6 +21,8 @@ export interface Alert {
   reason: string | null;
   /** Path alerts: who cannot reach whom, and who can. */
   path: { from: string; to: string; witnesses: string[] } | null;
+  /** cannot_judge: what the coordinator could see when it said so. */
+  judgement?: JudgementFacts;
   /** Epoch ms the problem started. */
   startsAt: number;
   /** Epoch ms it ended; null while firing. */

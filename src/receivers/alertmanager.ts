@@ -35,11 +35,20 @@ const TEST_ALERT_MS = 60_000;
 const ALERTNAME: Record<Alert['kind'], string> = {
   peer_dead: 'KnhPeerUnreachable',
   path_broken: 'KnhPathBroken',
+  cannot_judge: 'KnhCannotJudge',
 };
+/**
+ * cannot_judge is critical like a dead peer, though no node is confirmed dead: while it fires the
+ * mesh goes unjudged and several nodes may be down unannounced, so someone must look now. A broken
+ * path leaves its node reachable from others: a warning.
+ */
 const SEVERITY: Record<Alert['kind'], string> = {
   peer_dead: 'critical',
   path_broken: 'warning',
+  cannot_judge: 'critical',
 };
+/** cannot_judge's annotations (its sentence and lists name any number of nodes) are cut here. */
+const LIST_MAX = 4000;
 
 const iso = (ms: number) => new Date(ms).toISOString();
 
@@ -72,7 +81,51 @@ function alertLabels(alert: Alert, cluster: string | undefined): Record<string, 
   return Object.fromEntries(Object.entries(labels).filter(([, v]) => v !== ''));
 }
 
+/** `s`, cut to `max` characters ending in …. */
+const clip = (s: string, max: number) => (s.length <= max ? s : `${s.slice(0, max - 1)}…`);
+
+/** A list of names, with how many more there are than it names. */
+function listed(names: readonly string[], total: number): string {
+  if (total === 0) return 'none';
+  const more = total - names.length;
+  return clip(`${names.join(', ')}${more > 0 ? ` and ${more} more` : ''}`, LIST_MAX);
+}
+
+/**
+ * cannot_judge: the alert's node is the coordinator that cannot judge (alive, not failed); the
+ * description is knh's own sentence (which says why it cannot tell failure from its own isolation),
+ * and the figures it decided on have annotations of their own.
+ */
+function judgementAnnotations(alert: Alert): Record<string, string> {
+  const node = `${alert.peer.node_name || alert.peer.id} (${alert.peer.address})`;
+  const summary = `knh cannot judge the mesh: coordinator ${node} cannot reach most of its peers`;
+  const ended = alert.endsAt === null ? '' : `; ended ${iso(alert.endsAt)}`;
+  const sender = `${nodeNameOf(alert.coordinator.id)} (${alert.coordinator.address})`;
+  const annotations: Record<string, string> = {
+    summary,
+    description: clip(
+      `${alert.reason ?? summary}; since ${iso(alert.startsAt)}${ended}; sent by coordinator ${sender}.`,
+      LIST_MAX,
+    ),
+    coordinator: alert.coordinator.id,
+  };
+  const facts = alert.judgement;
+  if (facts) {
+    annotations.reaches = `${facts.reaches} of ${facts.peers} peers`;
+    annotations.unreachable = listed(
+      facts.unreachable.map((p) => p.node_name || p.id),
+      facts.unreachable_count,
+    );
+    annotations.corroborated_by = listed(
+      facts.corroborated_by.map(nodeNameOf),
+      facts.corroborated_by.length,
+    );
+  }
+  return annotations;
+}
+
 function alertAnnotations(alert: Alert): Record<string, string> {
+  if (alert.kind === 'cannot_judge') return judgementAnnotations(alert);
   const node = `${alert.peer.node_name} (${alert.peer.address})`;
   const coordinator = nodeNameOf(alert.coordinator.id);
   const summary = alert.path

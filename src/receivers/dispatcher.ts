@@ -127,11 +127,14 @@ export class AlertDispatcher {
   }
 
   /**
-   * Stops heartbeats, sends what is in the grouping window, and forgets the alerts: the next
-   * coordinator owns them now (this node starts again from what it is handed, should it lead).
+   * Stops heartbeats and forgets the alerts: the next coordinator owns them now (this node starts
+   * again from what it is handed, should it lead). What is in the grouping window is sent first
+   * when this node stops ('drain'), and left to the next coordinator when another took over
+   * ('hand-over': it was shared unsent, and is sent once, by that node). Messages already queued
+   * go out.
    */
-  stopLeading(): void {
-    this.flushNow();
+  stopLeading(end: 'hand-over' | 'drain' = 'drain'): void {
+    if (end === 'drain') this.flushNow();
     this.leading = false;
     this.reset();
   }

@@ -1,42 +1,45 @@
 // Peer-status events become alerts with a lifecycle: one firing, one resolved, per problem. A peer
 // that comes back is resolved only once it has stayed up for the hold-down; dying again within it
 // continues the same alert, so a flapping peer pages once, not on every flap. Pure: time is given.
-import type { PeerStatusPayload } from '../alerts/payloads.js';
+import {
+  incidentOf,
+  incidentStartOf,
+  opensIncident,
+  type PeerStatusPayload,
+} from '../alerts/payloads.js';
 import type { Alert, AlertChange, AlertKind } from './alert.js';
 
-const OPENING: Partial<Record<PeerStatusPayload['event'], AlertKind>> = {
-  peer_dead: 'peer_dead',
-  path_broken: 'path_broken',
-};
-
 /** `knh:<subject>:<incident ms>`: the dedup key without its event suffix. */
-export function alertKeyOf(payload: PeerStatusPayload): string {
-  return payload.dedup_key.slice(0, payload.dedup_key.lastIndexOf(':'));
+export const alertKeyOf = incidentOf;
+
+/** The alert kind of the incident a peer-status event opens or resolves. */
+function kindOf(event: PeerStatusPayload['event']): AlertKind {
+  if (event === 'path_broken' || event === 'path_restored') return 'path_broken';
+  if (event === 'cannot_judge' || event === 'can_judge') return 'cannot_judge';
+  return 'peer_dead';
 }
 
-/** What the alert is about, whichever incident: the peer, or the path to it. */
-function subjectOf(payload: PeerStatusPayload): string {
-  const path = payload.event === 'path_broken' || payload.event === 'path_restored';
-  return path
-    ? `path:${payload.coordinator_address}->${payload.peer.address}`
-    : payload.peer.address;
+/** What an alert is about, whichever incident: the peer, the path to it, or a coordinator's view. */
+function subject(kind: AlertKind, peer: string, coordinator: string): string {
+  if (kind === 'path_broken') return `path:${coordinator}->${peer}`;
+  if (kind === 'cannot_judge') return `judge:${peer}`;
+  return peer;
 }
 
-function incidentOf(key: string): number {
-  return Number(key.slice(key.lastIndexOf(':') + 1));
-}
+const subjectOf = (payload: PeerStatusPayload) =>
+  subject(kindOf(payload.event), payload.peer.address, payload.coordinator_address);
 
 export function alertOf(payload: PeerStatusPayload): Alert {
   const key = alertKeyOf(payload);
-  const path = payload.event === 'path_broken' || payload.event === 'path_restored';
   return {
     key,
-    kind: path ? 'path_broken' : 'peer_dead',
+    kind: kindOf(payload.event),
     peer: { id: payload.peer.id, address: payload.peer.address, node_name: payload.peer.node_name },
     coordinator: { id: payload.coordinator, address: payload.coordinator_address },
     reason: payload.reason ?? null,
     path: payload.path ?? null,
-    startsAt: incidentOf(key) || Date.parse(payload.timestamp),
+    ...(payload.judgement ? { judgement: payload.judgement } : {}),
+    startsAt: incidentStartOf(payload) || Date.parse(payload.timestamp),
     endsAt: null,
   };
 }
@@ -52,7 +55,7 @@ export class AlertLifecycle {
   /** A peer-status event (as sent to KNH's webhook): the alert changes it makes now, if any. */
   onEvent(payload: PeerStatusPayload, now: number): AlertChange[] {
     const subject = subjectOf(payload);
-    if (OPENING[payload.event]) {
+    if (opensIncident(payload.event)) {
       if (this.ending.delete(subject)) return []; // back down within the hold-down: same alert
       if (this.firing.has(subject)) return [];
       const alert = alertOf(payload);
@@ -84,11 +87,8 @@ export class AlertLifecycle {
   /** A new coordinator starts from the alerts still firing (no change: they fired already). */
   adopt(alerts: readonly Alert[]): void {
     for (const a of alerts) {
-      const subject =
-        a.kind === 'path_broken'
-          ? `path:${a.coordinator.address}->${a.peer.address}`
-          : a.peer.address;
-      if (!this.firing.has(subject)) this.firing.set(subject, a);
+      const about = subject(a.kind, a.peer.address, a.coordinator.address);
+      if (!this.firing.has(about)) this.firing.set(about, a);
     }
   }
 

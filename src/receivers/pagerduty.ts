@@ -5,6 +5,7 @@
 // alerts each open grouped incident holds (bounded: the oldest incidents are forgotten first). A
 // lone alert pages under its own key, which its resolution repeats. Rendering is otherwise pure.
 import { createHash } from 'node:crypto';
+import type { JudgementFacts } from '../alerts/payloads.js';
 import type { Alert, AlertGroup, ReceiverAdapter, ReceiverRequest } from './alert.js';
 import { nodeNameOf } from '../core/node-ref.js';
 
@@ -17,6 +18,8 @@ export const DETAILED = 200;
 /** Alerts of open grouped incidents remembered by default. */
 export const MAX_TRACKED = 10_000;
 const WITNESSES_DETAILED = 20;
+/** Peers a cannot_judge alert's custom_details name (KNH's events name at most as many). */
+const UNREACHABLE_DETAILED = 50;
 
 export interface PagerDutyOptions {
   routingKey: string;
@@ -34,7 +37,7 @@ export interface PagerDutyAdapter extends ReceiverAdapter {
   readonly openGroups: number;
 }
 
-export type Severity = 'critical' | 'warning' | 'info';
+export type Severity = 'critical' | 'error' | 'warning' | 'info';
 
 export interface TriggerEvent {
   routing_key: string;
@@ -78,8 +81,20 @@ const isoSeconds = (ms: number) => iso(ms).replace(/\.\d{3}Z$/, 'Z');
 const plural = (n: number, one: string, many: string) => `${n} ${n === 1 ? one : many}`;
 const earliest = (alerts: readonly Alert[]) =>
   alerts.reduce((min, a) => Math.min(min, a.startsAt), Number.POSITIVE_INFINITY);
-const severityOf = (alerts: readonly Alert[]): Severity =>
-  alerts.some((a) => a.kind === 'peer_dead') ? 'critical' : 'warning';
+/**
+ * A dead peer is critical. A coordinator that cannot judge the mesh is an error: nothing is
+ * confirmed dead, but the mesh goes unjudged and several nodes may be down, so it pages too. A
+ * broken path (its node reachable from others) is a warning.
+ */
+function severityOf(alerts: readonly Alert[]): Severity {
+  if (alerts.some((a) => a.kind === 'peer_dead')) return 'critical';
+  return alerts.some((a) => a.kind === 'cannot_judge') ? 'error' : 'warning';
+}
+/** The worst kind among them, as the event's class. */
+function classOf(alerts: readonly Alert[]): Alert['kind'] {
+  const kinds: readonly Alert['kind'][] = ['peer_dead', 'cannot_judge', 'path_broken'];
+  return kinds.find((k) => alerts.some((a) => a.kind === k)) ?? 'path_broken';
+}
 
 function witnesses(a: Alert): string {
   const w = (a.path?.witnesses ?? []).map(nodeNameOf);
@@ -90,8 +105,24 @@ function witnesses(a: Alert): string {
     : shown;
 }
 
+/**
+ * cannot_judge: knh's own sentence (who cannot judge, whom it does not reach, why that is no
+ * verdict); without one, the figures.
+ */
+function judgementSummary(a: Alert): string {
+  if (a.reason) return clip(a.reason, SUMMARY_MAX);
+  const facts = a.judgement
+    ? `reaches ${a.judgement.reaches} of ${a.judgement.peers} peers`
+    : 'cannot reach most of its peers';
+  return clip(
+    `knh cannot judge the mesh: coordinator ${a.peer.node_name} (${a.peer.address}) ${facts} since ${isoSeconds(a.startsAt)}`,
+    SUMMARY_MAX,
+  );
+}
+
 /** What failed, where, since when, and who saw it: one alert as an incident title. */
 function summaryOf(a: Alert): string {
+  if (a.kind === 'cannot_judge') return judgementSummary(a);
   const where = `${a.peer.node_name} (${a.peer.address})`;
   const seen = ` — seen by coordinator ${nodeNameOf(a.coordinator.id)} (${a.coordinator.address})`;
   const what =
@@ -100,6 +131,18 @@ function summaryOf(a: Alert): string {
       : `path from ${nodeNameOf(a.path?.from ?? a.coordinator.id)} to ${where} broken since ` +
         `${isoSeconds(a.startsAt)}; reachable from ${witnesses(a)}`;
   return clip(`knh: ${what}${seen}`, SUMMARY_MAX);
+}
+
+/** cannot_judge: the figures the coordinator decided on, bounded like the other lists. */
+function judgementDetails(j: JudgementFacts): Record<string, unknown> {
+  return {
+    reaches: j.reaches,
+    peers: j.peers,
+    unreachable: j.unreachable.slice(0, UNREACHABLE_DETAILED),
+    unreachable_count: j.unreachable_count,
+    corroborated_by: j.corroborated_by.slice(0, UNREACHABLE_DETAILED),
+    corroborated_count: j.corroborated_by.length,
+  };
 }
 
 function detailsOf(a: Alert): Record<string, unknown> {
@@ -123,26 +166,35 @@ function detailsOf(a: Alert): Record<string, unknown> {
           },
         }
       : {}),
+    ...(a.judgement ? { judgement: judgementDetails(a.judgement) } : {}),
   };
+}
+
+/** A group's alert by name: a node, a path, or a coordinator that cannot judge the mesh. */
+function nameOf(a: Alert): string {
+  if (a.kind === 'peer_dead') return a.peer.node_name;
+  if (a.kind === 'cannot_judge') return `${a.peer.node_name} (cannot judge)`;
+  return `${nodeNameOf(a.path?.from ?? a.coordinator.id)}→${a.peer.node_name}`;
 }
 
 /** Several alerts as one title: counts, then names while they fit, then who saw them. */
 function groupSummary(alerts: readonly Alert[]): string {
   const dead = alerts.filter((a) => a.kind === 'peer_dead');
+  const judges = alerts.filter((a) => a.kind === 'cannot_judge');
   const paths = alerts.filter((a) => a.kind === 'path_broken');
+  // A coordinator that cannot judge is counted apart: it is alive, not one of the nodes down.
   const counts = [
     dead.length > 0 ? `${plural(dead.length, 'node', 'nodes')} unreachable` : '',
+    judges.length > 0
+      ? `${plural(judges.length, 'coordinator cannot', 'coordinators cannot')} judge the mesh`
+      : '',
     paths.length > 0 ? `${plural(paths.length, 'path', 'paths')} broken` : '',
   ].filter(Boolean);
   const coordinators = [...new Set(alerts.map((a) => nodeNameOf(a.coordinator.id)))];
   const since = earliest(alerts);
   const head = `knh: ${counts.join(', ')}: `;
   const tail = ` — since ${isoSeconds(since)}, seen by coordinator ${coordinators.slice(0, 3).join(', ')}`;
-  const names = [...dead, ...paths].map((a) =>
-    a.kind === 'peer_dead'
-      ? a.peer.node_name
-      : `${nodeNameOf(a.path?.from ?? a.coordinator.id)}→${a.peer.node_name}`,
-  );
+  const names = [...dead, ...judges, ...paths].map(nameOf);
   const room = SUMMARY_MAX - head.length - tail.length - ` and ${names.length} more`.length;
   let listed = '';
   let shown = 0;
@@ -196,7 +248,7 @@ export function pagerDutyAdapter({
     source: source ?? ((alerts.length === 1 && alerts[0]?.peer.node_name) || 'knh'),
     severity: severityOf(alerts),
     timestamp: iso(earliest(alerts)),
-    class: alerts.some((a) => a.kind === 'peer_dead') ? 'peer_dead' : 'path_broken',
+    class: classOf(alerts),
   });
 
   function remember(dedupKey: string, alerts: readonly Alert[]) {
@@ -219,7 +271,8 @@ export function pagerDutyAdapter({
     const alerts = group.changes.map((c) => c.alert);
     const dedupKey = `knh:test:${group.at}`;
     const [only] = alerts;
-    const what = alerts.length === 1 && only ? `: ${summaryOf(only).slice('knh: '.length)}` : '';
+    // The alert's title without its `knh: ` (a cannot_judge title is a sentence starting `knh `).
+    const what = alerts.length === 1 && only ? `: ${summaryOf(only).replace(/^knh: /, '')}` : '';
     const fields =
       alerts.length > 0
         ? about(alerts)

@@ -1,5 +1,5 @@
 // Slack incoming-webhook messages: one readable message (text fallback plus Block Kit) per group; pure.
-import type { Alert, AlertChange, AlertGroup, ReceiverAdapter } from './alert.js';
+import type { Alert, AlertChange, AlertGroup, AlertKind, ReceiverAdapter } from './alert.js';
 import { nodeNameOf } from '../core/node-ref.js';
 
 /** Slack's documented limits: Block Kit reference; chat.postMessage truncates text past 40,000. */
@@ -86,20 +86,44 @@ export function duration(ms: number): string {
   return `${Math.floor(h / 24)} d ${h % 24} h`;
 }
 
-type Section = 'unreachable' | 'broken' | 'recovered' | 'restored';
-const SECTIONS: readonly Section[] = ['unreachable', 'broken', 'recovered', 'restored'];
+type Section =
+  'unreachable' | 'cannot-judge' | 'broken' | 'recovered' | 'restored' | 'judging-again';
+const SECTIONS: readonly Section[] = [
+  'unreachable',
+  'cannot-judge',
+  'broken',
+  'recovered',
+  'restored',
+  'judging-again',
+];
+const FIRING: Record<AlertKind, Section> = {
+  peer_dead: 'unreachable',
+  cannot_judge: 'cannot-judge',
+  path_broken: 'broken',
+};
+const RESOLVED: Record<AlertKind, Section> = {
+  peer_dead: 'recovered',
+  cannot_judge: 'judging-again',
+  path_broken: 'restored',
+};
 const sectionOf = (c: AlertChange): Section =>
-  c.type === 'firing'
-    ? c.alert.kind === 'peer_dead'
-      ? 'unreachable'
-      : 'broken'
-    : c.alert.kind === 'peer_dead'
-      ? 'recovered'
-      : 'restored';
-const label = (s: Section, n: number) =>
-  s === 'unreachable' || s === 'recovered'
-    ? `${plural(n, 'node', 'nodes')} ${s}`
-    : `${plural(n, 'path', 'paths')} ${s}`;
+  (c.type === 'firing' ? FIRING : RESOLVED)[c.alert.kind];
+const isFiring = (s: Section) => s === 'unreachable' || s === 'cannot-judge' || s === 'broken';
+/** A section's title; a coordinator that cannot judge is counted apart from the nodes down. */
+function label(s: Section, n: number): string {
+  switch (s) {
+    case 'unreachable':
+    case 'recovered':
+      return `${plural(n, 'node', 'nodes')} ${s}`;
+    case 'broken':
+    case 'restored':
+      return `${plural(n, 'path', 'paths')} ${s}`;
+    case 'cannot-judge':
+      return `${plural(n, 'coordinator', 'coordinators')} cannot judge the mesh`;
+    case 'judging-again':
+      return `${plural(n, 'cannot-judge alert', 'cannot-judge alerts')} resolved`;
+  }
+}
 
 const coordinatorOf = (a: Alert) => `${nodeNameOf(a.coordinator.id)} (${a.coordinator.address})`;
 const endOf = (a: Alert, at: number) => a.endsAt ?? at;
@@ -111,12 +135,48 @@ const witnessesOf = (a: Alert) => {
 };
 const fromOf = (a: Alert) => nodeNameOf(a.path?.from ?? a.coordinator.id);
 
+/** The lead of knh's cannot_judge sentence (src/alerts/cannot-judge.ts). */
+const CANNOT_JUDGE_LEAD = 'knh cannot judge the mesh: ';
+/** cannot_judge: its node is the coordinator that cannot judge (alive: not a node down). */
+const reachOf = (a: Alert) =>
+  a.judgement ? ` reaches ${a.judgement.reaches} of ${a.judgement.peers} peers` : '';
+
+/**
+ * cannot_judge firing: knh's sentence, or one from the figures without it. Never used for a
+ * resolution: the lifecycle resolves the firing alert itself, whose sentence and figures are then
+ * the opening's, not how things are now.
+ */
+function judgementSentence(a: Alert): string {
+  const figures = reachOf(a) || ' cannot reach most of its peers';
+  return (
+    a.reason ?? `${CANNOT_JUDGE_LEAD}coordinator ${a.peer.node_name} (${a.peer.address})${figures}`
+  );
+}
+
+/** That sentence without its lead, where the message says it in its own words. */
+function judgementDetail(a: Alert): string {
+  const whole = judgementSentence(a);
+  return whole.startsWith(CANNOT_JUDGE_LEAD) ? whole.slice(CANNOT_JUDGE_LEAD.length) : whole;
+}
+
+/** `names`, the first `LISTED` of them, and how many more of `total` there are. */
+function someOf(names: readonly string[], total: number): string {
+  const shown = names.slice(0, LISTED);
+  const more = total - shown.length;
+  return `${shown.join(', ')}${more > 0 ? ` and ${more} more` : ''}`;
+}
+
 /** One alert's change as plain text (the fallback's words). */
 function describe(c: AlertChange, at: number): string {
   const a = c.alert;
   const where = `${a.peer.node_name} (${a.peer.address})`;
   const since = utc(a.startsAt, at);
   const after = duration(endOf(a, at) - a.startsAt);
+  if (a.kind === 'cannot_judge') {
+    return c.type === 'firing'
+      ? `cannot judge the mesh since ${since}: ${judgementDetail(a)}`
+      : `can judge the mesh again after ${after}: coordinator ${where} could not judge it since ${since}`;
+  }
   if (a.kind === 'peer_dead') {
     return c.type === 'firing'
       ? `${where} unreachable since ${since}${a.reason ? ` (last failure: ${a.reason})` : ''}`
@@ -150,6 +210,10 @@ function item(c: AlertChange, at: number, sectionSince: number): string {
       return `• ${node} recovered after ${after}`;
     case 'restored':
       return `• ${path} restored after ${after}`;
+    case 'cannot-judge':
+      return `• ${node}${since} — ${fit(judgementDetail(a), 1500)}`;
+    case 'judging-again':
+      return `• ${node} could not judge it for ${after}`;
   }
 }
 
@@ -170,6 +234,10 @@ function sentence(c: AlertChange, at: number): string {
       return `${node} recovered after ${after} (unreachable since ${since}).`;
     case 'restored':
       return `${path} is restored after ${after} (broken since ${since}).`;
+    case 'cannot-judge':
+      return `${fit(judgementSentence(a), 2600)}.\n_Since ${since}._`;
+    case 'judging-again':
+      return `knh can judge the mesh again: coordinator ${node} could not judge it for ${after} (since ${since}).`;
   }
 }
 
@@ -194,8 +262,40 @@ function list(title: string, total: number, itemAt: (i: number) => string): stri
 const mrkdwn = (text: string): Mrkdwn => ({ type: 'mrkdwn', text });
 const field = (name: string, value: string) => mrkdwn(`*${name}*\n${value}`);
 
+/**
+ * cannot_judge: the coordinator that cannot judge, whom it does not reach and who confirms it;
+ * resolved, for how long and who resolved it (the figures are the opening's: not shown again).
+ */
+function judgementFields(c: AlertChange, at: number): Mrkdwn[] {
+  const a = c.alert;
+  const j = a.judgement;
+  const fields = [
+    field('Coordinator', fit(`${a.peer.node_name} (${a.peer.address})`, 1000)),
+    field(c.type === 'firing' ? 'Since' : 'Could not judge since', slackDate(a.startsAt, at)),
+  ];
+  if (c.type === 'resolved') {
+    fields.push(field('Judging again', slackDate(endOf(a, at), at)));
+    fields.push(field('Could not judge for', duration(endOf(a, at) - a.startsAt)));
+    if (a.coordinator.id !== a.peer.id)
+      fields.push(field('Resolved by', fit(coordinatorOf(a), 1000)));
+  }
+  if (!j || c.type === 'resolved') return fields;
+  const silent = j.unreachable.map((p) => p.node_name || p.id);
+  const by = j.corroborated_by.map(nodeNameOf);
+  fields.push(field('Reaches', `${j.reaches} of ${j.peers} peers`));
+  fields.push(field('Not answering', fit(someOf(silent, j.unreachable_count), 1500) || 'none'));
+  fields.push(
+    field(
+      'Cannot reach them either',
+      by.length > 0 ? fit(someOf(by, by.length), 1500) : 'no peer it reaches could check them',
+    ),
+  );
+  return fields;
+}
+
 function singleFields(c: AlertChange, at: number): Mrkdwn[] {
   const a = c.alert;
+  if (a.kind === 'cannot_judge') return judgementFields(c, at);
   const fields = [
     field('Node', fit(a.peer.node_name, 1000)),
     field('Pod address', fit(a.peer.address, 1000)),
@@ -228,6 +328,32 @@ function keys(alerts: readonly Alert[]): string {
   return `${alerts.length === 1 ? 'Alert' : 'Alerts'} ${shown.join(', ')}${rest > 0 ? ` and ${rest} more` : ''}`;
 }
 
+/** The header of a single-alert message. */
+function headlineOf(c: AlertChange): string {
+  const a = c.alert;
+  const firing = c.type === 'firing';
+  if (a.kind === 'cannot_judge')
+    return firing ? 'knh cannot judge the mesh' : 'knh can judge the mesh again';
+  return a.kind === 'peer_dead'
+    ? `${a.peer.node_name} ${firing ? 'unreachable' : 'recovered'}`
+    : `path ${fromOf(a)} → ${a.peer.node_name} ${firing ? 'broken' : 'restored'}`;
+}
+
+/** An alert as a group's fallback text names it in its section. */
+function nameOf(s: Section, a: Alert): string {
+  switch (s) {
+    case 'unreachable':
+    case 'recovered':
+    case 'judging-again':
+      return a.peer.node_name;
+    case 'cannot-judge':
+      return `${a.peer.node_name}${reachOf(a)}`;
+    case 'broken':
+    case 'restored':
+      return `${fromOf(a)} → ${a.peer.node_name}`;
+  }
+}
+
 export function slackMessage(group: AlertGroup, { clusterName }: { clusterName?: string } = {}) {
   const { at, changes, test } = group;
   const by = new Map<Section, AlertChange[]>(SECTIONS.map((s) => [s, []]));
@@ -237,9 +363,11 @@ export function slackMessage(group: AlertGroup, { clusterName }: { clusterName?:
     ? ':test_tube:'
     : present.includes('unreachable')
       ? ':red_circle:'
-      : present.includes('broken')
-        ? ':large_orange_circle:'
-        : ':large_green_circle:';
+      : present.includes('cannot-judge')
+        ? ':warning:'
+        : present.includes('broken')
+          ? ':large_orange_circle:'
+          : ':large_green_circle:';
   const cluster = clusterName ? ` (${clusterName})` : '';
   const prefix = `${emoji} ${test ? '[TEST] ' : ''}knh${cluster}: `;
   const testNote = test ? ' — a test alert, not a real problem' : '';
@@ -254,24 +382,14 @@ export function slackMessage(group: AlertGroup, { clusterName }: { clusterName?:
     headline = 'test alert';
     text = `${prefix}test alert: this receiver works; nothing is wrong`;
   } else if (single) {
-    const a = single.alert;
-    headline =
-      a.kind === 'peer_dead'
-        ? `${a.peer.node_name} ${single.type === 'firing' ? 'unreachable' : 'recovered'}`
-        : `path ${fromOf(a)} → ${a.peer.node_name} ${single.type === 'firing' ? 'broken' : 'restored'}`;
+    headline = headlineOf(single);
     text = `${prefix}${describe(single, at)} — ${seenBy}${testNote}`;
   } else {
     headline = present.map((s) => label(s, by.get(s)?.length ?? 0)).join(', ');
     const lines = present.map((s) => {
       const cs = by.get(s) ?? [];
-      const since = s === 'unreachable' || s === 'broken' ? ` since ${utc(earliest(cs), at)}` : '';
-      const names = cs
-        .slice(0, LISTED_IN_TEXT)
-        .map((c) =>
-          s === 'unreachable' || s === 'recovered'
-            ? c.alert.peer.node_name
-            : `${fromOf(c.alert)} → ${c.alert.peer.node_name}`,
-        );
+      const since = isFiring(s) ? ` since ${utc(earliest(cs), at)}` : '';
+      const names = cs.slice(0, LISTED_IN_TEXT).map((c) => nameOf(s, c.alert));
       const more = cs.length > LISTED_IN_TEXT ? ` and ${cs.length - LISTED_IN_TEXT} more` : '';
       return `${label(s, cs.length)}${since}: ${names.join(', ')}${more}`;
     });
@@ -310,7 +428,7 @@ export function slackMessage(group: AlertGroup, { clusterName }: { clusterName?:
     for (const s of present) {
       const cs = by.get(s) ?? [];
       const since = earliest(cs);
-      const title = `*${label(s, cs.length)}*${s === 'unreachable' || s === 'broken' ? ` since ${slackDate(since, at)}` : ''}`;
+      const title = `*${label(s, cs.length)}*${isFiring(s) ? ` since ${slackDate(since, at)}` : ''}`;
       const itemAt = (i: number) => (cs[i] ? item(cs[i], at, since) : '');
       blocks.push({ type: 'section', text: mrkdwn(list(title, cs.length, itemAt)) });
     }
@@ -321,10 +439,7 @@ export function slackMessage(group: AlertGroup, { clusterName }: { clusterName?:
           coordinators.length === 1 ? 'Coordinator' : 'Coordinators',
           fit(coordinators.slice(0, 5).join(', '), 1000),
         ),
-        field(
-          present.includes('unreachable') || present.includes('broken') ? 'Since' : 'Down since',
-          slackDate(earliest(changes), at),
-        ),
+        field(present.some(isFiring) ? 'Since' : 'Down since', slackDate(earliest(changes), at)),
       ],
     });
   }

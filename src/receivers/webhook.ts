@@ -1,4 +1,5 @@
 // The generic webhook receiver for in-house receivers: knh's own JSON (schemas/alert-webhook); pure.
+import { MAX_LISTED_UNREACHABLE, type JudgementFacts } from '../alerts/payloads.js';
 import type {
   Alert,
   AlertChange,
@@ -26,6 +27,12 @@ export interface WebhookAlert {
   coordinator: { id: string; address: string };
   reason: string | null;
   path: { from: string; to: string; witnesses: string[] } | null;
+  /**
+   * cannot_judge: what the coordinator (`node_name`, `peer_id`, `address`: alive, not failed)
+   * could see, as the alert carries it (a resolution: the opening's figures, or those of the
+   * coordinator that resolved it). Absent for the other kinds, so their alerts are unchanged.
+   */
+  judgement?: JudgementFacts;
 }
 
 export interface WebhookAlertBody {
@@ -85,13 +92,41 @@ function webhookAlert(alert: Alert, status: 'firing' | 'resolved', at: number): 
     path: alert.path
       ? { from: alert.path.from, to: alert.path.to, witnesses: [...alert.path.witnesses] }
       : null,
+    ...(alert.judgement ? { judgement: judgementOf(alert.judgement) } : {}),
+  };
+}
+
+/** A copy within the schema's bound on the peers listed (all of them are still counted). */
+function judgementOf(j: JudgementFacts): JudgementFacts {
+  return {
+    reaches: j.reaches,
+    peers: j.peers,
+    unreachable: j.unreachable
+      .slice(0, MAX_LISTED_UNREACHABLE)
+      .map((p) => ({ id: p.id, address: p.address, node_name: p.node_name })),
+    unreachable_count: j.unreachable_count,
+    corroborated_by: [...j.corroborated_by],
   };
 }
 
 const node = (a: Alert) => `node ${a.peer.node_name || a.peer.id} (${a.peer.address})`;
 
+/**
+ * cannot_judge in words: the coordinator is alive and cannot tell its peers' failure from its own
+ * isolation (knh's full sentence is in `reason`). A resolution states no figures: its alert is
+ * usually the firing one ended, whose figures are the opening's.
+ */
+function describeJudgement({ type, alert }: AlertChange): string {
+  const who = `coordinator ${alert.peer.node_name || alert.peer.id} (${alert.peer.address})`;
+  if (type === 'resolved') return `the mesh is judged again after ${who} could not judge it`;
+  const j = alert.judgement;
+  return `${who} cannot judge the mesh${j ? `: it reaches ${j.reaches} of ${j.peers} peers` : ''}`;
+}
+
 /** One change in words: what a person reading a chat line or a log needs first. */
-function describeChange({ type, alert }: AlertChange): string {
+function describeChange(change: AlertChange): string {
+  const { type, alert } = change;
+  if (alert.kind === 'cannot_judge') return describeJudgement(change);
   if (alert.kind === 'peer_dead') {
     if (type === 'resolved') return `${node(alert)} is back up`;
     return `${node(alert)} is down${alert.reason ? ` (${alert.reason})` : ''}`;
@@ -114,6 +149,17 @@ function describeChanges(changes: readonly AlertChange[]): string {
     [count('peer_dead', 'resolved'), 'node back up', 'nodes back up'],
     [count('path_broken', 'firing'), 'path broken', 'paths broken'],
     [count('path_broken', 'resolved'), 'path restored', 'paths restored'],
+    // Not `nodes down`: a coordinator that cannot judge is up; it withholds its verdicts.
+    [
+      count('cannot_judge', 'firing'),
+      'coordinator cannot judge the mesh',
+      'coordinators cannot judge the mesh',
+    ],
+    [
+      count('cannot_judge', 'resolved'),
+      'cannot-judge alert resolved',
+      'cannot-judge alerts resolved',
+    ],
   ] as const;
   return parts
     .filter(([n]) => n > 0)

@@ -3,7 +3,7 @@
 import { nodeNameOf, type NodeRef } from '../core/node-ref.js';
 import { pausing, type MaintenanceWindow } from '../maintenance/windows.js';
 import { wireWindow } from '../maintenance/maintenance-routes.js';
-import { placeholderId, type PeerRecord, type PeerView } from '../prober/verdict.js';
+import { provisionalId, type PeerRecord, type PeerView } from '../prober/verdict.js';
 import type { NodeStatus, StatusEvent, StatusPeer } from './status-types.js';
 
 export interface Departed {
@@ -28,6 +28,8 @@ export interface StatusFacts {
   followed: { views: readonly PeerView[]; atMs: number } | null;
   /** Every peer address discovery lists (self excluded). */
   discovered: readonly string[];
+  /** The node an address runs on, as discovery names it. */
+  nodeNameOf?: (address: string) => string | undefined;
   departed: readonly Departed[];
   windows: readonly MaintenanceWindow[];
   events: StatusEvent[];
@@ -76,14 +78,17 @@ export function assembleStatus(f: StatusFacts): NodeStatus {
   const c = f.coordinator;
   if (!f.own && c && c.address !== f.self.address && !peers.has(c.address)) {
     peers.set(c.address, {
-      ...blank(c.address, c.id),
+      ...blank(c.address, { id: c.id }),
       state: 'alive',
       since: iso(f.followed?.atMs),
     });
   }
-  for (const address of f.discovered) if (!peers.has(address)) peers.set(address, blank(address));
+  for (const address of f.discovered) {
+    if (!peers.has(address))
+      peers.set(address, blank(address, { nodeName: f.nodeNameOf?.(address) }));
+  }
   for (const d of f.departed) {
-    peers.set(d.address, { ...blank(d.address, d.id), state: 'left', since: iso(d.atMs) });
+    peers.set(d.address, { ...blank(d.address, { id: d.id }), state: 'left', since: iso(d.atMs) });
   }
   const windows = f.windows;
   return {
@@ -113,7 +118,12 @@ export function assembleStatus(f: StatusFacts): NodeStatus {
   };
 }
 
-function blank(address: string, id = placeholderId(address)): Omit<StatusPeer, 'in_maintenance'> {
+/** A peer this node has no verdict on: named by `id`, else by its node's name or its IP. */
+function blank(
+  address: string,
+  { id, nodeName }: { id?: string; nodeName?: string | undefined } = {},
+): Omit<StatusPeer, 'in_maintenance'> {
+  id ??= provisionalId(address, nodeName);
   return {
     id,
     address,

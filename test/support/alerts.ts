@@ -1,4 +1,5 @@
 // Alerts and peer deaths as the receivers' tests need them, built one way.
+import { CannotJudge, resolveInherited } from '../../src/alerts/cannot-judge.js';
 import { peerStatusPayload, type PeerStatusPayload } from '../../src/alerts/payloads.js';
 import type { NodeRef } from '../../src/core/node-ref.js';
 import {
@@ -9,6 +10,7 @@ import {
   type PeerRecord,
 } from '../../src/prober/verdict.js';
 import type { Alert } from '../../src/receivers/alert.js';
+import { alertOf } from '../../src/receivers/lifecycle.js';
 
 export const COORDINATOR: NodeRef = { id: 'worker-1@10.0.0.1', address: '10.0.0.1:8080' };
 
@@ -60,4 +62,52 @@ export function deathAndRecovery(
   const make = (r: PeerRecord, event: 'peer_dead' | 'peer_recovered', now: number) =>
     peerStatusPayload({ record: r, event, incidentMs: at, coordinator, epoch: 1, now });
   return [make(dead, 'peer_dead', at), make(recovered, 'peer_recovered', back)];
+}
+
+/** That peer's record once silent to this node since `at` (suspect: not answering, not refusing). */
+export function silentRecord(up: PeerRecord, at: number): PeerRecord {
+  return attemptFailed(up, { latencyMs: 1, detail: 'timeout' }, at - 1_000, at).record;
+}
+
+/**
+ * A cannot_judge incident of COORDINATOR (worker-1), as alerts made from KNH's events, built by the
+ * coordinator's own code so the sentences are the ones it sends. Opened at `at`: it reaches
+ * worker-2 but none of `silent` peers (worker-3, worker-4 …), and `corroboratedBy` cannot reach
+ * them either. Resolved at `back` by worker-1 reaching every peer again, or by `successor` taking
+ * over (reaching every peer but worker-1). `resolved` is the alert of the can_judge event, as a
+ * coordinator that never saw it fire resolves it; one that did resolves the firing alert, ended.
+ */
+export function cannotJudgeIncident(
+  at: number,
+  back: number,
+  {
+    silent = 3,
+    corroboratedBy = ['worker-2@10.0.0.2'],
+    successor,
+  }: { silent?: number; corroboratedBy?: string[]; successor?: NodeRef } = {},
+): { opening: PeerStatusPayload; resolution: PeerStatusPayload; opened: Alert; resolved: Alert } {
+  const peers = (now: number) =>
+    Array.from({ length: silent + 1 }, (_, i) =>
+      upRecord(`worker-${i + 2}`, `10.0.0.${i + 2}`, now),
+    );
+  const [reached, ...rest] = peers(at);
+  const records = [...(reached ? [reached] : []), ...rest.map((r) => silentRecord(r, at))];
+  const judge = new CannotJudge(COORDINATOR);
+  const opening = judge.withheld(corroboratedBy, records, 1, at);
+  if (!opening) throw new Error('cannot_judge did not open');
+  const payload = successor
+    ? resolveInherited(opening, {
+        coordinator: successor,
+        epoch: 2,
+        now: back,
+        records: peers(back).filter((r) => r.id !== successor.id),
+      })
+    : judge.judgingAgain(peers(back), 1, back);
+  if (!payload) throw new Error('can_judge was not sent');
+  return {
+    opening,
+    resolution: payload,
+    opened: alertOf(opening),
+    resolved: { ...alertOf(payload), endsAt: back },
+  };
 }

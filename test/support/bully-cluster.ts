@@ -144,7 +144,8 @@ export class Cluster {
       this.queue(address, { type: 'election-result', now: this.now, round: effect.round, answers });
     } else if (effect.type === 'announce') {
       const replies = effect.to.map((to) => {
-        if (!this.answering(to)) return { address: to, reply: null };
+        // A crashed node's host refuses; one not started yet answers 503: both are heard.
+        if (!this.answering(to)) return { address: to, reply: null, refused: true as const };
         const event = { type: 'announcement', now: this.now, from, epoch: effect.epoch } as const;
         const reply = this.apply(to, event).find((e) => e.type === 'reply-announcement');
         return { address: to, reply: reply?.type === 'reply-announcement' ? reply.reply : null };

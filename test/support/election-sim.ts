@@ -281,11 +281,15 @@ export class ElectionSim {
   }
 
   /** The time a request to `to` sent now resolves at the sender, and whether it was answered. */
-  private requestOutcome(to: string, arrives: number): { answered: boolean; at: number } {
+  /** `refused`: a crashed node's host answers the connection with a refusal. */
+  private requestOutcome(
+    to: string,
+    arrives: number,
+  ): { answered: boolean; at: number; refused?: true } {
     const fault = this.faults.get(to);
     if (fault === 'blackhole')
       return { answered: false, at: this.now + this.network.requestTimeoutMs };
-    if (fault === 'crash') return { answered: false, at: arrives + this.delay() };
+    if (fault === 'crash') return { answered: false, at: arrives + this.delay(), refused: true };
     return { answered: true, at: arrives };
   }
 
@@ -354,6 +358,7 @@ export class ElectionSim {
           ? { heartbeatMs: this.timing.heartbeatIntervalMs * LARGE_MESH_HEARTBEAT_EVERY }
           : {};
       const replies = new Map<string, AnnouncementReply | null>();
+      const refused = new Set<string>();
       let open = targets.length;
       let settledEarly = false;
       const settle = (which: string[]) =>
@@ -361,7 +366,11 @@ export class ElectionSim {
           type: 'announce-result',
           now: this.now,
           epoch: effect.epoch,
-          replies: which.map((a) => ({ address: a, reply: replies.get(a) ?? null })),
+          replies: which.map((a) => ({
+            address: a,
+            reply: replies.get(a) ?? null,
+            ...(refused.has(a) ? { refused: true as const } : {}),
+          })),
           ...(targets.length < (this.states.get(address)?.peers.length ?? 0)
             ? { partial: true as const }
             : {}),
@@ -386,6 +395,7 @@ export class ElectionSim {
         if (!outcome.answered) {
           this.agenda.add(outcome.at, () => {
             replies.set(to, null);
+            if (outcome.refused) refused.add(to);
             done();
           });
           continue;

@@ -19,6 +19,11 @@ export interface HostLeadership {
   epoch: number;
 }
 
+/** A settled mesh: its leadership, and the cluster status that showed every other host alive. */
+export interface SettledMesh extends HostLeadership {
+  status: ClusterStatusWebhook;
+}
+
 /** The bully order, computed here from the IPs (every host listens on the same port). */
 export function byRank(hosts: readonly HostNode[]): HostNode[] {
   const value = (h: HostNode) => h.ip.split('.').reduce((v, octet) => v * 256 + Number(octet), 0);
@@ -95,14 +100,14 @@ export class MultiHostFixture {
   }
 
   /** All hosts follow the top host, whose cluster status lists every other host alive. */
-  async settled(timeoutMs = 20_000): Promise<HostLeadership> {
+  async settled(timeoutMs = 20_000): Promise<SettledMesh> {
     const lead = await this.waitForLeader({ timeoutMs });
-    await this.waitForClusterStatus(
+    const status = await this.waitForClusterStatus(
       `the first cluster status of ${lead.coordinator.address} listing every peer alive`,
       (b) => listsEveryPeerAlive(b, lead.coordinator.address, lead.epoch, this.hosts.length - 1),
       { timeoutMs },
     );
-    return lead;
+    return { ...lead, status };
   }
 
   /** The first peer-status webhook received since `sinceMs` (default: any) whose body matches. */
@@ -193,8 +198,8 @@ export function useHostNetwork(): (
     await teardownAll();
   });
   after(teardownAll);
-  return async ({ hosts = 5, env = {}, maxLogLines } = {}) => {
-    const net = await HostNetwork.start({ hosts, env, ...(maxLogLines ? { maxLogLines } : {}) });
+  return async (options = {}) => {
+    const net = await HostNetwork.start({ ...options, hosts: options.hosts ?? 5 });
     started.push(net);
     const fx = new MultiHostFixture(net);
     fixtures.push(fx);

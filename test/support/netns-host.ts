@@ -1,7 +1,7 @@
 // One host of a HostNetwork: its namespace on the bridge, and the knh process that runs in it.
 import { spawn, type ChildProcess } from 'node:child_process';
 import { createInterface } from 'node:readline';
-import { CLI_PATH, logLineOf, type LogLine } from '../../src/demo/mesh.js';
+import { logLineOf, type LogLine } from '../../src/demo/mesh.js';
 import { chainSetup } from './netns-faults.js';
 import { nsSh, sh } from './netns-shell.js';
 
@@ -15,6 +15,8 @@ export interface HostNode {
   /** ip:8080, the node's peer address. */
   address: string;
   netns: string;
+  /** The knh CLI this host runs (and runs again on a restart): the working tree's or another build's. */
+  cliPath: string;
   process: ChildProcess | null;
   logs: LogLine[];
   stderr: string[];
@@ -49,8 +51,46 @@ export async function reach(h: HostNode, ip: string, port: number): Promise<void
 }
 
 /**
- * Spawns knh in the host's namespace (`ip netns exec` execs node, so the child's pid is node's),
- * with exactly `env`; keeps its last `maxLines` JSON log lines and its stderr on `h`.
+ * A TCP listener on h.ip:port inside the host's namespace, standing in for a knh node not started
+ * yet so that connectivity can be checked before any node runs; resolves once it listens, with the
+ * function that stops it (and waits for the port to be free again). It exits by itself after 60 s.
+ */
+export async function listenBriefly(h: HostNode, port: number): Promise<() => Promise<void>> {
+  const script = [
+    `require('node:net').createServer((s) => s.destroy())`,
+    `.listen(${port}, '${h.ip}', () => console.log('listening'));`,
+    `setTimeout(() => process.exit(0), 60000).unref();`,
+  ].join('');
+  const child = spawn('ip', ['netns', 'exec', h.netns, process.execPath, '-e', script], {
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  const exited = new Promise<void>((resolve) => child.once('close', () => resolve()));
+  const stop = async () => {
+    child.kill('SIGKILL');
+    await exited;
+  };
+  let stderr = '';
+  child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString('utf8')));
+  let timer: NodeJS.Timeout | undefined;
+  const ready = new Promise<void>((resolve, reject) => {
+    child.stdout.once('data', () => resolve());
+    void exited.then(() => reject(new Error(`exited: ${stderr.trim()}`)));
+    timer = setTimeout(() => reject(new Error('not listening within 20 s')), 20_000);
+  });
+  try {
+    await ready;
+    return stop;
+  } catch (err) {
+    await stop();
+    throw new Error(`${h.name}: a stand-in listener on ${h.ip}:${port} failed`, { cause: err });
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
+/**
+ * Spawns knh (`h.cliPath`) in the host's namespace (`ip netns exec` execs node, so the child's pid
+ * is node's), with exactly `env`; keeps its last `maxLines` JSON log lines and its stderr on `h`.
  */
 export function spawnKnh(
   h: HostNode,
@@ -58,7 +98,7 @@ export function spawnKnh(
   maxLines: number,
   onLine: (line: LogLine) => void,
 ): ChildProcess {
-  const child = spawn('ip', ['netns', 'exec', h.netns, process.execPath, CLI_PATH], {
+  const child = spawn('ip', ['netns', 'exec', h.netns, process.execPath, h.cliPath], {
     env,
     stdio: ['ignore', 'pipe', 'pipe'],
   });

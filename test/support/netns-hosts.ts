@@ -3,13 +3,14 @@
 import { randomBytes } from 'node:crypto';
 import { EventEmitter } from 'node:events';
 import type { PingResponse } from '../../src/core/transport.js';
-import type { LogLine } from '../../src/demo/mesh.js';
+import { CLI_PATH, type LogLine } from '../../src/demo/mesh.js';
 import { Receiver } from '../../src/receiver/receiver.js';
 import { loadSchemas } from '../../src/wire/schemas.js';
 import * as faults from './netns-faults.js';
 import {
   buildHost,
   KNH_PORT,
+  listenBriefly,
   reach,
   signalAndWait,
   spawnKnh,
@@ -27,6 +28,10 @@ export interface HostNetworkOptions {
   /** Settings for every node, on top of the harness's (static discovery, webhook URLs, debug logs). */
   env?: Record<string, string>;
   maxLogLines?: number;
+  /** The knh CLI host i (1-based) runs; default the working tree's (CLI_PATH). */
+  cliFor?: (index: number) => string;
+  /** false: build the hosts and start the receiver only; the test starts nodes with startNode(). */
+  startNodes?: boolean;
 }
 
 /** One fault operation, for failure reports. */
@@ -61,13 +66,16 @@ export class HostNetwork extends EventEmitter {
     return reason === null ? { ok: true } : { ok: false, reason };
   }
 
-  /** Builds the network, starts the receiver and every node; on any failure leaves nothing behind. */
+  /**
+   * Builds the network, starts the receiver and (unless `startNodes` is false) every node; on any
+   * failure leaves nothing behind.
+   */
   static async start(opts: HostNetworkOptions): Promise<HostNetwork> {
     const net = new HostNetwork(opts);
     try {
       await net.build();
       await net.receiver.start();
-      await Promise.all(net.hosts.map((h) => net.startNode(h.index)));
+      if (opts.startNodes ?? true) await Promise.all(net.hosts.map((h) => net.startNode(h.index)));
       await net.checkConnectivity();
       return net;
     } catch (err) {
@@ -126,6 +134,7 @@ export class HostNetwork extends EventEmitter {
           ip,
           address: `${ip}:${KNH_PORT}`,
           netns: this.names.netns(i),
+          cliPath: this.opts.cliFor?.(i) ?? CLI_PATH,
           process: null,
           logs: [],
           stderr: [],
@@ -139,19 +148,36 @@ export class HostNetwork extends EventEmitter {
     this.localReceiver = new Receiver({ schemas: loadSchemas(), host: this.bridgeIp, port: 0 });
   }
 
-  /** Checks what the tests rely on: every host reaches the receiver, host 1 every other host. */
+  /**
+   * Checks what the tests rely on: every host reaches the receiver, and the hosts reach each other
+   * on the knh port (host 1 every other node; with no node started yet, every other host a
+   * stand-in listener on host 1).
+   */
   private async checkConnectivity(): Promise<void> {
     const first = this.host(1);
-    await Promise.all([
-      ...this.hosts.map((h) => reach(h, this.bridgeIp, this.receiver.port)),
-      ...this.hosts.filter((h) => h !== first).map((h) => reach(first, h.ip, KNH_PORT)),
-    ]);
+    const others = this.hosts.filter((h) => h !== first);
+    await Promise.all(this.hosts.map((h) => reach(h, this.bridgeIp, this.receiver.port)));
+    if (others.every((h) => h.process)) {
+      await Promise.all(others.map((h) => reach(first, h.ip, KNH_PORT)));
+      return;
+    }
+    const stop = await listenBriefly(first, KNH_PORT);
+    try {
+      await Promise.all(others.map((h) => reach(h, first.ip, KNH_PORT)));
+    } finally {
+      await stop();
+    }
   }
 
-  /** Spawns host i's knh node in its namespace and waits until it listens. */
-  async startNode(i: number): Promise<void> {
+  /**
+   * Spawns host i's knh node in its namespace (with `cliPath`, which the host then keeps for its
+   * restarts; default the one it has) and waits until it listens. Resolves with the time (epoch
+   * ms) it was spawned, or, if it already runs, now.
+   */
+  async startNode(i: number, cliPath?: string): Promise<number> {
     const h = this.host(i);
-    if (h.process) return;
+    if (h.process) return Date.now();
+    if (cliPath !== undefined) h.cliPath = cliPath;
     const env: Record<string, string> = {
       PATH: process.env.PATH ?? '/usr/sbin:/usr/bin:/sbin:/bin',
       DISCOVERY: 'static',
@@ -167,8 +193,11 @@ export class HostNetwork extends EventEmitter {
       ...this.opts.env,
     };
     spawnKnh(h, env, this.opts.maxLogLines ?? 50_000, (line) => this.emit('log', h, line));
-    this.note(`start ${h.name}`);
+    const spawnedMs = this.note(
+      `start ${h.name}${h.cliPath === CLI_PATH ? '' : ` (${h.cliPath})`}`,
+    );
     await this.waitForLog(i, (l) => l.event === 'listening', STARTUP_MS, true);
+    return spawnedMs;
   }
 
   /** Resolves with host i's first log line matching `pred` (only lines from now on if `fresh`). */

@@ -1,8 +1,12 @@
 // The alert hold: which alerts a maintenance window keeps back, which resolutions cancel them, and
 // what goes out when the window is over.
 import { expect } from 'chai';
-import { AlertHold, incidentOf } from '../../src/alerts/alert-hold.js';
-import { peerStatusPayload, type PeerStatusPayload } from '../../src/alerts/payloads.js';
+import { AlertHold } from '../../src/alerts/alert-hold.js';
+import {
+  incidentOf,
+  peerStatusPayload,
+  type PeerStatusPayload,
+} from '../../src/alerts/payloads.js';
 import { pausing, type MaintenanceWindow } from '../../src/maintenance/windows.js';
 import { newRecord, type PeerRecord } from '../../src/prober/verdict.js';
 

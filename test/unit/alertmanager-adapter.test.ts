@@ -4,6 +4,8 @@ import { expect } from 'chai';
 import type { Alert, AlertGroup, ReceiverRequest } from '../../src/receivers/alert.js';
 import { alertmanagerAdapter, type PostableAlert } from '../../src/receivers/alertmanager.js';
 import { loadSchemas } from '../../src/wire/schemas.js';
+import { AlertLifecycle } from '../../src/receivers/lifecycle.js';
+import { cannotJudgeIncident } from '../support/alerts.js';
 
 const schemas = loadSchemas();
 const T0 = Date.parse('2025-03-01T10:00:00.000Z');
@@ -222,6 +224,98 @@ describe('alertmanagerAdapter', () => {
 
   it('sends nothing for a group without changes', () => {
     expect(adapter.render(group([]))).to.deep.equal([]);
+  });
+
+  describe('a coordinator that cannot judge the mesh', () => {
+    const BACK = T0 + 60_000;
+    const SENTENCE =
+      'knh cannot judge the mesh: coordinator worker-1 reaches 1 of 4 peers; worker-3, worker-4, ' +
+      "worker-5 do not answer it, and worker-2 cannot reach them either: either they failed or worker-1's " +
+      'side of the network is cut off from them, and knh cannot tell which';
+    const LABELS = {
+      alertname: 'KnhCannotJudge',
+      severity: 'critical',
+      node: 'worker-1',
+      pod_ip: '10.0.0.1',
+      instance: '10.0.0.1:8080',
+      knh_key: `knh:judge:10.0.0.1:8080:${T0}`,
+    };
+
+    it("fires KnhCannotJudge, critical, about the coordinator, with knh's sentence", () => {
+      const { opened } = cannotJudgeIncident(T0, BACK);
+      const { alerts } = only(adapter.render(group([{ type: 'firing', alert: opened }])));
+      const [a] = alerts as [PostableAlert];
+      expect(a.labels).to.deep.equal(LABELS);
+      expect(a.annotations).to.deep.equal({
+        summary:
+          'knh cannot judge the mesh: coordinator worker-1 (10.0.0.1:8080) cannot reach most of its peers',
+        description: `${SENTENCE}; since ${new Date(T0).toISOString()}; sent by coordinator worker-1 (10.0.0.1:8080).`,
+        coordinator: 'worker-1@10.0.0.1',
+        reaches: '1 of 4 peers',
+        unreachable: 'worker-3, worker-4, worker-5',
+        corroborated_by: 'worker-2',
+      });
+      expect(a.startsAt).to.equal(new Date(T0).toISOString());
+      expect(Date.parse(a.endsAt)).to.equal(T0 + 5_000 + 4 * RESEND_MS);
+      // Re-posted while it fires, like the others.
+      const beat = only(adapter.heartbeat?.([opened], T0 + 600_000) ?? []).alerts;
+      expect(byName(beat, 'KnhCannotJudge').map((b) => b.labels)).to.deep.equal([LABELS]);
+    });
+
+    it('resolves with the same labels and endsAt, whoever resolves it', () => {
+      const { opening, resolution } = cannotJudgeIncident(T0, BACK);
+      const seen = new AlertLifecycle(0);
+      seen.onEvent(opening, T0);
+      const held = seen.onEvent(resolution, BACK);
+      const successor = { id: 'worker-2@10.0.0.2', address: '10.0.0.2:8080' };
+      const { resolved: inherited } = cannotJudgeIncident(T0, BACK, { successor });
+      for (const changes of [held, [{ type: 'resolved' as const, alert: inherited }]]) {
+        const [a] = only(adapter.render(group(changes, { at: BACK + 2_000 }))).alerts;
+        expect(a?.labels).to.deep.equal(LABELS);
+        expect(a?.endsAt).to.equal(new Date(BACK).toISOString());
+        expect(a?.annotations.description).to.include(`ended ${new Date(BACK).toISOString()}`);
+      }
+      const [byHeir] = only(
+        adapter.render(group([{ type: 'resolved', alert: inherited }], { at: BACK })),
+      ).alerts;
+      expect(byHeir?.annotations).to.include({ coordinator: 'worker-2@10.0.0.2' });
+      expect(byHeir?.annotations.description).to.match(
+        /^knh can judge the mesh again: worker-2 leads now, in place of worker-1, and reaches 3 of 3 peers; /,
+      );
+    });
+
+    it('posts it beside the dead nodes of the same group, each under its own name', () => {
+      const { opened } = cannotJudgeIncident(T0, BACK);
+      const { alerts } = only(
+        adapter.render(
+          group([
+            { type: 'firing', alert: alert() },
+            { type: 'firing', alert: opened },
+          ]),
+        ),
+      );
+      expect(
+        alerts.map((a) => [a.labels.alertname, a.labels.severity, a.labels.node]),
+      ).to.deep.equal([
+        ['KnhPeerUnreachable', 'critical', 'node-7'],
+        ['KnhCannotJudge', 'critical', 'worker-1'],
+      ]);
+      expect(alerts[0]?.annotations).to.not.have.property('reaches');
+    });
+
+    it('keeps long lists of nodes within the schema', () => {
+      const corroboratedBy = Array.from(
+        { length: 2000 },
+        (_, i) => `${'r'.repeat(60)}-${i}@10.0.3.1`,
+      );
+      const { opened } = cannotJudgeIncident(T0, BACK, { silent: 80, corroboratedBy });
+      const [a] = only(adapter.render(group([{ type: 'firing', alert: opened }]))).alerts;
+      expect(a?.annotations.unreachable).to.match(
+        /^worker-3, worker-4, .*, worker-52 and 30 more$/,
+      );
+      expect(a?.annotations.corroborated_by).to.have.length(4000).and.match(/…$/);
+      expect(a?.annotations.description?.length).to.be.at.most(4000);
+    });
   });
 
   it('the schema rejects what Alertmanager rejects', () => {

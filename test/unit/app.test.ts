@@ -31,6 +31,8 @@ const pingBody: PingResponse = {
 class FakeApi implements NodeApi {
   elections: ElectionRequest[] = [];
   announcements: Announcement[] = [];
+  /** The protocol each announcement's request named. */
+  announcementProtocols: number[] = [];
   probes: RelayProbeRequest[] = [];
   probeAnswer: RelayAnswer = {
     status: 200,
@@ -56,8 +58,9 @@ class FakeApi implements NodeApi {
     return { type: 'answer', from: self, epoch: 4, coordinator: self };
   }
 
-  announcement(announcement: Announcement): AnnouncementReply | null {
+  announcement(announcement: Announcement, protocol: number): AnnouncementReply | null {
     this.announcements.push(announcement);
+    this.announcementProtocols.push(protocol);
     if (this.notTakingPart) return null;
     return { accepted: false, reason: 'outranked', epoch: 4, coordinator: self };
   }
@@ -83,8 +86,12 @@ describe('HTTP app', () => {
   let logger: CapturingLogger;
   const url = (path: string) => `http://127.0.0.1:${server.port}${path}`;
 
-  const post = (path: string, body: string) =>
-    fetch(url(path), { method: 'POST', headers: { 'content-type': 'application/json' }, body });
+  const post = (path: string, body: string, headers: Record<string, string> = {}) =>
+    fetch(url(path), {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', ...headers },
+      body,
+    });
 
   /** Expects a JSON answer with `status` that matches `schema`; returns its body. */
   async function expectJson(res: Response, status: number, schema: SchemaName) {
@@ -105,6 +112,7 @@ describe('HTTP app', () => {
   beforeEach(() => {
     api.elections = [];
     api.announcements = [];
+    api.announcementProtocols = [];
     api.probes = [];
     api.probeAnswer = new FakeApi().probeAnswer;
     api.notTakingPart = false;
@@ -220,7 +228,6 @@ describe('HTTP app', () => {
     ['a host name as target', { ...probeRequest, target: 'worker-2:8080' }],
     ['a target without a port', { ...probeRequest, target: '10.0.0.2' }],
     ['no from', { target: '10.0.0.2:8080', timeout_ms: 850 }],
-    ['an extra property', { ...probeRequest, url: 'http://example.com/' }],
   ];
   for (const [what, value] of malformedProbes) {
     it(`POST /probe answers 400 to ${what}, without probing`, async () => {
@@ -233,6 +240,32 @@ describe('HTTP app', () => {
       expect(api.probes).to.deep.equal([]);
     });
   }
+
+  it('takes a peer message with a field it does not know, as a newer version may send, and ignores the field', async () => {
+    const res = await post('/election', JSON.stringify({ from: lower, epoch: 1, priority: 9 }));
+    expect(res.status).to.equal(200);
+    expect(api.elections).to.have.length(1);
+    expect(api.elections[0]).to.deep.include({ from: lower, epoch: 1 });
+    const probe = await post('/probe', JSON.stringify({ ...probeRequest, via: 'a newer relay' }));
+    expect(probe.status).to.equal(200);
+    expect(api.probes).to.have.length(1);
+  });
+
+  it("names the peer protocol it speaks in every answer, and hears the asker's", async () => {
+    const res = await fetch(url('/ping'));
+    expect(res.headers.get('x-knh-protocol')).to.equal('2');
+    const answered = await post(
+      '/coordinator',
+      JSON.stringify({ from: lower, epoch: 2, peers: [] }),
+      {
+        'x-knh-protocol': '2',
+      },
+    );
+    expect(answered.headers.get('x-knh-protocol')).to.equal('2');
+    expect(api.announcementProtocols).to.deep.equal([2]);
+    await post('/coordinator', JSON.stringify({ from: lower, epoch: 2, peers: [] }));
+    expect(api.announcementProtocols, 'no header: a node of f6578aa').to.deep.equal([2, 1]);
+  });
 
   it('answers 400 with a JSON error to a body that is not JSON', async () => {
     for (const text of ['{"from": ', 'epoch=1', '{"from":{"id":"a",}}']) {
@@ -257,7 +290,6 @@ describe('HTTP app', () => {
       { from: { id: 'x', address: 'node-a:8080' }, epoch: 1 },
       /address/,
     ],
-    ['/election', 'an extra property', { from: lower, epoch: 1, priority: 9 }, /additional/],
     ['/election', 'a negative epoch', { from: lower, epoch: -1 }, /epoch/],
     ['/election', 'a fractional epoch', { from: lower, epoch: 1.5 }, /epoch/],
     ['/coordinator', 'epoch 0', { from: lower, epoch: 0, peers: [] }, /epoch/],

@@ -60,7 +60,9 @@ function coordinator(self: NodeRef, peers: NodeRef[], epoch = 1, now = 0): Elect
   const s = start(self, peers, { now, epoch: epoch - 1 }).state;
   expect(s.role).to.equal('coordinator');
   expect(s.epoch).to.equal(epoch);
-  const confirmed = step(s, { type: 'announce-result', now, epoch, replies: [] }).state;
+  const accepted = { accepted: true, epoch, coordinator: self };
+  const replies = peers.slice(0, 1).map((p) => ({ address: p.address, reply: accepted }));
+  const confirmed = step(s, { type: 'announce-result', now, epoch, replies }).state;
   expect(confirmed.leading).to.equal(true);
   return confirmed;
 }
@@ -646,6 +648,32 @@ describe('bully election: step', () => {
         replies: [],
       });
       expect(effectsOf(again, 'leading')).to.deep.equal([]);
+    });
+
+    it('confirms no term no peer answered at all: a node cut off from every peer leads nobody', () => {
+      const alone = start(D, [A, B, C]).state;
+      const silent = [A, B, C].map((p) => ({ address: p.address, reply: null }));
+      const unheard = step(alone, { type: 'announce-result', now: 5, epoch: 1, replies: silent });
+      expect(effectsOf(unheard, 'leading')).to.deep.equal([]);
+      expect(unheard.state).to.include({ role: 'coordinator', leading: false });
+      // A host that refuses is heard (a crashed node holds no term): the term is confirmed.
+      const refused = silent.map((r, i) => (i === 0 ? { ...r, refused: true as const } : r));
+      const heard = step(unheard.state, {
+        type: 'announce-result',
+        now: 6,
+        epoch: 1,
+        replies: refused,
+      });
+      expect(effectsOf(heard, 'leading')).to.deep.equal([{ type: 'leading', epoch: 1 }]);
+      // With a single peer, nobody can tell which side is cut off: it leads (and reports it).
+      const pair = start(D, [A]).state;
+      const lone = step(pair, {
+        type: 'announce-result',
+        now: 5,
+        epoch: 1,
+        replies: [{ address: A.address, reply: null }],
+      });
+      expect(effectsOf(lone, 'leading')).to.deep.equal([{ type: 'leading', epoch: 1 }]);
     });
 
     it('never confirms a coordinator that steps down, and forgets leading when it does', () => {

@@ -55,6 +55,7 @@ describe('loadConfig', () => {
       peerStatusUrl: null,
       clusterStatusUrl: null,
       clusterStatusIntervalMs: 60_000,
+      startGraceMs: 60_000,
       webhookTimeoutMs: 5_000,
       webhookRetryForMs: 600_000,
       webhookQueueSize: 10_000,

@@ -76,7 +76,6 @@ describe('POST /leave', () => {
       '{"from":',
       { from: { id: 'a', address: 'not an address' }, epoch: 1 },
       { from: { id: 'a@127.0.0.1', address: '127.0.0.1:9001' }, epoch: -1 },
-      { from: { id: 'a@127.0.0.1', address: '127.0.0.1:9001' }, epoch: 1, extra: true },
     ]) {
       const res = await leave(body);
       expect(res.status, JSON.stringify(body)).to.equal(400);

@@ -49,6 +49,7 @@ function deadAlert(n = 5): PeerStatusPayload {
 
 function clusterStatus(): ClusterStatusPayload {
   return clusterStatusPayload({
+    startGraceMs: 0,
     records: [newRecord('10.0.0.5:8080', T0)],
     coordinator,
     epoch: 2,

@@ -10,7 +10,8 @@ import {
   type TriggerEvent,
 } from '../../src/receivers/pagerduty.js';
 import { loadSchemas } from '../../src/wire/schemas.js';
-import { COORDINATOR, deadAlert } from '../support/alerts.js';
+import { AlertLifecycle } from '../../src/receivers/lifecycle.js';
+import { COORDINATOR, cannotJudgeIncident, deadAlert } from '../support/alerts.js';
 
 const ROUTING_KEY = 'e93facc04764012d7bfb002500d5d1a6';
 const T = Date.UTC(2025, 4, 6, 12, 3, 4);
@@ -280,6 +281,109 @@ describe('PagerDuty adapter', () => {
     send(pd, group([d, e].map(firing)));
     const resolving = group([resolved(d), resolved(e)], { firing: [d, e] });
     expect(send(pd, resolving).map((x) => x.dedup_key)).to.deep.equal([`knh:group:${d.key}`]);
+  });
+
+  describe('a coordinator that cannot judge the mesh', () => {
+    const SENTENCE =
+      'knh cannot judge the mesh: coordinator worker-1 reaches 1 of 4 peers; worker-3, worker-4, ' +
+      "worker-5 do not answer it, and worker-2 cannot reach them either: either they failed or worker-1's " +
+      'side of the network is cut off from them, and knh cannot tell which';
+
+    it("pages it as an error with knh's sentence, and resolves it under the same key", () => {
+      const { opening, resolution, opened } = cannotJudgeIncident(T, T + 120_000);
+      const group = lifecycle();
+      const pd = adapter();
+      const [open, ...rest] = send(pd, group([firing(opened)]));
+      expect(rest).to.deep.equal([]);
+      const { payload, dedup_key } = triggerOf(open);
+      expect(dedup_key).to.equal(`knh:judge:10.0.0.1:8080:${T}`);
+      expect(payload).to.include({
+        summary: SENTENCE,
+        severity: 'error',
+        class: 'cannot_judge',
+        source: 'worker-1',
+        timestamp: '2025-05-06T12:03:04.000Z',
+      });
+      expect(payload.custom_details).to.deep.include({
+        kind: 'cannot_judge',
+        node: 'worker-1',
+        coordinator: 'worker-1@10.0.0.1',
+        judgement: {
+          reaches: 1,
+          peers: 4,
+          unreachable: [3, 4, 5].map((n) => ({
+            id: `worker-${n}@10.0.0.${n}`,
+            address: `10.0.0.${n}:8080`,
+            node_name: `worker-${n}`,
+          })),
+          unreachable_count: 3,
+          corroborated_by: ['worker-2@10.0.0.2'],
+          corroborated_count: 1,
+        },
+      });
+
+      // Resolved by the coordinator that saw it fire: the lifecycle ends the firing alert.
+      const seen = new AlertLifecycle(0);
+      seen.onEvent(opening, T);
+      const resolve = { routing_key: ROUTING_KEY, event_action: 'resolve', dedup_key };
+      expect(send(pd, group(seen.onEvent(resolution, T + 120_000)))).to.deep.equal([resolve]);
+      // By a successor that never saw it fire: the can_judge event's own alert, same key.
+      const successor = { id: 'worker-2@10.0.0.2', address: '10.0.0.2:8080' };
+      const { resolved: inherited } = cannotJudgeIncident(T, T + 120_000, { successor });
+      const fresh = lifecycle();
+      expect(send(adapter(), fresh([{ type: 'resolved', alert: inherited }]))).to.deep.equal([
+        resolve,
+      ]);
+    });
+
+    it('keeps a long sentence within the summary limit', () => {
+      const corroboratedBy = Array.from({ length: 200 }, (_, i) => `relay-${i}@10.0.2.${i}`);
+      const { opened } = cannotJudgeIncident(T, T + 1, { silent: 300, corroboratedBy });
+      const [open] = send(adapter(), lifecycle()([firing(opened)]));
+      const { summary } = triggerOf(open).payload;
+      expect(opened.reason?.length).to.be.above(1024);
+      expect(summary).to.have.length(1024);
+      expect(summary).to.match(
+        /^knh cannot judge the mesh: coordinator worker-1 reaches 1 of 301 peers; worker-3, .* and 295 more do not answer it, and relay-0, .*…$/,
+      );
+    });
+
+    it('counts it apart from the nodes down in a grouped page, which stays critical', () => {
+      const group = lifecycle();
+      const pd = adapter();
+      const { opened } = cannotJudgeIncident(T, T + 1);
+      const deaths = [6, 7, 8].map((n) => dead(n));
+      const [open, ...rest] = send(pd, group([...deaths, opened].map(firing)));
+      expect(rest).to.deep.equal([]);
+      const { payload, dedup_key } = triggerOf(open);
+      expect(dedup_key).to.equal(`knh:group:${deaths[0]?.key}`);
+      expect(payload.summary).to.equal(
+        'knh: 3 nodes unreachable, 1 coordinator cannot judge the mesh: worker-6, worker-7, ' +
+          'worker-8, worker-1 (cannot judge) — since 2025-05-06T12:03:04Z, seen by coordinator worker-1',
+      );
+      expect(payload).to.include({ severity: 'critical', class: 'peer_dead' });
+      expect(payload.custom_details).to.include({ alert_count: 4 });
+      // The page resolves with the last of its four alerts, the cannot_judge among them.
+      expect(send(pd, group(deaths.map(resolved)))).to.deep.equal([]);
+      expect(send(pd, group([resolved(opened)]))).to.deep.equal([
+        { routing_key: ROUTING_KEY, event_action: 'resolve', dedup_key },
+      ]);
+
+      // Beside a broken path only, it makes the page an error rather than a warning.
+      const mixed = send(adapter(), lifecycle()([firing(broken(9)), firing(opened)]));
+      expect(triggerOf(mixed[0]).payload).to.include({ severity: 'error', class: 'cannot_judge' });
+      expect(triggerOf(mixed[0]).payload.summary).to.match(
+        /^knh: 1 coordinator cannot judge the mesh, 1 path broken: worker-1 \(cannot judge\), worker-1→worker-9 — /,
+      );
+    });
+
+    it('keeps its sentence whole in a test page', () => {
+      const { opened } = cannotJudgeIncident(T, T + 1);
+      const [open] = send(adapter(), lifecycle()([firing(opened)], { test: true }));
+      expect(triggerOf(open).payload.summary).to.equal(
+        `TEST: knh test alert, not a real problem: ${SENTENCE}`,
+      );
+    });
   });
 
   it('has a schema that rejects what PagerDuty rejects', () => {

@@ -65,6 +65,7 @@ function verdicts(size: number, ipOf?: (i: number) => string): PeerRecord[] {
 function clusterStatus(size: number, ipOf?: (i: number) => string): ClusterStatusPayload {
   const records = verdicts(size, ipOf);
   return clusterStatusPayload({
+    startGraceMs: 0,
     records,
     coordinator: COORDINATOR,
     epoch: 42,

@@ -205,6 +205,7 @@ describe('webhook payloads', () => {
         for (const selfSuspicion of [noSuspicion, { suspect: true, unreachable: 3 }]) {
           const what = `${reason}/${sanity}/${String(selfSuspicion.suspect)}`;
           const payload = clusterStatusPayload({
+            startGraceMs: 0,
             records,
             coordinator,
             epoch: 2,
@@ -231,10 +232,42 @@ describe('webhook payloads', () => {
     }
   });
 
+  it('leaves a peer that has never answered out for START_GRACE, counting it, then lists it dead', () => {
+    const up = answered(newRecord('10.0.0.1:8080', T0), answer('10.0.0.1:8080', 'worker-1'), T0);
+    const starting = newRecord('10.0.0.2:8080', T0, 'worker-2');
+    const refusedSoFar = confirmed(starting, T0).record;
+    expect(refusedSoFar).to.deep.include({ health: 'dead', alerted: false, sinceMs: T0 });
+    const status = (now: number) =>
+      clusterStatusPayload({
+        startGraceMs: 60_000,
+        records: [up.record, refusedSoFar],
+        coordinator,
+        epoch: 2,
+        reason: 'change',
+        sanity: 'ok',
+        selfSuspicion: noSuspicion,
+        now,
+      });
+    const early = status(T0 + 59_999);
+    expect(
+      early.peer_map.map((p) => p.address),
+      'still starting',
+    ).to.deep.equal(['10.0.0.1:8080']);
+    expect(early.unseen_peers).to.equal(1);
+    expectValidClusterStatus(early, 'early');
+    const late = status(T0 + 60_000);
+    expect(late.peer_map.map((p) => [p.id, p.alive])).to.deep.equal([
+      ['worker-1@10.0.0.1', true],
+      ['worker-2@10.0.0.2', false],
+    ]);
+    expect(late.unseen_peers).to.equal(0);
+  });
+
   it('shows a peer that is only suspect as alive: it has not been declared dead', () => {
     const alive = answered(newRecord('10.0.0.1:8080', T0), answer('10.0.0.1:8080', 'worker-1'), T0);
     const suspect = attemptFailed(alive.record, refused, T0 + 2, T0 + 3).record;
     const payload = clusterStatusPayload({
+      startGraceMs: 0,
       records: [alive.record, suspect],
       coordinator,
       epoch: 2,
@@ -253,6 +286,7 @@ describe('webhook payloads', () => {
 
   it('an empty cluster is valid against both schemas', () => {
     const payload = clusterStatusPayload({
+      startGraceMs: 0,
       records: [],
       coordinator,
       epoch: 1,

@@ -74,6 +74,28 @@ describe('peer client', () => {
     expect(outcome.latencyMs).to.be.within(0, TIMEOUT_MS + SLACK_MS);
   });
 
+  it("names its peer protocol in every request, and remembers each peer's from its answers", async () => {
+    const protocols: (string | undefined)[] = [];
+    let answerWith: string | null = '2';
+    handler = (req, res) => {
+      protocols.push(req.headers['x-knh-protocol'] as string | undefined);
+      res.writeHead(200, {
+        'content-type': 'application/json',
+        ...(answerWith ? { 'x-knh-protocol': answerWith } : {}),
+      });
+      res.end(JSON.stringify(pong));
+    };
+    const own = peerClient({ schemas, timeoutMs: TIMEOUT_MS });
+    expect(own.protocolOf(address), 'before any answer: the safe guess').to.equal(1);
+    await own.ping(address);
+    expect(own.protocolOf(address)).to.equal(2);
+    answerWith = null; // the peer was replaced by a node of f6578aa
+    await own.ping(address);
+    expect(own.protocolOf(address)).to.equal(1);
+    expect(protocols).to.deep.equal(['2', '2']);
+    own.closeIdle();
+  });
+
   it('POSTs election requests and announcements as JSON and validates the answers', async () => {
     const seen: { path: string; type: string | undefined; body: unknown }[] = [];
     const peer = { id: pong.id, address: pong.address };

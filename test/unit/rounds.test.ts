@@ -158,6 +158,7 @@ function setup(
     policy?: Partial<DetectionPolicy>;
     lastHeard?: (address: string) => number | null;
     loopLag?: { maxLagWithinMs(ms: number): number };
+    nodeNameOf?: (address: string) => string | undefined;
   } = {},
 ) {
   const clock = new FakeClock();
@@ -178,6 +179,7 @@ function setup(
     intervalMs: INTERVAL,
     ...(opts.lastHeard ? { lastHeard: opts.lastHeard } : {}),
     ...(opts.loopLag ? { loopLag: opts.loopLag } : {}),
+    ...(opts.nodeNameOf ? { nodeNameOf: opts.nodeNameOf } : {}),
     random: () => 0.5,
     onJudgement: (judgement) => judged.push({ atMs: clock.now(), judgement }),
     onRound: (r) => reports.push(r),
@@ -452,6 +454,27 @@ describe('ProbeRounds', () => {
     const forB = on.net.relayCalls.filter((c) => c.request.target === B).map((c) => c.relay);
     expect(forB).to.have.members([A, C, E]);
     on.rounds.stop();
+  });
+
+  it('names a peer that has not answered yet by its node as discovery knows it, else by its IP', async () => {
+    const { clock, rounds, behaviour, startAlive } = setup({
+      peers: [A, B],
+      nodeNameOf: (address) => (address === A ? 'worker-a' : undefined),
+      behaviour: new Map([
+        [A, 'refused'],
+        [B, 'refused'],
+      ]),
+    });
+    await startAlive();
+    const names = () => rounds.snapshot().map((r) => [r.id, r.nodeName]);
+    expect(names()).to.deep.equal([
+      ['worker-a@10.0.0.1', 'worker-a'],
+      ['10.0.0.2@10.0.0.2', '10.0.0.2'],
+    ]);
+    behaviour.set(A, 'up');
+    await clock.advanceAsync(1_000);
+    expect(names()[0], 'its own answer wins').to.deep.equal([idOf(1), 'n1']);
+    rounds.stop();
   });
 
   it('suspects itself, not its peers, when most of them fall silent at once: withheld, no death', async () => {

@@ -9,7 +9,8 @@ import {
   type SlackMessage,
 } from '../../src/receivers/slack.js';
 import { loadSchemas } from '../../src/wire/schemas.js';
-import { COORDINATOR, deadAlert } from '../support/alerts.js';
+import { AlertLifecycle } from '../../src/receivers/lifecycle.js';
+import { COORDINATOR, cannotJudgeIncident, deadAlert } from '../support/alerts.js';
 
 const WEBHOOK = 'https://hooks.slack.com/services/T000/B000/XXXX';
 const T = Date.UTC(2025, 4, 6, 12, 3, 4);
@@ -222,6 +223,186 @@ describe('Slack adapter', () => {
     ]);
     expect(m.blocks.filter((b) => b.type === 'section')).to.have.length(4);
     expect(section(m, 2).text?.text).to.include('*worker-7* `10.0.0.7:8080` recovered after 2 min');
+  });
+
+  describe('a coordinator that cannot judge the mesh', () => {
+    const incident = (over: Parameters<typeof cannotJudgeIncident>[2] = {}) =>
+      cannotJudgeIncident(T, T + 125_000, over);
+    const since = `<!date^${UNIX}^{date_short_pretty} {time_secs}|12:03:04 UTC>`;
+
+    it('says knh cannot judge, not that the coordinator is down, and whom it does not reach', () => {
+      const { opened } = incident();
+      const m = render(group([firing(opened)]));
+      const sentence =
+        "coordinator worker-1 reaches 1 of 4 peers; worker-3, worker-4, worker-5 do not answer it, and worker-2 cannot reach them either: either they failed or worker-1's side of the network is cut off from them, and knh cannot tell which";
+      expect(m.text).to.equal(
+        `:warning: knh: cannot judge the mesh since 12:03:04 UTC: ${sentence}` +
+          ' — seen by coordinator worker-1 (10.0.0.1:8080)',
+      );
+      expect(m.blocks[0]).to.deep.equal({
+        type: 'header',
+        text: { type: 'plain_text', text: ':warning: knh cannot judge the mesh', emoji: true },
+      });
+      expect(section(m, 0).text?.text).to.equal(
+        `knh cannot judge the mesh: ${sentence}.\n_Since ${since}._`,
+      );
+      expect(fieldsOf(m)).to.deep.equal({
+        Coordinator: 'worker-1 (10.0.0.1:8080)',
+        Since: since,
+        Reaches: '1 of 4 peers',
+        'Not answering': 'worker-3, worker-4, worker-5',
+        'Cannot reach them either': 'worker-2',
+      });
+      for (const t of texts(m)) expect(t).to.not.match(/unreachable|worker-1 recovered/);
+      expect(JSON.stringify(m.blocks.at(-1)))
+        .to.include(`knh:judge:10.0.0.1:8080:${T}`)
+        .and.include('1 alert firing now');
+    });
+
+    it('lists 20 silent peers and counts the rest, and says when no peer could check them', () => {
+      const { opened } = incident({ silent: 30, corroboratedBy: [] });
+      const fields = fieldsOf(render(group([firing(opened)])));
+      expect(fields['Not answering']).to.match(/^worker-3, worker-4, .*, worker-22 and 10 more$/);
+      expect(fields['Not answering']).to.not.include('worker-23');
+      expect(fields['Cannot reach them either']).to.equal('no peer it reaches could check them');
+      expect(fields.Reaches).to.equal('1 of 31 peers');
+    });
+
+    it('announces the resolution without repeating the figures it opened with', () => {
+      const { opening, resolution } = incident();
+      // The coordinator that saw it fire resolves the firing alert itself, ended.
+      const lifecycle = new AlertLifecycle(0);
+      lifecycle.onEvent(opening, T);
+      const changes = lifecycle.onEvent(resolution, T + 125_000);
+      expect(changes.map((c) => c.type)).to.deep.equal(['resolved']);
+      const m = render(group(changes, { firing: [] }));
+      expect(m.text).to.equal(
+        ':large_green_circle: knh: can judge the mesh again after 2 min: coordinator worker-1 ' +
+          '(10.0.0.1:8080) could not judge it since 12:03:04 UTC — seen by coordinator worker-1 (10.0.0.1:8080)',
+      );
+      expect(m.blocks[0]).to.have.nested.property(
+        'text.text',
+        ':large_green_circle: knh can judge the mesh again',
+      );
+      expect(section(m, 0).text?.text).to.equal(
+        'knh can judge the mesh again: coordinator *worker-1* (`10.0.0.1:8080`) could not judge ' +
+          `it for 2 min (since ${since}).`,
+      );
+      expect(fieldsOf(m)).to.deep.equal({
+        Coordinator: 'worker-1 (10.0.0.1:8080)',
+        'Could not judge since': since,
+        'Judging again': `<!date^${UNIX + 125}^{date_short_pretty} {time_secs}|12:05:09 UTC>`,
+        'Could not judge for': '2 min',
+      });
+      // The firing alert's sentence and figures are the opening's, no longer true.
+      expect(texts(m).join('\n')).to.not.match(/1 of 4|do not answer|cannot tell which/);
+    });
+
+    it('names the successor that resolved it', () => {
+      const successor = { id: 'worker-2@10.0.0.2', address: '10.0.0.2:8080' };
+      const { opened, resolved: ended } = incident({ successor });
+      expect(ended.key).to.equal(opened.key);
+      const m = render(group([{ type: 'resolved', alert: ended }], { firing: [] }));
+      expect(m.text).to.match(/ — seen by coordinator worker-2 \(10\.0\.0\.2:8080\)$/);
+      expect(fieldsOf(m)).to.include({
+        Coordinator: 'worker-1 (10.0.0.1:8080)',
+        'Resolved by': 'worker-2 (10.0.0.2:8080)',
+      });
+    });
+
+    it('gets a section of its own beside nodes down, counted apart from them', () => {
+      const { opened } = incident();
+      const deaths = [6, 7, 8].map((n) => firing(dead(n)));
+      const m = render(group([...deaths, firing(opened)]));
+      expect(m.text.split('\n')).to.deep.equal([
+        ':red_circle: knh: 3 nodes unreachable, 1 coordinator cannot judge the mesh',
+        '3 nodes unreachable since 12:03:04 UTC: worker-6, worker-7, worker-8',
+        '1 coordinator cannot judge the mesh since 12:03:04 UTC: worker-1 reaches 1 of 4 peers',
+        'seen by coordinator worker-1 (10.0.0.1:8080)',
+      ]);
+      expect(m.blocks[0]).to.have.nested.property(
+        'text.text',
+        ':red_circle: 3 nodes unreachable, 1 coordinator cannot judge the mesh',
+      );
+      const nodesDown = section(m, 0).text?.text ?? '';
+      expect(nodesDown.match(/^• /gm)).to.have.length(3);
+      expect(nodesDown).to.not.include('worker-1');
+      expect(section(m, 1).text?.text).to.equal(
+        `*1 coordinator cannot judge the mesh* since ${since}\n` +
+          '• *worker-1* `10.0.0.1:8080` — coordinator worker-1 reaches 1 of 4 peers; worker-3, ' +
+          "worker-4, worker-5 do not answer it, and worker-2 cannot reach them either: either they failed or worker-1's side of the network is cut off from them, and knh cannot tell which",
+      );
+      expect(JSON.stringify(m.blocks.at(-1))).to.include('4 alerts firing now');
+
+      // Without nodes down, it outranks a broken path.
+      const warning = render(group([firing(broken(6)), firing(opened)]));
+      expect(warning.blocks[0]).to.have.nested.property(
+        'text.text',
+        ':warning: 1 coordinator cannot judge the mesh, 1 path broken',
+      );
+    });
+
+    it('counts its resolution apart from the nodes that recovered', () => {
+      const { opened } = incident();
+      const m = render(group([resolved(dead(6)), resolved(opened)], { firing: [] }));
+      expect(m.text.split('\n').slice(0, 3)).to.deep.equal([
+        ':large_green_circle: knh: 1 node recovered, 1 cannot-judge alert resolved',
+        '1 node recovered: worker-6',
+        '1 cannot-judge alert resolved: worker-1',
+      ]);
+      expect(section(m, 1).text?.text).to.equal(
+        '*1 cannot-judge alert resolved*\n• *worker-1* `10.0.0.1:8080` could not judge it for 2 min',
+      );
+    });
+
+    it('stays within Slack limits with a huge sentence and huge names', () => {
+      const { opened } = incident({ silent: 60 });
+      const huge: Alert = {
+        ...opened,
+        peer: { ...opened.peer, node_name: 'c'.repeat(5000) },
+        reason: `knh cannot judge the mesh: ${'&'.repeat(100_000)}`,
+        judgement: {
+          reaches: 1,
+          peers: 61,
+          unreachable: Array.from({ length: 50 }, (_, i) => ({
+            id: `n${i}@10.0.1.${i}`,
+            address: `10.0.1.${i}:8080`,
+            node_name: `${'n'.repeat(300)}${i}`,
+          })),
+          unreachable_count: 60,
+          corroborated_by: Array.from({ length: 500 }, (_, i) => `${'w'.repeat(300)}${i}@x`),
+        },
+      };
+      // render() checks the schema and Slack's documented limits.
+      const single = render(group([firing(huge)]));
+      expect(section(single, 0).text?.text).to.match(/^knh cannot judge the mesh: (&amp;)+…\.\n/);
+      render(group([firing(huge), firing(dead(3)), resolved(huge)]));
+    });
+
+    it('escapes Slack control characters in its sentence and names', () => {
+      const { opened } = incident();
+      const evil: Alert = {
+        ...opened,
+        reason: 'knh cannot judge the mesh: <!channel> & <https://evil.example|x>',
+        judgement: {
+          reaches: 1,
+          peers: 3,
+          unreachable: [{ id: 'a<@U1>@10.0.0.3', address: '10.0.0.3:8080', node_name: '<!here>' }],
+          unreachable_count: 2,
+          corroborated_by: ['b<#C1>@10.0.0.4'],
+        },
+      };
+      for (const g of [group([firing(evil)]), group([firing(evil), firing(dead(4))])]) {
+        for (const t of texts(render(g))) {
+          const rest = t.replace(/<!date\^\d+\^\{date_short_pretty\} \{time_secs\}\|[^<>|]+>/g, '');
+          expect(rest, t).to.not.match(/[<>]/);
+        }
+      }
+      expect(fieldsOf(render(group([firing(evil)])))).to.include({
+        'Not answering': '&lt;!here&gt; and 1 more',
+        'Cannot reach them either': 'b&lt;#C1&gt;',
+      });
+    });
   });
 
   it('escapes Slack control characters in everything taken from an alert', () => {

@@ -127,6 +127,19 @@ describe('SliceIndex', () => {
     expect(dropFirst.addresses(), 'the same list, not rebuilt').to.equal(before);
   });
 
+  it('names the node each address runs on, as its slice does, and forgets it when it goes', () => {
+    const index = new SliceIndex(PORT);
+    const named: SliceLike = {
+      ...slice('a', ['10.0.0.1', '10.0.0.2']),
+      endpoints: [{ addresses: ['10.0.0.1'], nodeName: 'worker-1' }, { addresses: ['10.0.0.2'] }],
+    };
+    index.upsert(named);
+    expect(index.nodeName('10.0.0.1:8080')).to.equal('worker-1');
+    expect(index.nodeName('10.0.0.2:8080'), 'the slice names none').to.equal(undefined);
+    index.remove(named);
+    expect(index.nodeName('10.0.0.1:8080')).to.equal(undefined);
+  });
+
   it('removes a deleted slice’s peers unless another slice still lists them', () => {
     const index = built([
       slice('a', ['10.0.0.1', '10.0.0.2']),

@@ -122,7 +122,7 @@ describe('verdict: answered', () => {
 
   it('learns the id and node name from the answer, and forgets the last failure', () => {
     const before = failing();
-    expect(before.id).to.equal('unknown@10.0.0.7');
+    expect(before.id).to.equal('10.0.0.7@10.0.0.7');
     expect(before.lastFailure).to.equal(refused.detail);
     const j = answered(before, pong, T0 + 20_000);
     expect(j.record).to.deep.include({
@@ -231,11 +231,11 @@ describe('verdict: confirm', () => {
     expect(j.record).to.deep.include({ health: 'dead', alerted: true });
   });
 
-  it('unknown → dead: never seen alive, no alert', () => {
+  it('unknown → dead: never seen alive, no alert, dead since it was listed', () => {
     const j = confirm(failing(SINCE, 'unknown'), dead, AFTER);
     expect(j.transition).to.equal('never-alive');
     expect(j.incidentMs).to.equal(null);
-    expect(j.record).to.deep.include({ health: 'dead', alerted: false, sinceMs: AFTER });
+    expect(j.record).to.deep.include({ health: 'dead', alerted: false, sinceMs: T0 });
   });
 
   it('dead → dead: no change, no second alert', () => {
@@ -468,17 +468,25 @@ describe('verdict: selfSuspect', () => {
 });
 
 describe('verdict: records', () => {
-  it('names a new peer unknown@<ip>, for IPv4 and IPv6', () => {
+  it('names a new peer by its IP until it answers, for IPv4 and IPv6', () => {
     expect(newRecord('10.0.0.7:8080', T0)).to.deep.include({
-      id: 'unknown@10.0.0.7',
-      nodeName: 'unknown',
+      id: '10.0.0.7@10.0.0.7',
+      nodeName: '10.0.0.7',
       health: 'unknown',
       sinceMs: T0,
       alerted: false,
       unreachableSinceMs: null,
       brokenPath: null,
     });
-    expect(newRecord('[fd00::7]:8080', T0).id).to.equal('unknown@fd00::7');
+    expect(newRecord('[fd00::7]:8080', T0).id).to.equal('fd00::7@fd00::7');
+  });
+
+  it("names a new peer by its node as discovery knows it (an EndpointSlice's nodeName)", () => {
+    expect(newRecord('10.0.0.7:8080', T0, 'worker-7')).to.deep.include({
+      id: 'worker-7@10.0.0.7',
+      nodeName: 'worker-7',
+      health: 'unknown',
+    });
   });
 
   it('round-trips through the wire view that a successor inherits', () => {

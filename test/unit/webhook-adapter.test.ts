@@ -7,6 +7,8 @@ import {
   type WebhookHeartbeatBody,
 } from '../../src/receivers/webhook.js';
 import { loadSchemas } from '../../src/wire/schemas.js';
+import { AlertLifecycle } from '../../src/receivers/lifecycle.js';
+import { cannotJudgeIncident } from '../support/alerts.js';
 
 const schemas = loadSchemas();
 
@@ -181,6 +183,117 @@ describe('webhookAdapter', () => {
     expect(body.summary).to.have.length.at.most(1000);
   });
 
+  describe('a coordinator that cannot judge the mesh', () => {
+    const BACK = T0 + 60_000;
+
+    it('passes the kind and the figures through, and says so in the summary', () => {
+      const { opened } = cannotJudgeIncident(T0, BACK);
+      const body = renderOne(group([{ type: 'firing', alert: opened }], [opened]));
+      expectValid(body, 'cannot_judge');
+      const [change] = body.changes;
+      expect(change).to.deep.include({
+        status: 'firing',
+        key: `knh:judge:10.0.0.1:8080:${T0}`,
+        kind: 'cannot_judge',
+        node_name: 'worker-1',
+        peer_id: 'worker-1@10.0.0.1',
+        address: '10.0.0.1:8080',
+        ends_at: null,
+        reason: opened.reason,
+        path: null,
+        judgement: {
+          reaches: 1,
+          peers: 4,
+          unreachable: [3, 4, 5].map((n) => ({
+            id: `worker-${n}@10.0.0.${n}`,
+            address: `10.0.0.${n}:8080`,
+            node_name: `worker-${n}`,
+          })),
+          unreachable_count: 3,
+          corroborated_by: ['worker-2@10.0.0.2'],
+        },
+      });
+      expect(change?.reason).to.match(/^knh cannot judge the mesh: coordinator worker-1 reaches/);
+      expect(body.firing).to.deep.equal(body.changes);
+      expect(body.summary).to.equal(
+        'Coordinator worker-1 (10.0.0.1:8080) cannot judge the mesh: it reaches 1 of 4 peers; 1 alert firing.',
+      );
+    });
+
+    it('resolves it without stating the figures it opened with as current', () => {
+      const { opening, resolution } = cannotJudgeIncident(T0, BACK);
+      const seen = new AlertLifecycle(0);
+      seen.onEvent(opening, T0);
+      const body = renderOne(group(seen.onEvent(resolution, BACK), []));
+      expectValid(body, 'can_judge');
+      expect(body.status).to.equal('resolved');
+      expect(body.changes[0]).to.include({
+        status: 'resolved',
+        kind: 'cannot_judge',
+        ends_at: new Date(BACK).toISOString(),
+      });
+      expect(body.summary).to.equal(
+        'The mesh is judged again after coordinator worker-1 (10.0.0.1:8080) could not judge it; no alerts firing.',
+      );
+    });
+
+    it('counts it apart from the nodes down, and leaves the other kinds as they were', () => {
+      const { opened } = cannotJudgeIncident(T0, BACK);
+      const deaths = [6, 7, 8].map((n) => deadAlert(n));
+      const firing = [...deaths, opened];
+      const body = renderOne(
+        group(
+          firing.map((alert) => ({ type: 'firing' as const, alert })),
+          firing,
+        ),
+      );
+      expectValid(body, 'mixed kinds');
+      expect(body.summary).to.equal(
+        '3 nodes down, 1 coordinator cannot judge the mesh; 4 alerts firing.',
+      );
+      expect(body.changes.map((c) => c.kind)).to.deep.equal([
+        'peer_dead',
+        'peer_dead',
+        'peer_dead',
+        'cannot_judge',
+      ]);
+      for (const c of body.changes.slice(0, 3)) expect(c).to.not.have.property('judgement');
+
+      const { resolved: ended } = cannotJudgeIncident(T0, BACK);
+      const back = renderOne(
+        group(
+          [
+            { type: 'resolved', alert: deadAlert(6, BACK) },
+            { type: 'resolved', alert: ended },
+          ],
+          [],
+        ),
+      );
+      expect(back.summary).to.equal(
+        '1 node back up, 1 cannot-judge alert resolved; no alerts firing.',
+      );
+    });
+
+    it('lists at most 50 silent peers, counting them all', () => {
+      const { opened } = cannotJudgeIncident(T0, BACK, { silent: 60 });
+      const listed = opened.judgement?.unreachable ?? [];
+      const alert: Alert = {
+        ...opened,
+        judgement: {
+          reaches: 1,
+          peers: 61,
+          unreachable: [...listed, ...listed.slice(0, 10)],
+          unreachable_count: 60,
+          corroborated_by: [],
+        },
+      };
+      const body = renderOne(group([{ type: 'firing', alert }], [alert]));
+      expectValid(body, '60 silent');
+      expect(body.changes[0]?.judgement?.unreachable).to.have.length(50);
+      expect(body.changes[0]?.judgement?.unreachable_count).to.equal(60);
+    });
+  });
+
   it('sends heartbeats only when asked to', () => {
     const silent = webhookAdapter({ url: URL_ });
     expect('heartbeat' in silent || 'heartbeatMs' in silent).to.equal(false);
@@ -258,11 +371,41 @@ describe('schemas/alert-webhook', () => {
     const base = valid();
     const [change] = base.changes;
     if (!change) throw new Error('no change');
+    const { opened } = cannotJudgeIncident(T0, T0 + 1);
+    const judgement = opened.judgement;
+    if (!judgement) throw new Error('no judgement');
+    expectValid({ ...base, changes: [{ ...change, kind: 'cannot_judge', judgement }] }, 'judged');
     const bad: [string, unknown][] = [
       ['an extra property', { ...base, extra: 1 }],
       ['an extra property in a change', { ...base, changes: [{ ...change, extra: 1 }] }],
       ['a missing ends_at', { ...base, changes: [{ ...change, ends_at: undefined }] }],
       ['an unknown kind', { ...base, changes: [{ ...change, kind: 'node_sad' }] }],
+      [
+        'a judgement with an unknown field',
+        { ...base, changes: [{ ...change, judgement: { ...judgement, extra: 1 } }] },
+      ],
+      [
+        'a judgement without its count',
+        {
+          ...base,
+          changes: [{ ...change, judgement: { ...judgement, unreachable_count: undefined } }],
+        },
+      ],
+      [
+        'a judgement listing more than 50 peers',
+        {
+          ...base,
+          changes: [
+            {
+              ...change,
+              judgement: {
+                ...judgement,
+                unreachable: Array.from({ length: 51 }, () => judgement.unreachable[0]),
+              },
+            },
+          ],
+        },
+      ],
       ['a heartbeat type on an alert', { ...base, type: 'heartbeat' }],
       ['another version', { ...base, version: 2 }],
       ['a bad timestamp', { ...base, timestamp: 'yesterday' }],

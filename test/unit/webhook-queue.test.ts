@@ -169,6 +169,37 @@ describe('WebhookQueue', () => {
     expect(queue.counts.delivered).to.equal(4);
   });
 
+  it('withdraws what it has not sent, and lets the POST in flight end without a retry', async () => {
+    const { clock, poster, queue, posted } = setup((_call, i) => (i === 0 ? 'hang' : UNAVAILABLE));
+    const outcomes: string[] = [];
+    const tracked = (key: string): WebhookEvent => ({
+      ...peer(key),
+      onSettled: (outcome) => outcomes.push(`${key}:${outcome}`),
+    });
+    for (const key of ['a', 'b', 'c']) queue.enqueue(tracked(key));
+    await clock.advanceAsync(0);
+    expect(posted()).to.deep.equal(['a']);
+    queue.withdraw();
+    expect(outcomes, 'the waiting ones at once').to.deep.equal(['c:withdrawn', 'b:withdrawn']);
+    poster.release(UNAVAILABLE); // the one in flight fails: not retried
+    await clock.advanceAsync(60_000);
+    expect(posted()).to.deep.equal(['a']);
+    expect(outcomes).to.deep.equal(['c:withdrawn', 'b:withdrawn', 'a:withdrawn']);
+    expect(queue.pending).to.equal(0);
+    expect(queue.counts.withdrawn).to.equal(3);
+  });
+
+  it('counts a POST in flight when withdrawn that gets through as delivered', async () => {
+    const { clock, poster, queue } = setup((_call, i) => (i === 0 ? 'hang' : OK));
+    const outcomes: DeliveryOutcome[] = [];
+    queue.enqueue({ ...peer('a'), onSettled: (o) => outcomes.push(o) });
+    await clock.advanceAsync(0);
+    queue.withdraw();
+    poster.release(OK);
+    await clock.advanceAsync(0);
+    expect(outcomes).to.deep.equal(['delivered']);
+  });
+
   it('returns from enqueue at once while a POST hangs', async () => {
     const { clock, poster, queue } = setup(() => 'hang');
     for (let i = 0; i < 50; i++) {

@@ -1,0 +1,18 @@
+// Which peer protocol a node speaks: a header on every request and answer between nodes, so that a
+// node sends what is new only to peers that understand it (rolling upgrades: docs/compatibility.md).
+
+export const PROTOCOL_HEADER = 'x-knh-protocol';
+
+/**
+ * 1: knh up to f6578aa, which sends no header and whose schemas refuse fields they do not know.
+ * 2: adds `cannot_judge` / `can_judge` events and the `cannot_judge` alert kind to what is shared,
+ *    the `cannot_judge` and `handover` fields of announcements and their replies, and schemas
+ *    that accept fields they do not know.
+ */
+export const PROTOCOL = 2;
+
+/** The protocol a header value names: absent or unreadable, 1 (a node of f6578aa or before). */
+export function protocolIn(value: string | null | undefined): number {
+  if (value === undefined || value === null || !/^\d{1,4}$/.test(value)) return 1;
+  return Math.max(1, Number(value));
+}

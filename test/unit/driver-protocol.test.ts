@@ -1,0 +1,158 @@
+// What the election driver sends to a peer of each protocol: a node of f6578aa (protocol 1) refuses
+// whole messages holding what it does not know, so what is new goes only to protocol 2 peers.
+import { expect } from 'chai';
+import {
+  judgementPayload,
+  peerStatusPayload,
+  type PeerStatusPayload,
+} from '../../src/alerts/payloads.js';
+import type { TermHandover } from '../../src/alerts/term-handover.js';
+import type { NodeRef } from '../../src/core/node-ref.js';
+import type { Announcement, Outcome } from '../../src/core/transport.js';
+import { ElectionDriver } from '../../src/election/driver.js';
+import type { AnnouncementReply } from '../../src/election/messages.js';
+import { newRecord } from '../../src/prober/verdict.js';
+import type { Alert } from '../../src/receivers/alert.js';
+import { loadSchemas } from '../../src/wire/schemas.js';
+import { cannotJudgeIncident, deadAlert } from '../support/alerts.js';
+import { CapturingLogger } from '../support/capturing-logger.js';
+import { FakeClock } from '../support/fake-clock.js';
+
+const OLD: NodeRef = { id: 'old@10.0.0.1', address: '10.0.0.1:8080' };
+const NEW: NodeRef = { id: 'new@10.0.0.2', address: '10.0.0.2:8080' };
+const TOP: NodeRef = { id: 'top@10.0.0.9', address: '10.0.0.9:8080' };
+const TIMING = {
+  heartbeatIntervalMs: 500,
+  coordinatorTimeoutMs: 1_500,
+  electionTimeoutMs: 1_000,
+  answerTimeoutMs: 1_500,
+};
+const schemas = loadSchemas();
+const PROTOCOL: Record<string, number> = { [OLD.address]: 1, [NEW.address]: 2 };
+
+const { opened: judgeAlert } = cannotJudgeIncident(1_000, 2_000);
+const deadOne: Alert = deadAlert(5, 1_000);
+
+/** A cannot_judge opening and a peer_dead, both undelivered. */
+function undeliveredEvents(): PeerStatusPayload[] {
+  const dead = peerStatusPayload({
+    record: { ...newRecord('10.0.0.5:8080', 1_000), health: 'dead', alerted: true },
+    event: 'peer_dead',
+    incidentMs: 1_000,
+    coordinator: TOP,
+    epoch: 1,
+    now: 1_000,
+  });
+  const judge = judgementPayload({
+    event: 'cannot_judge',
+    subject: TOP,
+    coordinator: TOP,
+    sinceMs: 1_000,
+    epoch: 1,
+    now: 1_000,
+    facts: { reaches: 0, peers: 2, unreachable: [], unreachable_count: 2, corroborated_by: [] },
+    reason: 'knh cannot judge the mesh',
+  });
+  return [dead, judge];
+}
+
+function driverOf(self: NodeRef, peers: NodeRef[], handover: TermHandover | null = null) {
+  const clock = new FakeClock();
+  const sent = new Map<string, Announcement>();
+  const taken: TermHandover[] = [];
+  const events = undeliveredEvents();
+  const driver = new ElectionDriver({
+    self,
+    timing: TIMING,
+    clock,
+    logger: new CapturingLogger(),
+    transport: {
+      sendElection: () =>
+        Promise.resolve({
+          ok: false,
+          reason: 'refused',
+          phase: 'connect',
+          detail: '',
+          latencyMs: 1,
+        }),
+      announce: (to, announcement): Promise<Outcome<AnnouncementReply>> => {
+        sent.set(to, structuredClone(announcement));
+        const reply: AnnouncementReply = {
+          accepted: true,
+          epoch: announcement.epoch,
+          coordinator: self,
+          ...(to === NEW.address && handover ? { handover } : {}),
+        };
+        return Promise.resolve({ ok: true, value: reply, latencyMs: 1 });
+      },
+    },
+    protocolOf: (address) => PROTOCOL[address] ?? 1,
+    view: () => [],
+    undelivered: () => events,
+    alerts: () => [deadOne, judgeAlert],
+    cannotJudge: () => events[1] ?? null,
+    handover: () => handover,
+    onTermHandover: (h) => taken.push(h),
+    onCoordinatorChanged: () => undefined,
+    onLeading: () => undefined,
+  });
+  driver.setPeers(peers.map((p) => p.address));
+  return { driver, clock, sent, taken };
+}
+
+describe('election driver: what each protocol gets', () => {
+  it('announces what is new only to protocol 2 peers; a protocol 1 peer gets what f6578aa takes', async () => {
+    const { driver, clock, sent } = driverOf(TOP, [OLD, NEW]);
+    driver.start();
+    await clock.advanceAsync(0);
+    const toOld = sent.get(OLD.address) as Announcement;
+    const toNew = sent.get(NEW.address) as Announcement;
+    expect(toNew.cannot_judge?.event).to.equal('cannot_judge');
+    expect(toNew.undelivered?.map((e) => e.event)).to.deep.equal(['peer_dead', 'cannot_judge']);
+    expect(toNew.alerts?.map((a) => a.kind)).to.deep.equal(['peer_dead', 'cannot_judge']);
+    expect(toOld).to.not.have.property('cannot_judge');
+    expect(toOld.undelivered?.map((e) => e.event)).to.deep.equal(['peer_dead']);
+    expect(toOld.alerts?.map((a) => a.kind)).to.deep.equal(['peer_dead']);
+    for (const a of [toOld, toNew]) {
+      expect(schemas.check('announcement', a)).to.deep.equal({ ok: true });
+    }
+    driver.stop();
+  });
+
+  it('hands an ended term over in its replies to protocol 2 announcers only', () => {
+    const handover: TermHandover = { epoch: 3, settled: ['k1'], in_flight: [], undelivered: [] };
+    const { driver } = driverOf(NEW, [OLD, TOP], handover);
+    driver.start();
+    const announcement: Announcement = { from: TOP, epoch: 5, peers: [] };
+    const toNew = driver.handleAnnouncement(announcement, 2);
+    expect(toNew?.handover).to.deep.equal(handover);
+    expect(schemas.check('announcement-reply', toNew)).to.deep.equal({ ok: true });
+    const toOld = driver.handleAnnouncement({ ...announcement, epoch: 6 }, 1);
+    expect(toOld).to.not.have.property('handover');
+    driver.stop();
+  });
+
+  it("passes on a reply's hand-over, and keeps a followed coordinator's open cannot_judge", async () => {
+    const handover: TermHandover = {
+      epoch: 1,
+      settled: ['k1'],
+      in_flight: ['k2'],
+      undelivered: [],
+    };
+    const top = driverOf(TOP, [OLD, NEW], handover);
+    top.driver.start();
+    await top.clock.advanceAsync(0);
+    expect(top.taken).to.deep.equal([handover]);
+    top.driver.stop();
+
+    const follower = driverOf(NEW, [OLD, TOP]);
+    follower.driver.start();
+    const opening = undeliveredEvents()[1];
+    follower.driver.handleAnnouncement(
+      { from: TOP, epoch: 2, peers: [], cannot_judge: opening },
+      2,
+    );
+    expect(follower.driver.inheritedCannotJudge()?.dedup_key).to.equal(opening?.dedup_key);
+    follower.driver.stop();
+  });
+});

@@ -1,0 +1,151 @@
+// A term's events across a change of coordinator: a node that stops leading sends nothing more of
+// its term and says what went out; its successor sends each event once, waiting for those in flight.
+import { expect } from 'chai';
+import type { ClusterStatusPayload, PeerStatusPayload } from '../../src/alerts/payloads.js';
+import type { TermHandover } from '../../src/alerts/term-handover.js';
+import { CLUSTER_URL, PEER_URL } from '../support/test-notifier.js';
+import { OK, UNAVAILABLE } from '../support/fake-poster.js';
+import { alive, confirmed, round, setupReporter } from '../support/reporter-fixture.js';
+
+/** The peer_dead of 10.0.0.<n>, as decided by the fixture's coordinator. */
+function deathOf(n: number) {
+  return confirmed(alive(`10.0.0.${n}:8080`, `w${n}@10.0.0.${n}`, 1).record, 1_000).verdict;
+}
+
+describe('Reporter: a term handed over', () => {
+  it('sends nothing more of its term once another node leads: unsent events are withdrawn and handed over', async () => {
+    // One POST at a time: the first hangs in flight, the other two wait in the queue.
+    const fx = setupReporter({
+      holdShares: false,
+      answer: (call, i) => (call.url === PEER_URL && i === 0 ? 'hang' : OK),
+    });
+    fx.lead();
+    const deaths = [1, 2, 3].map(deathOf);
+    for (const d of deaths) fx.reporter.onJudgement(d);
+    await fx.clock.advanceAsync(0);
+    expect(fx.peerPosts()).to.have.length(1);
+    const [first, second, third] = fx.reporter.undelivered().map((p) => p.dedup_key);
+
+    fx.reporter.stopLeading('hand-over');
+    const handover = fx.reporter.handover() as TermHandover;
+    expect(handover.epoch).to.equal(3);
+    expect(handover.in_flight).to.deep.equal([first]);
+    expect(handover.settled).to.deep.equal([]);
+    expect(handover.undelivered.map((p) => p.dedup_key)).to.deep.equal([second, third]);
+
+    fx.poster.release(OK); // the one in flight gets through
+    await fx.clock.advanceAsync(60_000);
+    expect(
+      fx.peerPosts().map((p) => p.dedup_key),
+      'nothing after the hand-over',
+    ).to.deep.equal([first]);
+    const later = fx.reporter.handover() as TermHandover;
+    expect(later.settled).to.deep.equal([first]);
+    expect(later.in_flight).to.deep.equal([]);
+    expect(later.undelivered.map((p) => p.dedup_key)).to.deep.equal([second, third]);
+    await fx.clock.advanceAsync(1_000);
+    expect(fx.reporter.handover(), 'handed over for a minute only').to.equal(null);
+  });
+
+  it('does not retry a POST that was in flight when it handed over, and hands the event over', async () => {
+    const fx = setupReporter({
+      holdShares: false,
+      answer: (call, i) => (call.url === PEER_URL && i === 0 ? 'hang' : UNAVAILABLE),
+    });
+    fx.lead();
+    fx.reporter.onJudgement(deathOf(1));
+    await fx.clock.advanceAsync(0);
+    fx.reporter.stopLeading('hand-over');
+    fx.poster.release(UNAVAILABLE);
+    await fx.clock.advanceAsync(60_000);
+    expect(fx.peerPosts(), 'no retry').to.have.length(1);
+    const handover = fx.reporter.handover() as TermHandover;
+    expect(handover.in_flight).to.deep.equal([]);
+    expect(handover.undelivered).to.have.length(1);
+  });
+
+  it('drains its queue when it stops (shutdown) rather than handing over', async () => {
+    const fx = setupReporter({
+      holdShares: false,
+      answer: (call, i) => (call.url === PEER_URL && i === 0 ? 'hang' : OK),
+    });
+    fx.lead();
+    for (const d of [1, 2].map(deathOf)) fx.reporter.onJudgement(d);
+    await fx.clock.advanceAsync(0);
+    fx.reporter.stopLeading('drain');
+    fx.poster.release(OK);
+    await fx.clock.advanceAsync(100);
+    expect(fx.peerPosts()).to.have.length(2);
+    expect(fx.reporter.handover()).to.equal(null);
+  });
+
+  it('skips what a predecessor sent, waits for what it had in flight, and sends what it did not', async () => {
+    const predecessor = setupReporter({ holdShares: false });
+    predecessor.lead();
+    for (const d of [1, 2, 3].map(deathOf)) predecessor.reporter.onJudgement(d);
+    const events = predecessor.reporter.undelivered();
+    const [sent, inFlight, unsent] = events as [
+      PeerStatusPayload,
+      PeerStatusPayload,
+      PeerStatusPayload,
+    ];
+
+    const fx = setupReporter({ holdShares: false });
+    // Its first announcement round: the predecessor's reply says what became of them.
+    fx.reporter.takeHandover({
+      epoch: 3,
+      settled: [sent.dedup_key],
+      in_flight: [inFlight.dedup_key],
+      undelivered: [unsent],
+    });
+    fx.lead(structuredClone(events)); // the followers' copies: all three undelivered
+    await fx.clock.advanceAsync(0);
+    expect(fx.peerPosts().map((p) => p.dedup_key)).to.deep.equal([unsent.dedup_key]);
+    // The outcome comes in a later reply: delivered.
+    fx.reporter.takeHandover({
+      epoch: 3,
+      settled: [sent.dedup_key, inFlight.dedup_key],
+      in_flight: [],
+      undelivered: [],
+    });
+    await fx.clock.advanceAsync(60_000);
+    expect(fx.peerPosts(), 'each event once').to.have.length(1);
+  });
+
+  it('sends an event the predecessor had in flight once its outcome is overdue (at least once)', async () => {
+    const fx = setupReporter({ holdShares: false });
+    const [event] = [deathOf(1)].map((d) => {
+      const p = setupReporter({ holdShares: false });
+      p.lead();
+      p.reporter.onJudgement(d);
+      return p.reporter.undelivered()[0] as PeerStatusPayload;
+    }) as [PeerStatusPayload];
+    fx.reporter.takeHandover({
+      epoch: 3,
+      settled: [],
+      in_flight: [event.dedup_key],
+      undelivered: [],
+    });
+    fx.lead([event]);
+    await fx.clock.advanceAsync(6_900);
+    expect(fx.peerPosts(), 'left to the predecessor for a while').to.deep.equal([]);
+    await fx.clock.advanceAsync(200);
+    expect(fx.peerPosts().map((p) => p.dedup_key)).to.deep.equal([event.dedup_key]);
+  });
+
+  it("sends nothing of a new term before its first announcement round settles, and then with the term's epoch", async () => {
+    const fx = setupReporter({ holdShares: false });
+    let epoch = 1;
+    let settle = () => {};
+    const ready = new Promise<void>((resolve) => (settle = resolve));
+    fx.reporter.startLeading({ ...fx.leadership, epoch: () => epoch }, [], { ready });
+    fx.reporter.onRound(round(1));
+    await fx.clock.advanceAsync(500);
+    expect(fx.posted(), 'not before the round settled').to.deep.equal([]);
+    epoch = 2; // a late rejection: the term takes a newer epoch
+    settle();
+    await fx.clock.advanceAsync(0);
+    const statuses = fx.poster.calls.filter((c) => c.url === CLUSTER_URL);
+    expect(statuses.map((c) => (c.body as ClusterStatusPayload).epoch)).to.deep.equal([2]);
+  });
+});
