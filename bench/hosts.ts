@@ -4,6 +4,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { byRank, MultiHostFixture } from '../test/support/multi-host-fixture.js';
 import { HostNetwork, type HostNode } from '../test/support/netns-hosts.js';
 import { machineFacts, median, settingsTable, table, type MachineFacts } from './report.js';
+import { mixedVersionRows, outageRows, startupRow } from './hosts-outages.js';
 
 /** A wait longer than any target, so a slow run is measured rather than cut short. */
 const WAIT_MS = 30_000;
@@ -105,6 +106,8 @@ export async function runHostsBench({
   const began = Date.now();
   const net = await HostNetwork.start({ hosts: 5, env });
   const fx = new MultiHostFixture(net);
+  let rows: HostsRow[];
+  let lossRunMs: number | undefined;
   try {
     if (net.cleaned.length) progress(`removed leftovers: ${net.cleaned.join(', ')}`);
     let { epoch } = await fx.settled(WAIT_MS);
@@ -202,7 +205,7 @@ export async function runHostsBench({
     const outcome = `3-side reported ${threeSaw.join(', ') || 'nobody'}; 2-side sent ${twoSent} peer_dead; one coordinator again ${secs(Date.now() - healedMs)} after healing`;
     progress(`partition 3 + 2: ${outcome}`);
 
-    const rows: HostsRow[] = [
+    rows = [
       {
         kind: 'timing',
         name: 'Crashed peer (SIGKILL) → its peer_dead',
@@ -236,24 +239,30 @@ export async function runHostsBench({
         ok: partitionOk,
       },
     ];
-    const totalSeconds = (Date.now() - began) / 1000;
-    return {
-      rows,
-      facts,
-      totalSeconds,
-      markdown: hostsMarkdown({
-        rows,
-        facts,
-        repeat,
-        lossSeconds,
-        totalSeconds,
-        env,
-        lossEnd: lossEnd - lossAt,
-      }),
-    };
+    await converge(fx);
+    rows.push(...(await outageRows(fx, repeat, () => converge(fx), progress)));
+    lossRunMs = lossEnd - lossAt;
   } finally {
     await net.teardown();
   }
+  // On hosts of their own: start-ups, and a mesh of two versions.
+  rows.push(await startupRow(repeat, progress));
+  rows.push(...(await mixedVersionRows(repeat, progress)));
+  const totalSeconds = (Date.now() - began) / 1000;
+  return {
+    rows,
+    facts,
+    totalSeconds,
+    markdown: hostsMarkdown({
+      rows,
+      facts,
+      repeat,
+      lossSeconds,
+      totalSeconds,
+      env,
+      lossEnd: lossRunMs ?? 0,
+    }),
+  };
 }
 
 function hostsMarkdown(r: {
@@ -273,7 +282,7 @@ Produced by \`npm run bench\` (bench/hosts.ts, root only; alone: \`node dist/ben
 
 ${hostsTable(r.rows)}
 
-Each time runs from the moment the fault is in force (the kill returned, or iptables-restore committed the rules in the host's namespace) to the receiver getting the webhook. Crashed and black-holed peers rotate over the 4 followers. Faults are iptables DROP rules inside the hosts' namespaces naming only the other hosts, so every host always reaches the receiver. Between runs the fault is healed, stopped nodes are restarted, and the mesh is back under the top host for ${STEADY_MS / 1000} s before the next fault.
+Each time runs from the moment the fault is in force (the kill returned, or iptables-restore committed the rules in the host's namespace) to the receiver getting the webhook. Crashed and black-holed peers rotate over the 4 followers. Faults are iptables DROP rules inside the hosts' namespaces naming only the other hosts, so every host always reaches the receiver. Between runs the fault is healed, stopped nodes are restarted, and the mesh is back under the top host for ${STEADY_MS / 1000} s before the next fault. The mass outages hit the 3 lowest-ranked followers (the coordinator keeps one witness); the top-3 crash kills the coordinator and the 2 successors after it. The start-ups and the mixed-version runs each use hosts of their own, nodes started from nothing; the mixed-version rows run the previous version (built from git: bench/hosts-outages.ts, test/support/previous-version.ts) on the top and bottom hosts, and time each step from the last node's start or the kill to the webhook.
 
 Settings (defaults from src/config/settings.ts):
 

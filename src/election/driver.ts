@@ -570,6 +570,9 @@ export class ElectionDriver {
    * newest-epoch rejection carries, and the coordinator those peers followed as last leader.
    */
   private adoptHandedOver(replies: readonly (AnnouncementReply | null)[]): void {
+    // A late answer to an announcement of a term this node has left since (it stepped down and
+    // follows another node): what the coordinator it follows announces is newer.
+    if (this.state.role !== 'coordinator') return;
     // The newest epoch's fullest view: in a large mesh only its successors held one.
     const better = (r: { epoch: number; size: number }, than: { epoch: number; size: number }) =>
       r.epoch > than.epoch || (r.epoch === than.epoch && r.size > than.size);

@@ -176,7 +176,7 @@ describe('multi-host faults (5 network namespaces, root only)', function () {
     expectValidWebhooks(fx);
   });
 
-  it('partition 3 | 2: the 3-side reports the 2, the 2-side reports nobody; heals to one coordinator', async () => {
+  it('partition 3 | 2: the 3-side reports the 2, the 2-side reports nobody dead but says it cannot judge; heals to one coordinator', async () => {
     const two = ranked.slice(0, 2);
     const three = ranked.slice(2);
     const third = three[0] as HostNode;
@@ -210,6 +210,16 @@ describe('multi-host faults (5 network namespaces, root only)', function () {
       { sinceMs: at, timeoutMs: DETECT_MS },
     );
     log(`… 2-side coordinator ${top.name} says self_suspect in ${secs(at, isolated.receivedMs)}`);
+    // It cannot tell this partition from three failed nodes: it says so, naming them, no peer_dead.
+    const cannot = await fx.waitForPeerStatus(
+      `cannot_judge from ${top.address} naming the 3-side`,
+      (b) => b.event === 'cannot_judge' && b.coordinator_address === top.address,
+      { sinceMs: at, timeoutMs: DETECT_MS },
+    );
+    expect(cannot.body.judgement?.unreachable.map((p) => p.address).sort()).to.deep.equal(
+      three.map((h) => h.address).sort(),
+    );
+    log(`… 2-side coordinator ${top.name} says it cannot judge in ${secs(at, cannot.receivedMs)}`);
     await until(at, WATCH_MS);
     const during = deadSummary(fx, 0);
     log(`peer_dead during the partition: ${during.join('; ') || 'none'}`);
@@ -247,6 +257,11 @@ describe('multi-host faults (5 network namespaces, root only)', function () {
         `… ${gone.name}'s incident resolved ${secs(healedMs, recovered.receivedMs)} after the heal`,
       );
     }
+    await fx.waitForPeerStatus(
+      `can_judge resolving ${top.address}'s cannot_judge`,
+      (b) => b.dedup_key === cannot.body.dedup_key.replace(/:cannot-judge$/, ':can-judge'),
+      { sinceMs: healedMs, timeoutMs: DETECT_MS },
+    );
     expectValidWebhooks(fx);
   });
 

@@ -36,6 +36,22 @@ export function highestRanked(hosts: readonly HostNode[]): HostNode {
   return best;
 }
 
+/**
+ * Epochs that two coordinators posted under (cluster statuses and peer-status events alike), as
+ * `epoch N: a, b`: each term must have an epoch of its own.
+ */
+export function epochsOfTwoCoordinators(fx: MultiHostFixture): string[] {
+  const byEpoch = new Map<number, Set<string>>();
+  for (const w of [...fx.clusterStatuses(), ...fx.peerStatuses()]) {
+    const seen = byEpoch.get(w.body.epoch) ?? new Set<string>();
+    seen.add(w.body.coordinator_address);
+    byEpoch.set(w.body.epoch, seen);
+  }
+  return [...byEpoch]
+    .filter(([, coordinators]) => coordinators.size > 1)
+    .map(([epoch, coordinators]) => `epoch ${epoch}: ${[...coordinators].join(', ')}`);
+}
+
 /** The time from `fromMs` to `toMs` in seconds, for printing. */
 export function secs(fromMs: number, toMs: number): string {
   return `${((toMs - fromMs) / 1000).toFixed(2)} s`;

@@ -193,6 +193,50 @@ describe('ElectionDriver handover', () => {
     n.driver.stop();
   });
 
+  it('ignores a late stale-epoch answer of a term it left: its leader stays the one it follows', async () => {
+    // MID claims epoch 1; LOW answers at once that it follows HIGH in that epoch (MID steps down
+    // to HIGH), LOW2 answers late with its stale view of HIGH and the coordinator it had then.
+    const LOW2: NodeRef = { id: 'low2@10.0.0.0', address: '10.0.0.0:8080' };
+    const n = node(MID, [LOW, LOW2, HIGH], {
+      announce: (to, a) => {
+        if (to === LOW.address) {
+          return {
+            ok: true,
+            value: { accepted: false, reason: 'conflict', epoch: 1, coordinator: HIGH },
+            latencyMs: 1,
+          };
+        }
+        if (to === LOW2.address) {
+          return {
+            ok: true,
+            value: {
+              accepted: false,
+              reason: 'stale-epoch',
+              epoch: a.epoch,
+              coordinator: LOW2,
+              peers: [view(HIGH, 'unknown')],
+            },
+            latencyMs: 1,
+          };
+        }
+        return failed<AnnouncementReply>();
+      },
+      announceAfterMs: (to) => (to === LOW2.address ? 800 : 0),
+    });
+    n.driver.start();
+    await n.clock.advanceAsync(400);
+    expect(n.driver.coordinator).to.deep.equal(HIGH);
+    // HIGH's own announcement, then the late answer.
+    n.driver.handleAnnouncement({ from: HIGH, epoch: 2, peers: [view(LOW, 'alive')] });
+    await n.clock.advanceAsync(1_000);
+    const inherited = n.driver.inherited(n.clock.now());
+    expect(inherited.map((v) => [v.address, v.health])).to.deep.equal([
+      [LOW.address, 'alive'],
+      [HIGH.address, 'alive'],
+    ]);
+    n.driver.stop();
+  });
+
   it('a follower keeps the views and undelivered events of the announcement it accepts', async () => {
     const n = node(LOW, [MID, HIGH], {
       // Higher-ranked peers answer the election: LOW waits for an announcement.
