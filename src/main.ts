@@ -3,6 +3,7 @@ import { hostname } from 'node:os';
 import { AlertHold } from './alerts/alert-hold.js';
 import { outbound } from './alerts/outbound.js';
 import { Reporter } from './alerts/reporter.js';
+import { isJudgementEvent } from './alerts/payloads.js';
 import { loadConfig, type Config } from './config/load.js';
 import { processLogger } from './logging.js';
 import { waitAtMost, type Clock, type TimerHandle } from './core/clock.js';
@@ -151,7 +152,13 @@ export async function startNode(config: Config, deps: NodeDeps): Promise<Running
   // Bounded well below a probe round, so a slow follower never holds an alert up for long.
   const shareVerdicts = () => election.shareNow(Math.min(300, config.probeTimeoutMs));
   const reporter = new Reporter({
-    onSent: (payload) => dispatcher.onPeerStatus(payload),
+    onSent: (payload) => {
+      dispatcher.onPeerStatus(payload);
+      // The status page's feed shows what this coordinator says of its own judging.
+      if (isJudgementEvent(payload.event)) {
+        events.add(payload.event, payload.reason ?? payload.event, payload.peer.id);
+      }
+    },
     notifier,
     clock,
     logger: logger.child({ component: 'reporter' }),

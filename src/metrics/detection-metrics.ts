@@ -35,7 +35,7 @@ export class DetectionMetrics {
     });
     new Gauge({
       name: 'knh_self_suspect',
-      help: '1 while this coordinator cannot reach most of its live peers and so declares none of them dead.',
+      help: '1 while most of the live peers this coordinator judges are silent to it (timeouts; a refusal does not count): it withholds their verdicts and says it cannot judge the mesh.',
       registers: [registry],
       collect() {
         this.set(source.selfSuspicion()?.suspect ? 1 : 0);

@@ -27,8 +27,8 @@ export interface StatusEvent {
   /** ISO time. */
   time: string;
   /**
-   * peer_dead, peer_recovered, path_broken, path_restored, suspected, cleared, withheld, alive,
-   * never_alive, coordinator, left, returned, maintenance.
+   * peer_dead, peer_recovered, path_broken, path_restored, cannot_judge, can_judge, suspected,
+   * cleared, withheld, alive, never_alive, coordinator, left, returned, maintenance.
    */
   kind: string;
   /** The id of the peer concerned, when there is one. */
