@@ -263,7 +263,7 @@ export async function startNode(config: Config, deps: NodeDeps): Promise<Running
     },
     cannotJudge: () =>
       rounds.running ? reporter.cannotJudgeOpen() : election.inheritedCannotJudge(),
-    handover: () => reporter.handover(),
+    handover: () => reporter.handOver(),
     onTermHandover: (handover) => reporter.takeHandover(handover),
     onElectionStarted: () => metrics.election.electionStarted(),
     onCoordinatorChanged: (change) => {
@@ -279,9 +279,12 @@ export async function startNode(config: Config, deps: NodeDeps): Promise<Running
       followed = null;
       if (change.isSelf) return; // duties start once leadership is confirmed (onLeading)
       if (rounds.running) election.keepOwnView(rounds.snapshot().map(toView));
-      // Another node leads: what this one has not sent of its term is that node's to send.
-      reporter.stopLeading('hand-over');
-      dispatcher.stopLeading('hand-over');
+      // Another node leads: what this one has not sent of its term is that node's to send, unless
+      // it is of the previous protocol (it takes no hand-over): then this one still sends it.
+      const successor = change.coordinator;
+      const end = successor && transport.protocolOf(successor.address) < 2 ? 'drain' : 'hand-over';
+      reporter.stopLeading(end);
+      dispatcher.stopLeading(end);
       rounds.stop();
     },
     maintenance: () => [...book.all()],
@@ -585,9 +588,11 @@ export async function startNode(config: Config, deps: NodeDeps): Promise<Running
         if (election.role === 'coordinator') await election.shareNow(300);
         const epoch = election.epoch;
         const wasStarted = election.started;
-        election.stop();
+        // Its term ends by its own leaving: what it decided still goes out, drained below. (Ended
+        // first, so that stopping the election is no hand-over, which would withdraw it.)
         reporter.stopLeading('drain');
         dispatcher.stop();
+        election.stop();
         rounds.stop();
         // Then every peer hears it is leaving: the next node takes over at once, nobody reports it.
         if (wasStarted) await sayGoodbye(transport, present, { from: self, epoch }, clock, logger);

@@ -42,6 +42,11 @@ export class AlertHold {
     return due;
   }
 
+  /** Whether a maintenance window pauses alerts about this node now. */
+  paused(peer: PeerNames, now: number): boolean {
+    return this.pausing(peer, now) !== null;
+  }
+
   get size(): number {
     return this.held.size;
   }

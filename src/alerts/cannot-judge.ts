@@ -27,7 +27,11 @@ export class CannotJudge {
     return this.opening;
   }
 
-  /** A verdict was withheld for self-suspicion: the opening event, if the incident opens now. */
+  /**
+   * A verdict was withheld for self-suspicion: the opening event, if the incident opens now.
+   * `records`: the peers alerts may be sent about (those under maintenance left out): when none of
+   * them is silent, there is nothing to say.
+   */
   withheld(
     corroboratedBy: readonly string[],
     records: readonly PeerRecord[],
@@ -37,6 +41,7 @@ export class CannotJudge {
     for (const id of corroboratedBy) this.corroborators.add(id);
     if (this.opening) return null;
     const facts = factsOf(records, [...this.corroborators]);
+    if (facts.unreachable_count === 0) return null;
     this.opening = judgementPayload({
       event: 'cannot_judge',
       subject: this.self,

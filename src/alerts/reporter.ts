@@ -105,6 +105,8 @@ function isOpen(
 /** A cluster status decided and waiting its turn: built when its turn comes, in its term only. */
 interface WaitingStatus {
   lead: Leadership;
+  /** The term it belongs to (Reporter.term). */
+  term: number;
   reason: ClusterStatusReason;
   /** In the outbox; until then it waits out CLUSTER_STATUS_MIN_GAP_MS after the last one. */
   queued: boolean;
@@ -151,10 +153,15 @@ export class Reporter {
   /** Inherited events left to a predecessor that had them in flight, until it says or time's up. */
   private awaiting: PeerStatusPayload[] = [];
   private awaitTimer: TimerHandle | null = null;
-  /** Events a predecessor handed over unsent before this node's term began: sent when it does. */
+  /**
+   * Events a predecessor handed over unsent while this node was confirming its term: sent when
+   * it leads (forgotten if it steps down instead).
+   */
   private handedIn: PeerStatusPayload[] = [];
   /** The term this node handed over: its outbox sends nothing more of it. */
-  private handedOver: Leadership | null = null;
+  private handedOverTerm = -1;
+  /** Counts the terms this node led: what its outbox holds belongs to one of them. */
+  private term = 0;
   /** Its own alert when it cannot judge the mesh. */
   private readonly cannotJudge: CannotJudge;
   /** Peers whose death is being withheld: warned about once per spell. */
@@ -194,14 +201,12 @@ export class Reporter {
       ready,
     }: { cannotJudge?: PeerStatusPayload | null; ready?: Promise<void> } = {},
   ): void {
+    const handedIn = this.handedIn;
     this.stopLeading('drain');
-    // What this node left unsent in a term it handed over was its successor's to send: what is
-    // still unsent comes back in `inherited`, and the rest must not go twice. (What it is still
-    // posting stays pending here.)
-    for (const key of [...this.pending.keys()]) {
-      if (!this.log.isPosted(key)) this.pending.delete(key);
-    }
-    this.log.startTerm();
+    // What this node withdrew when it last handed a term over, and nobody took since, is its to
+    // send again; what a successor took is that node's (if still unsent, it comes in `inherited`).
+    const reclaimed = this.log.startTerm(this.opts.clock.now());
+    this.term++;
     this.leadership = leadership;
     this.reportedElection = false;
     this.lastStatusAt = null;
@@ -210,19 +215,17 @@ export class Reporter {
       this.outbox = this.outbox.then(() => gate);
     }
     this.schedulePeriodic();
-    const undelivered = new Set(inherited.map((p) => p.dedup_key));
-    if (cannotJudge && !undelivered.has(cannotJudge.dedup_key)) {
-      this.resolveCannotJudge(cannotJudge);
-    }
-    const handedIn = this.handedIn.filter((p) => !undelivered.has(p.dedup_key));
-    this.handedIn = [];
-    this.resend([...inherited, ...handedIn]);
+    // Whether or not its opening went out (it may be in flight still), an incident the
+    // predecessor left open is resolved: a resolution too many beats an incident open for good.
+    if (cannotJudge) this.resolveCannotJudge(cannotJudge);
+    const seen = new Set<string>();
+    const all = [...inherited, ...handedIn, ...reclaimed].filter(
+      (p) => !seen.has(p.dedup_key) && seen.add(p.dedup_key),
+    );
+    this.resend(all);
   }
 
-  /**
-   * A predecessor's "cannot judge" incident that went out: this node leads now and resolves it.
-   * (One that never went out is dropped with the rest of what it no longer says.)
-   */
+  /** A predecessor's open "cannot judge" incident: this node leads now and resolves it. */
   resolveCannotJudge(opening: PeerStatusPayload): void {
     const lead = this.leadership;
     if (!lead || opening.event !== 'cannot_judge') return;
@@ -248,6 +251,8 @@ export class Reporter {
     const toSend = this.ledger.take(h, this.opts.clock.now());
     if (this.leadership) this.resend(toSend);
     else this.handedIn = [...this.handedIn, ...toSend].slice(-MAX_SHARED_UNDELIVERED);
+    // Told after this term's events were queued: what the predecessor sent is not sent twice.
+    this.recheckQueued();
   }
 
   /** Delivers events another coordinator decided and did not deliver, unless already pending. */
@@ -255,9 +260,9 @@ export class Reporter {
     const lead = this.leadership;
     if (!lead) return;
     const now = this.opts.clock.now();
-    // "Cannot judge" incidents are the deciding coordinator's own: a successor resolves them
-    // (startLeading), it never sends them again.
-    const candidates = inherited.filter((p) => !isJudgementEvent(p.event));
+    // A "cannot judge" incident is the deciding coordinator's own: a successor resolves it
+    // (startLeading), it never opens it again. Its resolution is sent like any event.
+    const candidates = inherited.filter((p) => p.event !== 'cannot_judge');
     // An alert whose incident this node's verdicts show over (another coordinator saw the end, or
     // a newer incident started) is stale: dropped, and its resolution with it.
     const records = new Map(lead.records().map((r) => [r.address, r]));
@@ -330,11 +335,13 @@ export class Reporter {
   }
 
   /**
-   * What to share with followers: decided, not yet delivered; the newest MAX_SHARED_UNDELIVERED,
-   * so a long receiver outage during a mass failure cannot bloat every heartbeat.
+   * What to share with followers: decided, not yet delivered (and, lately handed over, not yet
+   * taken); the newest MAX_SHARED_UNDELIVERED, so a long receiver outage during a mass failure
+   * cannot bloat every heartbeat.
    */
   undelivered(): PeerStatusPayload[] {
-    return [...this.pending.values()].slice(-MAX_SHARED_UNDELIVERED);
+    const untaken = this.log.untaken(this.opts.clock.now());
+    return [...this.pending.values(), ...untaken].slice(-MAX_SHARED_UNDELIVERED);
   }
 
   /** The open "cannot judge the mesh" incident (its opening event), shared with followers. */
@@ -342,9 +349,12 @@ export class Reporter {
     return this.cannotJudge.open;
   }
 
-  /** What this node hands over of a term it stopped leading lately (null: nothing). */
-  handover(): TermHandover | null {
-    return this.log.handover([...this.pending.values()], this.opts.clock.now());
+  /**
+   * What this node hands over of a term it stopped leading lately (null: nothing), to the node
+   * whose announcement it is answering: what it did not send is that node's to send from now on.
+   */
+  handOver(): TermHandover | null {
+    return this.log.handOver(this.opts.clock.now());
   }
 
   /**
@@ -366,11 +376,36 @@ export class Reporter {
     if (this.awaitTimer) this.opts.clock.clearTimeout(this.awaitTimer);
     this.awaitTimer = null;
     this.awaiting = [];
+    this.handedIn = [];
     this.cannotJudge.reset();
     if (!lead || end !== 'hand-over') return;
-    this.handedOver = lead;
+    this.handedOverTerm = this.term;
     this.log.endTerm(lead.epoch(), this.opts.clock.now());
+    // What is queued comes back `withdrawn` (post()); what never reached the queues goes too.
     this.opts.notifier.withdraw();
+    for (const [key, payload] of [...this.pending]) {
+      if (this.log.isPosted(key)) continue;
+      this.pending.delete(key);
+      this.log.withdraw(payload);
+    }
+  }
+
+  /**
+   * Events of this term waiting in the outbox that a predecessor's hand-over says it sent, or
+   * still has in flight: not sent (the latter waited for, as resend does).
+   */
+  private recheckQueued(batch = this.batch): void {
+    if (!batch) return;
+    const now = this.opts.clock.now();
+    for (let i = batch.length - 1; i >= 0; i--) {
+      const { payload } = batch[i]!;
+      const status = this.ledger.statusOf(payload.dedup_key, now);
+      if (status === null) continue;
+      batch.splice(i, 1);
+      this.pending.delete(payload.dedup_key);
+      if (status === 'settled') this.remember(payload.dedup_key);
+      else this.await(payload);
+    }
   }
 
   /** Resolves once every decided webhook has been handed to its queue. */
@@ -486,9 +521,16 @@ export class Reporter {
   /** A verdict withheld for self-suspicion: the mesh cannot be judged, and every receiver hears. */
   private noteCannotJudge(judgement: Judgement, lead: Leadership): void {
     const now = this.opts.clock.now();
+    // Peers a maintenance window pauses are left out: rebooting them is no reason to page.
+    const hold = this.opts.hold;
+    const records = hold
+      ? lead
+          .records()
+          .filter((r) => !hold.paused({ address: r.address, id: r.id, nodeName: r.nodeName }, now))
+      : lead.records();
     const opening = this.cannotJudge.withheld(
       judgement.corroboratedBy ?? [],
-      lead.records(),
+      records,
       lead.epoch(),
       now,
     );
@@ -570,11 +612,11 @@ export class Reporter {
     // every change made meanwhile. A storm of changes (thousands of peers suspect at once) then
     // costs one snapshot per turn, not a 5,000-peer snapshot held in memory for each change.
     const waiting = this.clusterStatusWaiting;
-    if (waiting?.lead === lead) {
+    if (waiting?.term === this.term) {
       if (REASON_RANK[reason] > REASON_RANK[waiting.reason]) waiting.reason = reason;
       return;
     }
-    const entry: WaitingStatus = { lead, reason, queued: false };
+    const entry: WaitingStatus = { lead, term: this.term, reason, queued: false };
     this.clusterStatusWaiting = entry;
     const { clock } = this.opts;
     // Never more than the gap, even if the wall clock stepped back meanwhile.
@@ -601,7 +643,7 @@ export class Reporter {
     this.send(() => {
       if (this.clusterStatusWaiting === entry) this.clusterStatusWaiting = null;
       // A term that ended sends no more cluster statuses: the next coordinator's say.
-      if (this.leadership !== entry.lead) return;
+      if (!this.leadership || this.term !== entry.term) return;
       // Peer-status events decided since wait behind it (a batch not yet started came after it):
       // it goes after them, so that no cluster status shows a verdict before that peer's event.
       if (this.batch) {
@@ -708,15 +750,17 @@ export class Reporter {
     }
     const batch = [{ payload, share }];
     this.batch = batch;
-    const lead = this.leadership;
+    const term = this.term;
     // A change from here on gets a cluster status after these events, not folded into one before
     // (one still waiting out its gap goes into the outbox after them anyway).
     if (this.clusterStatusWaiting?.queued) this.clusterStatusWaiting = null;
     this.send(async () => {
       if (this.batch === batch) this.batch = null;
-      if (this.handedOver === lead && lead) return; // the successor sends them
+      if (this.handedOverTerm === term) return; // the successor sends them
       if (this.opts.shareVerdicts && batch.some((e) => e.share)) await this.opts.shareVerdicts();
-      if (this.handedOver === lead && lead) return;
+      if (this.handedOverTerm === term) return;
+      // A predecessor's hand-over told while these waited (behind the term's gate, a sharing).
+      this.recheckQueued(batch);
       for (const e of batch) this.post(e.payload);
     });
   }
@@ -730,8 +774,8 @@ export class Reporter {
     const queued = this.opts.notifier.peerStatus(payload, (outcome) => {
       const sent = outcome !== 'withdrawn';
       this.log.settled(key, sent, this.opts.clock.now());
-      if (!sent) return;
       this.pending.delete(key);
+      if (!sent) return this.log.withdraw(payload);
       if (outcome === 'delivered') this.remember(key);
       if (!this.leadership) return;
       if (this.opts.shareSettled) this.opts.shareSettled();

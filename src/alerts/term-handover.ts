@@ -5,8 +5,9 @@
 // whoever announces itself next (in its replies, to a node of protocol 2) which of its events went
 // out, which are still in flight and which it did not send. The new coordinator skips the first,
 // waits for the second (the outcome comes in a later reply, or it sends them once the wait is
-// over: at least once) and sends the third. A coordinator that crashed says nothing: its successor
-// sends what the followers last heard was undelivered (at least once, same dedup key).
+// over: at least once) and sends the third. Should it lead again before anyone took them, it sends
+// the third itself. A coordinator that crashed says nothing: its successor sends what the
+// followers last heard was undelivered (at least once, same dedup key).
 import type { PeerStatusPayload } from './payloads.js';
 
 /** What an ended term hands over (the `handover` of an announcement reply). */
@@ -26,12 +27,14 @@ export const HANDOVER_FOR_MS = 60_000;
 /** Keys told in one hand-over at most, of each kind (the newest). */
 export const MAX_HANDED_OVER = 500;
 
-/** The ex-coordinator's side: which of its events went out, and when. */
+/** The ex-coordinator's side: which of its events went out, and which it withdrew unsent. */
 export class DeliveryLog {
   /** Keys handed to the queues and not settled yet. */
   private readonly posted = new Set<string>();
   /** Keys settled (delivered, given up, rejected, dropped), oldest first, with when. */
   private readonly settledAt = new Map<string, number>();
+  /** Events withdrawn unsent when the term ended; `taken` once handed over to the next leader. */
+  private readonly withdrawn = new Map<string, { payload: PeerStatusPayload; taken: boolean }>();
   private ended: { epoch: number; atMs: number } | null = null;
 
   posting(key: string): void {
@@ -60,23 +63,55 @@ export class DeliveryLog {
     this.ended = { epoch, atMs: now };
   }
 
-  /** A new term of this node's own began: nothing of the old one to hand over any more. */
-  startTerm(): void {
-    this.ended = null;
+  /** An event of the ended term not sent: the next coordinator's to send. */
+  withdraw(payload: PeerStatusPayload): void {
+    this.withdrawn.set(payload.dedup_key, { payload, taken: false });
   }
 
-  /** What to hand over now, given the events still pending; null when no term ended lately. */
-  handover(pending: readonly PeerStatusPayload[], now: number): TermHandover | null {
-    const ended = this.ended;
-    if (!ended || now - ended.atMs > HANDOVER_FOR_MS) return null;
-    const since = ended.atMs - HANDOVER_FOR_MS;
+  /**
+   * What to hand over now, to a node announcing itself (its reply is built): the withdrawn events
+   * are that node's from now on. Null when no term ended lately.
+   */
+  handOver(now: number): TermHandover | null {
+    if (!this.handingOver(now)) return null;
+    const since = (this.ended?.atMs ?? now) - HANDOVER_FOR_MS;
     const settled = [...this.settledAt].filter(([, at]) => at >= since).map(([key]) => key);
+    const withdrawn = [...this.withdrawn.values()].slice(-MAX_HANDED_OVER);
+    for (const w of withdrawn) w.taken = true;
     return {
-      epoch: ended.epoch,
+      epoch: this.ended?.epoch ?? 0,
       settled: settled.slice(-MAX_HANDED_OVER),
       in_flight: [...this.posted].slice(-MAX_HANDED_OVER),
-      undelivered: pending.filter((p) => !this.posted.has(p.dedup_key)).slice(-MAX_HANDED_OVER),
+      undelivered: withdrawn.map((w) => w.payload),
     };
+  }
+
+  /**
+   * Withdrawn events nobody took yet, while the term is still being handed over: undelivered
+   * still (a node taking over hears of them). After that, whoever led since had them from the
+   * followers' copies: they are forgotten here.
+   */
+  untaken(now: number): PeerStatusPayload[] {
+    if (!this.handingOver(now)) {
+      this.withdrawn.clear();
+      return [];
+    }
+    return [...this.withdrawn.values()].filter((w) => !w.taken).map((w) => w.payload);
+  }
+
+  /**
+   * A new term of this node's own begins: the withdrawn events nobody took are its to send again;
+   * nothing of the old term is handed over any more.
+   */
+  startTerm(now: number): PeerStatusPayload[] {
+    const reclaimed = this.untaken(now);
+    this.withdrawn.clear();
+    this.ended = null;
+    return reclaimed;
+  }
+
+  private handingOver(now: number): boolean {
+    return this.ended !== null && now - this.ended.atMs <= HANDOVER_FOR_MS;
   }
 }
 

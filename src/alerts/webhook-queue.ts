@@ -134,14 +134,11 @@ export class WebhookQueue {
    * `delivered`). Another node sends them now.
    */
   withdraw(): void {
-    for (let i = this.queue.length - 1; i >= 0; i--) {
-      const entry = this.queue[i]!;
-      if (entry.inFlight) entry.withdrawn = true;
-      else {
-        this.queue.splice(i, 1);
-        this.settle(entry, 'withdrawn');
-      }
-    }
+    const waiting = this.queue.filter((e) => !e.inFlight);
+    for (const entry of this.queue) if (entry.inFlight) entry.withdrawn = true;
+    this.queue.splice(0, this.queue.length, ...this.queue.filter((e) => e.inFlight));
+    // In the order they were queued: the next coordinator sends them in that order.
+    for (const entry of waiting) this.settle(entry, 'withdrawn');
     this.resolveIdle();
   }
 

@@ -23,6 +23,13 @@ function truncated(value: unknown, max = 300): string {
 
 export function describeWebhook(w: ReceivedWebhook): WebhookLine {
   const peer = peerStatusOf(w);
+  if (peer && (peer.event === 'cannot_judge' || peer.event === 'can_judge')) {
+    return {
+      text: `${peer.event}: ${peer.reason ?? ''}, dedup ${peer.dedup_key}`,
+      colour: peer.event === 'cannot_judge' ? 'yellow' : 'green',
+      bad: false,
+    };
+  }
   if (peer) {
     const dead = peer.event === 'peer_dead' || peer.event === 'path_broken';
     const why = dead && peer.reason ? `, reason: ${peer.reason}` : '';
@@ -41,9 +48,11 @@ export function describeWebhook(w: ReceivedWebhook): WebhookLine {
     const alive = map.filter((p) => p.alive);
     const dead = map.filter((p) => p.health === 'dead');
     const unknown = map.filter((p) => p.health === 'unknown');
+    const unseen = cluster.unseen_peers ?? 0;
     const details = [
       dead.length > 0 ? `dead: ${names(dead)}` : '',
       unknown.length > 0 ? `not yet seen: ${names(unknown)}` : '',
+      unseen > 0 ? `${unseen} starting (not yet seen)` : '',
       cluster.sanity_check === 'not-configured' ? '' : `sanity check ${cluster.sanity_check}`,
       cluster.self_suspect
         ? `coordinator suspects itself (${cluster.unreachable_peers} peers unreachable)`

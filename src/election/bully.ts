@@ -291,9 +291,13 @@ function onElectionRequest(state: ElectionState, now: number, req: ElectionReque
   // Only a peer's epoch is adopted and only a peer is acted for: a stranger (another mesh, or a
   // pod this node has not discovered yet) gets an answer and changes nothing.
   const known = state.peers.includes(req.from.address);
-  const epoch = known ? Math.max(state.epoch, req.epoch) : state.epoch;
-  // A newer epoch heard of, not from its leader: nobody's announcement at it is taken as is.
-  const termLeader = epoch > state.epoch ? null : state.termLeader;
+  const newer = known && req.epoch > state.epoch;
+  // A coordinator that hears of a newer epoch goes on under a term above it (another node may
+  // lead that epoch), announced to every peer; anyone else takes the epoch, but no announcement
+  // at it as is (not heard from its leader).
+  const bump = newer && state.role === 'coordinator';
+  const epoch = bump ? req.epoch + 1 : newer ? req.epoch : state.epoch;
+  const termLeader = bump ? state.self : newer ? null : state.termLeader;
   const answer: ElectionAnswer = {
     type: 'answer',
     from: state.self,
@@ -302,10 +306,11 @@ function onElectionRequest(state: ElectionState, now: number, req: ElectionReque
   };
   const effects: ElectionEffect[] = [{ type: 'reply-answer', answer }];
   const next = { ...state, epoch, termLeader };
+  if (bump) effects.push({ type: 'announce', epoch, to: state.peers });
   if (!known || !outranks(state.self.address, req.from.address)) return { state: next, effects };
   if (state.role === 'coordinator') {
     // Tell the asker at once who leads, instead of waiting for the next heartbeat.
-    effects.push({ type: 'announce', epoch, to: [req.from.address] });
+    if (!bump) effects.push({ type: 'announce', epoch, to: [req.from.address] });
     return { state: next, effects };
   }
   if (state.role === 'candidate' || coordinatorAlive(state, now)) return { state: next, effects };

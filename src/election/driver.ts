@@ -150,6 +150,8 @@ async function inChunks(
 
 /** How long a new coordinator waits for its first announcement round's answers at most. */
 const CONFIRM_WAIT_MS = 300;
+/** A predecessor with POSTs in flight is announced to again this soon, for their outcome. */
+const HANDOVER_ASK_AGAIN_MS = 1_000;
 
 export class ElectionDriver {
   private state: ElectionState;
@@ -528,6 +530,15 @@ export class ElectionDriver {
     }
   }
 
+  /** Announces to `address` again in a while, in the same term, while this node leads it. */
+  private askAgain(address: string, epoch: number): void {
+    this.opts.clock.setTimeout(() => {
+      if (this.state.role === 'coordinator' && this.state.epoch === epoch) {
+        this.announceTo(address);
+      }
+    }, HANDOVER_ASK_AGAIN_MS);
+  }
+
   /** The transport reports failures as values; anything thrown is a bug, logged, never fatal. */
   private background(work: Promise<void>, what: string): Promise<void> {
     return work.catch((err: unknown) =>
@@ -704,7 +715,13 @@ export class ElectionDriver {
       if (outcome.ok && outcome.value.maintenance) {
         this.opts.onMaintenance?.(outcome.value.maintenance);
       }
-      if (outcome.ok && outcome.value.handover) this.opts.onTermHandover?.(outcome.value.handover);
+      const handover = outcome.ok ? outcome.value.handover : undefined;
+      if (handover) {
+        this.opts.onTermHandover?.(handover);
+        // Its POSTs in flight end within a webhook timeout: ask again soon rather than at its next
+        // heartbeat (in a large mesh, 30 s away), so that their outcome comes before the wait ends.
+        if (handover.in_flight.length > 0) this.askAgain(address, epoch);
+      }
     };
     const all = inChunks(to, one);
     const partial = to.length < this.state.peers.length;
@@ -731,7 +748,7 @@ export class ElectionDriver {
     // Confirming a new term: a peer that cannot answer (black-holed, gone) must not hold the
     // confirmation up for a whole request timeout. Those that answered within the bound decide;
     // a late answer (a stale-epoch rejection, say) is still acted on when it comes.
-    this.termAnnounced = all;
+    if (!partial) this.termAnnounced = all;
     await waitAtMost(this.opts.clock, all, CONFIRM_WAIT_MS);
     const early = to.filter((address) => replies.has(address));
     settle(early);

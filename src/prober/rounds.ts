@@ -298,6 +298,8 @@ export class ProbeRounds {
       this.put(address, this.fresh(address, now));
       this.membershipChanges++;
     }
+    // Silent peers that left the list may end this node's suspicion of itself (a zone removed).
+    this.noteSelfSuspicion();
   }
 
   /**
@@ -308,6 +310,7 @@ export class ProbeRounds {
     const r = this.records.get(address);
     if (!r || r.health !== 'unknown' || r.lastProbeMs !== null) return;
     this.put(address, { ...r, id, nodeName: nodeNameOf(id), health: 'alive', sinceMs });
+    this.noteSelfSuspicion();
   }
 
   /**
@@ -505,6 +508,7 @@ export class ProbeRounds {
         `${view.id} was reported dead by the coordinator this node supersedes: its recovery will resolve that`,
       );
     }
+    this.noteSelfSuspicion();
   }
 
   /** Applies a pure transition to the peer's current record. */

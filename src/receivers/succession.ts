@@ -18,8 +18,11 @@ export function succession(args: {
   now: number;
 }): { carried: Alert[]; over: Alert[] } {
   const dead = new Set(args.records.filter((r) => r.health === 'dead').map((r) => r.address));
-  // This node's own alert (it was reported dead and now leads) is resolved by its own recovery.
-  const inherited = args.inherited.filter((a) => a.peer.address !== args.self.address);
+  // This node's own alert (it was reported dead and now leads) is resolved by its own recovery; a
+  // "cannot judge" alert by the reporter's can_judge, which reaches these receivers too.
+  const inherited = args.inherited.filter(
+    (a) => a.peer.address !== args.self.address && a.kind !== 'cannot_judge',
+  );
   const carried = inherited.filter((a) => a.kind === 'peer_dead' && dead.has(a.peer.address));
   const over = inherited.filter((a) => !carried.includes(a));
   // Not yet sent anywhere: they come through the reporter when they go.

@@ -134,6 +134,37 @@ describe('webhook receiver outage (5 real nodes)', function () {
     ).to.deep.equal(new Set([dead.body.dedup_key]));
   });
 
+  it('still delivers what a coordinator decided when it is stopped (SIGTERM) with its receiver down', async () => {
+    // Two nodes: when the coordinator leaves, nobody else would send it.
+    const fx = await startMesh({ size: 2, env: { SHUTDOWN_GRACE_PERIOD: '20' } });
+    const { coordinator } = await fx.settled();
+    const victim = lowestRanked(fx.nodes);
+    fx.receiver.outage(503);
+    await fx.mesh.kill(victim.index);
+    const tried = () =>
+      coordinator.logs.some(
+        (l) =>
+          l.msg === 'webhook failed; will retry' &&
+          String(l.key).startsWith(`knh:${victim.address}:`),
+      );
+    await pollUntil(`${coordinator.address} trying the peer_dead`, () => tried() || undefined, {
+      timeoutMs: 15_000,
+    });
+    const process = coordinator.process;
+    if (!process) throw new Error('the coordinator is not running');
+    const exited = new Promise((resolve) => process.once('exit', resolve));
+    process.kill('SIGTERM');
+    await sleep(500);
+    fx.receiver.outage(null);
+    const dead = await fx.waitForPeerStatus(
+      `peer_dead for ${victim.address}, drained by the leaving coordinator`,
+      (b) => b.event === 'peer_dead' && b.peer.address === victim.address,
+      20_000,
+    );
+    expect(dead.body.coordinator_address).to.equal(coordinator.address);
+    await exited;
+  });
+
   it('delivers a peer_dead whose connections were refused once the receiver is back', async () => {
     const fx = await startMesh();
     await peerDiesDuringOutage(fx, {

@@ -6,6 +6,7 @@ import {
   type PeerStatusPayload,
 } from '../../src/alerts/payloads.js';
 import { Reporter, type Leadership } from '../../src/alerts/reporter.js';
+import type { AlertHold } from '../../src/alerts/alert-hold.js';
 import type { RoundReport, SelfSuspicion } from '../../src/prober/rounds.js';
 import {
   answered,
@@ -32,6 +33,8 @@ export interface SetupOptions {
   clock?: FakeClock;
   poster?: FakePoster;
   self?: typeof SELF;
+  /** Maintenance: alerts about paused nodes held back. */
+  hold?: AlertHold;
 }
 
 export function setupReporter({
@@ -41,6 +44,7 @@ export function setupReporter({
   clock = new FakeClock(),
   poster = new FakePoster(clock, answer),
   self = SELF,
+  hold,
 }: SetupOptions = {}) {
   const logger = new CapturingLogger();
   const order: string[] = [];
@@ -52,6 +56,7 @@ export function setupReporter({
     logger,
     self,
     clusterStatusIntervalMs: intervalMs,
+    ...(hold ? { hold } : {}),
     shareVerdicts: () => {
       order.push('share');
       if (!holdShares) return Promise.resolve();

@@ -784,12 +784,22 @@ describe('bully election: step', () => {
       expect(effectsOf(result, 'send-election')[0]?.to).to.deep.equal(addresses(D));
     });
 
-    it("takes the asker's epoch when it is higher", () => {
+    it("goes on above the asker's epoch when it is higher: another node may lead that one", () => {
       const s = coordinator(D, [A, B, C], 2);
       const result = step(s, request(A, 6));
+      expect(result.state).to.include({ epoch: 7, role: 'coordinator' });
+      expect(effectsOf(result, 'reply-answer')[0]?.answer.epoch).to.equal(7);
+      expect(effectsOf(result, 'announce')).to.deep.equal([
+        { type: 'announce', epoch: 7, to: addresses(A, B, C) },
+      ]);
+    });
+
+    it("takes a follower to the asker's epoch, but no announcement at it as is", () => {
+      const s = follower(B, [A, C, D], D, 2);
+      const result = step(s, request(A, 6));
       expect(result.state.epoch).to.equal(6);
-      expect(effectsOf(result, 'reply-answer')[0]?.answer.epoch).to.equal(6);
-      expect(effectsOf(result, 'announce')[0]?.epoch).to.equal(6);
+      const at6 = step(result.state, { type: 'announcement', now: 1, from: D, epoch: 6 });
+      expect(effectsOf(at6, 'reply-announcement')[0]?.reply.reason).to.equal('stale-epoch');
     });
   });
 

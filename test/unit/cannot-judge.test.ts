@@ -7,6 +7,20 @@ import { loadSchemas } from '../../src/wire/schemas.js';
 import { silentRecord, upRecord } from '../support/alerts.js';
 import { referenceErrors } from '../support/knh-reference-schemas.js';
 import { SELF, setupReporter } from '../support/reporter-fixture.js';
+import { AlertHold } from '../../src/alerts/alert-hold.js';
+import type { MaintenanceWindow } from '../../src/maintenance/windows.js';
+import { PEER_URL } from '../support/test-notifier.js';
+import { OK, UNAVAILABLE } from '../support/fake-poster.js';
+
+const WINDOW: MaintenanceWindow = {
+  id: 'mw-1',
+  scope: 'nodes',
+  nodes: ['worker-3', 'worker-4', 'worker-5'],
+  starts: 0,
+  until: Number.MAX_SAFE_INTEGER,
+  reason: 'kernel upgrade',
+  cancelled: false,
+};
 
 const schemas = loadSchemas();
 const T = 1_700_000_000_000;
@@ -98,7 +112,45 @@ describe('cannot judge the mesh', () => {
     expect(third?.dedup_key).to.not.equal(opening.dedup_key);
   });
 
-  it('is resolved by the next coordinator when the term ends while it is open; one never sent is dropped', async () => {
+  it('has its resolution sent by the next coordinator when the term ended before it went out', async () => {
+    let up = true;
+    const old = setupReporter({
+      holdShares: false,
+      answer: (call) => (call.url === PEER_URL && !up ? UNAVAILABLE : OK),
+    });
+    old.setRecords(meshSeen());
+    old.lead();
+    old.reporter.onJudgement(withheld(meshSeen()[1]!, []));
+    await old.clock.advanceAsync(100);
+    up = false; // the receiver goes down: can_judge cannot be delivered
+    old.reporter.onSelfSuspicion({ suspect: false, unreachable: 0, silent: 0, considered: 4 });
+    await old.clock.advanceAsync(100);
+    old.reporter.stopLeading('hand-over');
+    const handover = old.reporter.handOver();
+    expect(handover?.undelivered.map((p) => p.event)).to.deep.equal(['can_judge']);
+    const next = setupReporter({
+      holdShares: false,
+      self: { id: 'w2@10.0.0.2', address: '10.0.0.2:8080' },
+    });
+    next.reporter.takeHandover(structuredClone(handover!));
+    next.lead([], { cannotJudge: null });
+    await next.clock.advanceAsync(1_000);
+    expect(next.peerPosts().map((p) => p.event)).to.deep.equal(['can_judge']);
+  });
+
+  it('is not opened for silent peers that a maintenance window pauses', async () => {
+    const hold = new AlertHold((peer) =>
+      ['worker-3', 'worker-4', 'worker-5'].includes(peer.nodeName) ? WINDOW : null,
+    );
+    const fx = setupReporter({ holdShares: false, hold });
+    fx.setRecords(meshSeen());
+    fx.lead();
+    fx.reporter.onJudgement(withheld(meshSeen()[1]!, []));
+    await fx.clock.advanceAsync(1_000);
+    expect(fx.peerPosts()).to.deep.equal([]);
+  });
+
+  it('is resolved by the next coordinator when the term ends while it is open, even if it may not have gone out', async () => {
     const old = setupReporter({ holdShares: false });
     old.setRecords(meshSeen());
     old.lead();
@@ -119,10 +171,11 @@ describe('cannot judge the mesh', () => {
     expect(resolution.dedup_key).to.equal(opening.dedup_key.replace(/cannot-judge$/, 'can-judge'));
     expectValid(resolution);
 
-    // Still undelivered when the term ended: the receiver never heard of it; nothing to resolve.
-    const quiet = setupReporter({ holdShares: false });
-    quiet.lead([opening], { cannotJudge: opening });
-    await quiet.clock.advanceAsync(60_000);
-    expect(quiet.peerPosts()).to.deep.equal([]);
+    // Still undelivered (maybe in flight) when the term ended: the opening is not sent again, its
+    // resolution is (one too many beats an incident open for good).
+    const unsure = setupReporter({ holdShares: false });
+    unsure.lead([opening], { cannotJudge: opening });
+    await unsure.clock.advanceAsync(60_000);
+    expect(unsure.peerPosts().map((p) => p.event)).to.deep.equal(['can_judge']);
   });
 });

@@ -27,7 +27,7 @@ describe('Reporter: a term handed over', () => {
     const [first, second, third] = fx.reporter.undelivered().map((p) => p.dedup_key);
 
     fx.reporter.stopLeading('hand-over');
-    const handover = fx.reporter.handover() as TermHandover;
+    const handover = fx.reporter.handOver() as TermHandover;
     expect(handover.epoch).to.equal(3);
     expect(handover.in_flight).to.deep.equal([first]);
     expect(handover.settled).to.deep.equal([]);
@@ -39,12 +39,12 @@ describe('Reporter: a term handed over', () => {
       fx.peerPosts().map((p) => p.dedup_key),
       'nothing after the hand-over',
     ).to.deep.equal([first]);
-    const later = fx.reporter.handover() as TermHandover;
+    const later = fx.reporter.handOver() as TermHandover;
     expect(later.settled).to.deep.equal([first]);
     expect(later.in_flight).to.deep.equal([]);
     expect(later.undelivered.map((p) => p.dedup_key)).to.deep.equal([second, third]);
     await fx.clock.advanceAsync(1_000);
-    expect(fx.reporter.handover(), 'handed over for a minute only').to.equal(null);
+    expect(fx.reporter.handOver(), 'handed over for a minute only').to.equal(null);
   });
 
   it('does not retry a POST that was in flight when it handed over, and hands the event over', async () => {
@@ -59,7 +59,7 @@ describe('Reporter: a term handed over', () => {
     fx.poster.release(UNAVAILABLE);
     await fx.clock.advanceAsync(60_000);
     expect(fx.peerPosts(), 'no retry').to.have.length(1);
-    const handover = fx.reporter.handover() as TermHandover;
+    const handover = fx.reporter.handOver() as TermHandover;
     expect(handover.in_flight).to.deep.equal([]);
     expect(handover.undelivered).to.have.length(1);
   });
@@ -76,7 +76,91 @@ describe('Reporter: a term handed over', () => {
     fx.poster.release(OK);
     await fx.clock.advanceAsync(100);
     expect(fx.peerPosts()).to.have.length(2);
-    expect(fx.reporter.handover()).to.equal(null);
+    expect(fx.reporter.handOver()).to.equal(null);
+  });
+
+  it('sends what it withdrew itself when it leads again before any node took its hand-over', async () => {
+    let up = false;
+    const fx = setupReporter({
+      holdShares: false,
+      answer: (call) => (call.url === PEER_URL && !up ? UNAVAILABLE : OK),
+    });
+    fx.lead();
+    fx.reporter.onJudgement(deathOf(1));
+    await fx.clock.advanceAsync(100); // failing, waiting for its retry
+    const [event] = fx.reporter.undelivered() as [PeerStatusPayload];
+    // Told 'outranked' by a node that then dies before leading: it wins the next election itself.
+    fx.reporter.stopLeading('hand-over');
+    const tried = fx.peerPosts().length;
+    fx.lead([]);
+    up = true;
+    await fx.clock.advanceAsync(60_000);
+    expect(
+      fx
+        .peerPosts()
+        .slice(tried)
+        .map((p) => p.dedup_key),
+    ).to.deep.equal([event.dedup_key]);
+  });
+
+  it('leaves what it withdrew to the node it handed it over to, and forgets it after a minute', async () => {
+    const fx = setupReporter({
+      holdShares: false,
+      answer: (call) => (call.url === PEER_URL ? UNAVAILABLE : OK),
+    });
+    fx.lead();
+    fx.reporter.onJudgement(deathOf(1));
+    await fx.clock.advanceAsync(100);
+    fx.reporter.stopLeading('hand-over');
+    expect(fx.reporter.undelivered(), 'nobody took it yet').to.have.length(1);
+    await fx.clock.advanceAsync(61_000);
+    expect(fx.reporter.undelivered(), 'after the hand-over window').to.deep.equal([]);
+
+    const taken = setupReporter({ holdShares: false, answer: () => UNAVAILABLE });
+    taken.lead();
+    taken.reporter.onJudgement(deathOf(2));
+    await taken.clock.advanceAsync(100);
+    taken.reporter.stopLeading('hand-over');
+    expect(taken.reporter.handOver()?.undelivered).to.have.length(1);
+    expect(taken.reporter.undelivered(), "the next leader's now").to.deep.equal([]);
+    const before = taken.peerPosts().length;
+    taken.lead([]); // leads again: the taker sends it, not this node
+    await taken.clock.advanceAsync(5_000);
+    expect(taken.peerPosts().length).to.equal(before);
+  });
+
+  it('does not send twice what the predecessor says it sent, when it says so after the term began', async () => {
+    const predecessor = setupReporter({ holdShares: false });
+    predecessor.lead();
+    predecessor.reporter.onJudgement(deathOf(1));
+    const [sent] = predecessor.reporter.undelivered() as [PeerStatusPayload];
+    const fx = setupReporter({ holdShares: false });
+    let settle = () => {};
+    const ready = new Promise<void>((resolve) => (settle = resolve));
+    fx.lead([structuredClone(sent)], { ready });
+    fx.reporter.takeHandover({
+      epoch: 3,
+      settled: [sent.dedup_key],
+      in_flight: [],
+      undelivered: [],
+    });
+    settle();
+    await fx.clock.advanceAsync(10_000);
+    expect(fx.peerPosts()).to.deep.equal([]);
+  });
+
+  it('forgets a hand-over of a term it did not go on to lead', async () => {
+    const predecessor = setupReporter({ holdShares: false });
+    predecessor.lead();
+    predecessor.reporter.onJudgement(deathOf(1));
+    const [event] = predecessor.reporter.undelivered() as [PeerStatusPayload];
+    const fx = setupReporter({ holdShares: false });
+    fx.reporter.takeHandover({ epoch: 3, settled: [], in_flight: [], undelivered: [event] });
+    fx.reporter.stopLeading('hand-over'); // it stepped down: another node leads that term
+    await fx.clock.advanceAsync(3_600_000);
+    fx.lead([]);
+    await fx.clock.advanceAsync(1_000);
+    expect(fx.peerPosts()).to.deep.equal([]);
   });
 
   it('skips what a predecessor sent, waits for what it had in flight, and sends what it did not', async () => {

@@ -159,6 +159,7 @@ function setup(
     lastHeard?: (address: string) => number | null;
     loopLag?: { maxLagWithinMs(ms: number): number };
     nodeNameOf?: (address: string) => string | undefined;
+    onSelfSuspicion?: (s: { suspect: boolean }) => void;
   } = {},
 ) {
   const clock = new FakeClock();
@@ -180,6 +181,7 @@ function setup(
     ...(opts.lastHeard ? { lastHeard: opts.lastHeard } : {}),
     ...(opts.loopLag ? { loopLag: opts.loopLag } : {}),
     ...(opts.nodeNameOf ? { nodeNameOf: opts.nodeNameOf } : {}),
+    ...(opts.onSelfSuspicion ? { onSelfSuspicion: opts.onSelfSuspicion } : {}),
     random: () => 0.5,
     onJudgement: (judgement) => judged.push({ atMs: clock.now(), judgement }),
     onRound: (r) => reports.push(r),
@@ -513,6 +515,22 @@ describe('ProbeRounds', () => {
     await clock.advanceAsync(2_000);
     for (const p of [A, B, C]) expect(transitions(p).at(-1), p).to.equal('cleared');
     expect(rounds.selfSuspicion.suspect).to.equal(false);
+    rounds.stop();
+  });
+
+  it('tells that its suspicion of itself ended when the silent peers leave the list', async () => {
+    const told: boolean[] = [];
+    const { clock, rounds, behaviour, startAlive } = setup({
+      peers: [A, B, C, D],
+      onSelfSuspicion: (s) => told.push(s.suspect),
+    });
+    await startAlive();
+    for (const p of [A, B, C]) behaviour.set(p, 'hang');
+    await clock.advanceAsync(3_000);
+    expect(told).to.deep.equal([true]);
+    rounds.setPeers([D, E]); // their nodes were deleted
+    expect(rounds.selfSuspicion.suspect).to.equal(false);
+    expect(told).to.deep.equal([true, false]);
     rounds.stop();
   });
 

@@ -62,6 +62,24 @@ describe('succession of alerts', () => {
     expect(over).to.deep.equal([recovered, path]);
   });
 
+  it("leaves a predecessor's cannot_judge alert to the can_judge that resolves it, neither carried nor resolved here", () => {
+    const judge = alert('10.0.0.9', {
+      kind: 'cannot_judge',
+      key: `knh:judge:${OLD.address}:${T}`,
+      peer: { id: OLD.id, address: OLD.address, node_name: 'old' },
+    });
+    const { carried, over } = succession({
+      inherited: [judge],
+      records: [record('10.0.0.1', false)],
+      undelivered: [],
+      self: SELF,
+      epoch: 3,
+      now: T + 9_000,
+    });
+    expect(carried).to.deep.equal([]);
+    expect(over).to.deep.equal([]);
+  });
+
   it('rebuilds no alert for a peer whose peer_dead was not sent yet (held, undelivered), nor for itself', () => {
     const dead = record('10.0.0.1', true);
     const held = peerStatusPayload({

@@ -180,11 +180,14 @@ describe('WebhookQueue', () => {
     await clock.advanceAsync(0);
     expect(posted()).to.deep.equal(['a']);
     queue.withdraw();
-    expect(outcomes, 'the waiting ones at once').to.deep.equal(['c:withdrawn', 'b:withdrawn']);
+    expect(outcomes, 'the waiting ones at once, in order').to.deep.equal([
+      'b:withdrawn',
+      'c:withdrawn',
+    ]);
     poster.release(UNAVAILABLE); // the one in flight fails: not retried
     await clock.advanceAsync(60_000);
     expect(posted()).to.deep.equal(['a']);
-    expect(outcomes).to.deep.equal(['c:withdrawn', 'b:withdrawn', 'a:withdrawn']);
+    expect(outcomes).to.deep.equal(['b:withdrawn', 'c:withdrawn', 'a:withdrawn']);
     expect(queue.pending).to.equal(0);
     expect(queue.counts.withdrawn).to.equal(3);
   });
