@@ -7,7 +7,11 @@ import { HostNetwork } from '../support/netns-hosts.js';
 import {
   byRank,
   epochsOfTwoCoordinators,
+  expectValidWebhooks,
+  log,
   secs,
+  STEADY_MS,
+  until,
   useHostNetwork,
   type MultiHostFixture,
 } from '../support/multi-host-fixture.js';
@@ -17,16 +21,6 @@ import { sleep } from '../support/poll.js';
 const DETECT_MS = 10_000;
 /** How long after a fault the receiver is watched for what must not come. */
 const WATCH_MS = 12_000;
-/** Faults hit a mesh in steady state: verdicts shared a few heartbeats since it settled. */
-const STEADY_MS = 2_000;
-
-const log = (text: string) => console.log(`      ${text}`);
-const until = (fromMs: number, ms: number) => sleep(Math.max(0, fromMs + ms - Date.now()));
-
-function expectValidWebhooks(fx: MultiHostFixture): void {
-  const invalid = fx.net.receiver.received.filter((w) => w.errors.length > 0);
-  expect(invalid.map((w) => `${JSON.stringify(w.body)}: ${w.errors.join('; ')}`)).to.deep.equal([]);
-}
 
 /** Every peer-status event the receiver got twice (same dedup key). */
 function repeated(fx: MultiHostFixture): string[] {

@@ -5,8 +5,12 @@ import type { HostNode } from '../support/netns-hosts.js';
 import { HostNetwork } from '../support/netns-hosts.js';
 import {
   byRank,
+  expectValidWebhooks,
+  log,
   MultiHostFixture,
   secs,
+  STEADY_MS,
+  until,
   useHostNetwork,
   type HostLeadership,
 } from '../support/multi-host-fixture.js';
@@ -20,22 +24,6 @@ const DETECT_MS = 15_000;
  * probe with every retry timing out (~6 s) before it could condemn anyone: 15 s covers that twice.
  */
 const WATCH_MS = 15_000;
-/**
- * Faults hit a mesh in steady state, as in production: a few heartbeats after it settled, so the
- * followers hold the coordinator's verdicts (a fault within the first second finds a successor
- * that has never seen some peers alive, and so never alerts for them).
- */
-const STEADY_MS = 2_000;
-
-const log = (text: string) => console.log(`      ${text}`);
-
-/** Sleeps until `fromMs + ms`. */
-const until = (fromMs: number, ms: number) => sleep(Math.max(0, fromMs + ms - Date.now()));
-
-function expectValidWebhooks(fx: MultiHostFixture): void {
-  const invalid = fx.net.receiver.received.filter((w) => w.errors.length > 0);
-  expect(invalid.map((w) => `${JSON.stringify(w.body)}: ${w.errors.join('; ')}`)).to.deep.equal([]);
-}
 
 /** "address by coordinator_address" for every peer_dead since `sinceMs`, for readable failures. */
 function deadSummary(fx: MultiHostFixture, sinceMs: number): string[] {

@@ -10,7 +10,8 @@ import type { ReceivedWebhook } from '../../src/receiver/receiver.js';
 import type { ClusterStatusWebhook, PeerStatusWebhook } from './mesh-fixture.js';
 import { HostNetwork, type HostNetworkOptions, type HostNode } from './netns-hosts.js';
 import { agreedEpoch, listsEveryPeerAlive } from './agreement.js';
-import { pollUntil } from './poll.js';
+import { expect } from 'chai';
+import { pollUntil, sleep } from './poll.js';
 
 const OUTPUT_DIR = fileURLToPath(new URL('../../../test-output/multi-host/', import.meta.url));
 
@@ -50,6 +51,25 @@ export function epochsOfTwoCoordinators(fx: MultiHostFixture): string[] {
   return [...byEpoch]
     .filter(([, coordinators]) => coordinators.size > 1)
     .map(([epoch, coordinators]) => `epoch ${epoch}: ${[...coordinators].join(', ')}`);
+}
+
+/**
+ * Faults hit a mesh in steady state, as in production: a few heartbeats after it settled, so the
+ * followers hold the coordinator's verdicts (a fault within the first second finds a successor
+ * that has never seen some peers alive, and so never alerts for them).
+ */
+export const STEADY_MS = 2_000;
+
+/** A line of a test's own output, indented under its title. */
+export const log = (text: string) => console.log(`      ${text}`);
+
+/** Sleeps until `fromMs + ms`. */
+export const until = (fromMs: number, ms: number) => sleep(Math.max(0, fromMs + ms - Date.now()));
+
+/** Every webhook the receiver got is valid against knh's schemas (the receiver checks each). */
+export function expectValidWebhooks(fx: MultiHostFixture): void {
+  const invalid = fx.net.receiver.received.filter((w) => w.errors.length > 0);
+  expect(invalid.map((w) => `${JSON.stringify(w.body)}: ${w.errors.join('; ')}`)).to.deep.equal([]);
 }
 
 /** The time from `fromMs` to `toMs` in seconds, for printing. */
