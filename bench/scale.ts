@@ -220,7 +220,8 @@ async function startCoordinator(
   const listing = await listPeers(
     run.discovery,
     [self, ...simulated],
-    [COORDINATOR_NAME, ...simulated.map((_, i) => `sim-${i}`)],
+    // The simulator names its peers sim-1, sim-2 … (peer-simulator.ts): the slices name them so.
+    [COORDINATOR_NAME, ...simulated.map((_, i) => `sim-${i + 1}`)],
   );
   listed(listing);
   const mesh = new LocalMesh({

@@ -6,6 +6,7 @@ import type { RoundReport, SanityState, SelfSuspicion } from '../prober/rounds.j
 import {
   fromView,
   placeholderId,
+  seenAlive,
   type Judgement,
   type PeerRecord,
   type PeerView,
@@ -815,8 +816,11 @@ class IdIndex {
     for (const r of records) this.set(r);
   }
 
-  set({ address, id }: PeerRecord): void {
-    if (id === placeholderId(address)) return; // not an identity: no twin of anything
+  set(record: PeerRecord): void {
+    const { address, id } = record;
+    // Not an identity: the IP standing in for a name, or discovery's name for a node that has not
+    // answered (a misnamed EndpointSlice must not make two nodes twins).
+    if (id === placeholderId(address) || !seenAlive(record)) return;
     const before = this.idOf.get(address);
     if (before === id) return;
     if (before !== undefined) this.byId.get(before)?.delete(address);

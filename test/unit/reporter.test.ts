@@ -592,6 +592,17 @@ describe('Reporter', () => {
     expect(logger.at('error').map((r) => r.fields.otherAddress)).to.deep.equal(['127.0.0.1:8084']);
   });
 
+  it('takes no peer for the twin of one not answered yet that discovery names alike', () => {
+    const { reporter, logger, setRecords, lead } = setup();
+    lead();
+    // A misnamed EndpointSlice: 127.0.0.1:8082 is listed as node sim-2, which 127.0.0.1:8081 is.
+    const misnamed = newRecord('127.0.0.1:8082', 0, 'sim-2');
+    const answering = alive('127.0.0.1:8081', 'sim-2@127.0.0.1', 1);
+    setRecords([answering.record, misnamed]);
+    reporter.onJudgement(answering);
+    expect(logger.at('error')).to.deep.equal([]);
+  });
+
   it('tells twins apart when they come alive one after the other, reading the records once a round', () => {
     const { reporter, logger, setRecords, lead, leadership } = setup();
     lead();
