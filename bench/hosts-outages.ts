@@ -131,7 +131,7 @@ export async function outageRows(
     },
     {
       kind: 'timing',
-      name: '3 of 4 followers black-holed at once → cannot_judge naming all 3 (a 3 \\| 2 partition looks the same from the coordinator)',
+      name: '3 of 4 followers black-holed at once → cannot_judge naming all 3 (from the coordinator, a 3-2 partition looks the same)',
       targetMs: 10_000,
       samples: massBlackhole,
     },
