@@ -282,7 +282,8 @@ export async function startNode(config: Config, deps: NodeDeps): Promise<Running
       // Another node leads: what this one has not sent of its term is that node's to send, unless
       // it is of the previous protocol (it takes no hand-over): then this one still sends it.
       const successor = change.coordinator;
-      const end = successor && transport.protocolOf(successor.address) < 2 ? 'drain' : 'hand-over';
+      const protocol = change.protocol ?? (successor ? transport.protocolOf(successor.address) : 2);
+      const end = successor && protocol < 2 ? 'drain' : 'hand-over';
       reporter.stopLeading(end);
       dispatcher.stopLeading(end);
       rounds.stop();
@@ -318,6 +319,7 @@ export async function startNode(config: Config, deps: NodeDeps): Promise<Running
         inherited: election.inheritedAlerts(),
         records: rounds.snapshot(),
         undelivered: election.inheritedUndelivered(),
+        cannotJudge: election.inheritedCannotJudge(),
         self,
         epoch: election.epoch,
         now: clock.now(),
@@ -542,7 +544,13 @@ export async function startNode(config: Config, deps: NodeDeps): Promise<Running
       );
       // A coordinator's last announcement carries its latest verdicts, undelivered events and
       // windows to its successor (sent now; stop() does not cancel requests under way).
+      dispatcher.flushNow();
       void election.shareNow(300);
+      // A node leaving the endpoints may never hear who leads next, so nobody would take a
+      // hand-over: what its term decided still goes out from here (ended before the election
+      // stops, so that stopping is no hand-over, which would withdraw it).
+      reporter.stopLeading('drain');
+      dispatcher.stopLeading('drain');
       election.stop();
       waitForSelf();
     } else if (!listed) {

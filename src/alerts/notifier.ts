@@ -44,6 +44,13 @@ export class Notifier {
     for (const queue of this.queues.values()) queue.withdraw();
   }
 
+  /** A peer-status event another node delivered: not sent from here if still waiting. */
+  cancel(key: string): boolean {
+    let cancelled = false;
+    for (const queue of this.queues.values()) cancelled = queue.cancel(key) || cancelled;
+    return cancelled;
+  }
+
   get pending(): number {
     return [...this.queues.values()].reduce((n, q) => n + q.pending, 0);
   }

@@ -204,8 +204,10 @@ export class Reporter {
   ): void {
     const handedIn = this.handedIn;
     this.stopLeading('drain');
-    // What this node withdrew when it last handed a term over, and nobody took since, is its to
-    // send again; what a successor took is that node's (if still unsent, it comes in `inherited`).
+    // Taken while waiting to lead: this term's to send, so a repeated hand-over sends them no more.
+    this.ledger.took(handedIn);
+    // What this node withdrew when it last handed a term over is its to send again, but for what a
+    // successor's hand-over (or the outbox gate's recheck) says went out meanwhile.
     const reclaimed = this.log.startTerm(this.opts.clock.now());
     this.term++;
     this.leadership = leadership;
@@ -252,8 +254,12 @@ export class Reporter {
     const toSend = this.ledger.take(h, this.opts.clock.now());
     if (this.leadership) this.resend(toSend);
     else this.handedIn = [...this.handedIn, ...toSend].slice(-MAX_SHARED_UNDELIVERED);
-    // Told after this term's events were queued: what the predecessor sent is not sent twice.
+    // Told after this term's events were queued: what the predecessor sent is not sent twice,
+    // from the outbox or from the receivers' queues (one in flight there goes as it will).
     this.recheckQueued();
+    for (const key of h.settled) {
+      if (this.log.isPosted(key) && this.opts.notifier.cancel(key)) this.remember(key);
+    }
   }
 
   /** Delivers events another coordinator decided and did not deliver, unless already pending. */
@@ -336,13 +342,13 @@ export class Reporter {
   }
 
   /**
-   * What to share with followers: decided, not yet delivered (and, lately handed over, not yet
-   * taken); the newest MAX_SHARED_UNDELIVERED, so a long receiver outage during a mass failure
-   * cannot bloat every heartbeat.
+   * What to share with followers: decided, not yet delivered (and, of a term lately handed over,
+   * withdrawn); the newest MAX_SHARED_UNDELIVERED, so a long receiver outage during a mass
+   * failure cannot bloat every heartbeat.
    */
   undelivered(): PeerStatusPayload[] {
-    const untaken = this.log.untaken(this.opts.clock.now());
-    return [...this.pending.values(), ...untaken].slice(-MAX_SHARED_UNDELIVERED);
+    const withdrawn = this.log.withdrawnNow(this.opts.clock.now());
+    return [...this.pending.values(), ...withdrawn].slice(-MAX_SHARED_UNDELIVERED);
   }
 
   /** The open "cannot judge the mesh" incident (its opening event), shared with followers. */
@@ -378,6 +384,7 @@ export class Reporter {
     this.awaitTimer = null;
     this.awaiting = [];
     this.handedIn = [];
+    this.ledger.endTerm();
     this.cannotJudge.reset();
     if (!lead || end !== 'hand-over') return;
     this.handedOverTerm = this.term;
@@ -741,7 +748,6 @@ export class Reporter {
   }
 
   private queue(payload: PeerStatusPayload, share: boolean): void {
-    this.opts.onSent?.(payload);
     // Events decided while others wait their turn go with them, after one sharing that covers
     // them all (each is pending, so every announcement carries it): a lost zone of 1,666 peers
     // is 1,666 webhooks after one sharing, not each after its own.
@@ -768,15 +774,19 @@ export class Reporter {
 
   private post(payload: PeerStatusPayload): void {
     const key = payload.dedup_key;
+    // The other receivers hear what KNH's webhook is sent, once it is (not what a hand-over or the
+    // term's gate stopped in the outbox).
+    this.opts.onSent?.(payload);
     this.log.posting(key);
     // Settled either way: delivered, or given up / dropped (the queue logs those loudly). The
     // followers hear at once, so a successor does not deliver it again. Withdrawn (this node
-    // stopped leading): still pending, handed over to the next coordinator.
+    // stopped leading): still pending, handed over to the next coordinator; or, when this node
+    // leads again by the time a withdrawn POST in flight failed, its to send after all.
     const queued = this.opts.notifier.peerStatus(payload, (outcome) => {
       const sent = outcome !== 'withdrawn';
       this.log.settled(key, sent, this.opts.clock.now());
       this.pending.delete(key);
-      if (!sent) return this.log.withdraw(payload);
+      if (!sent) return this.leadership ? this.resend([payload]) : this.log.withdraw(payload);
       if (outcome === 'delivered') this.remember(key);
       if (!this.leadership) return;
       if (this.opts.shareSettled) this.opts.shareSettled();

@@ -5,9 +5,10 @@
 // whoever announces itself next (in its replies, to a node of protocol 2) which of its events went
 // out, which are still in flight and which it did not send. The new coordinator skips the first,
 // waits for the second (the outcome comes in a later reply, or it sends them once the wait is
-// over: at least once) and sends the third. Should it lead again before anyone took them, it sends
-// the third itself. A coordinator that crashed says nothing: its successor sends what the
-// followers last heard was undelivered (at least once, same dedup key).
+// over: at least once) and sends the third. Should it lead again within the minute, it sends the
+// third itself, but for those its successor's hand-over says went out. A coordinator that crashed
+// says nothing: its successor sends what the followers last heard was undelivered (at least once,
+// same dedup key).
 import type { PeerStatusPayload } from './payloads.js';
 
 /** What an ended term hands over (the `handover` of an announcement reply). */
@@ -33,8 +34,12 @@ export class DeliveryLog {
   private readonly posted = new Set<string>();
   /** Keys settled (delivered, given up, rejected, dropped), oldest first, with when. */
   private readonly settledAt = new Map<string, number>();
-  /** Events withdrawn unsent when the term ended; `taken` once handed over to the next leader. */
-  private readonly withdrawn = new Map<string, { payload: PeerStatusPayload; taken: boolean }>();
+  /**
+   * Events withdrawn unsent when the term ended. Handed over to every node announcing itself while
+   * the term is being handed over (the one that took them may lose its lead before sending them;
+   * a node taking them twice sends them once: HandoverLedger).
+   */
+  private readonly withdrawn = new Map<string, PeerStatusPayload>();
   private ended: { epoch: number; atMs: number } | null = null;
 
   posting(key: string): void {
@@ -65,7 +70,7 @@ export class DeliveryLog {
 
   /** An event of the ended term not sent: the next coordinator's to send. */
   withdraw(payload: PeerStatusPayload): void {
-    this.withdrawn.set(payload.dedup_key, { payload, taken: false });
+    this.withdrawn.set(payload.dedup_key, payload);
   }
 
   /**
@@ -76,35 +81,34 @@ export class DeliveryLog {
     if (!this.handingOver(now)) return null;
     const since = (this.ended?.atMs ?? now) - HANDOVER_FOR_MS;
     const settled = [...this.settledAt].filter(([, at]) => at >= since).map(([key]) => key);
-    const withdrawn = [...this.withdrawn.values()].slice(-MAX_HANDED_OVER);
-    for (const w of withdrawn) w.taken = true;
     return {
       epoch: this.ended?.epoch ?? 0,
       settled: settled.slice(-MAX_HANDED_OVER),
       in_flight: [...this.posted].slice(-MAX_HANDED_OVER),
-      undelivered: withdrawn.map((w) => w.payload),
+      undelivered: [...this.withdrawn.values()].slice(-MAX_HANDED_OVER),
     };
   }
 
   /**
-   * Withdrawn events nobody took yet, while the term is still being handed over: undelivered
-   * still (a node taking over hears of them). After that, whoever led since had them from the
-   * followers' copies: they are forgotten here.
+   * Withdrawn events, while the term is still being handed over: undelivered still (shared with
+   * followers, whose copies reach whoever takes over). After that, whoever led since had them
+   * from a hand-over or from the followers' copies: they are forgotten here.
    */
-  untaken(now: number): PeerStatusPayload[] {
+  withdrawnNow(now: number): PeerStatusPayload[] {
     if (!this.handingOver(now)) {
       this.withdrawn.clear();
       return [];
     }
-    return [...this.withdrawn.values()].filter((w) => !w.taken).map((w) => w.payload);
+    return [...this.withdrawn.values()];
   }
 
   /**
-   * A new term of this node's own begins: the withdrawn events nobody took are its to send again;
-   * nothing of the old term is handed over any more.
+   * A new term of this node's own begins: the withdrawn events are its to send again (those a
+   * successor sent meanwhile are skipped once that node's hand-over says so); nothing of the old
+   * term is handed over any more.
    */
   startTerm(now: number): PeerStatusPayload[] {
-    const reclaimed = this.untaken(now);
+    const reclaimed = this.withdrawnNow(now);
     this.withdrawn.clear();
     this.ended = null;
     return reclaimed;
@@ -120,6 +124,8 @@ export class HandoverLedger {
   private readonly settled = new Set<string>();
   /** Keys in flight at a predecessor, and until when their outcome is waited for. */
   private readonly awaited = new Map<string, number>();
+  /** Keys a predecessor handed over unsent this term: a repeated hand-over sends them no more. */
+  private readonly taken = new Set<string>();
 
   constructor(private readonly waitMs: number) {}
 
@@ -135,8 +141,23 @@ export class HandoverLedger {
     }
     // Told undelivered now: its POST ended without delivery and was not retried.
     for (const p of h.undelivered) this.awaited.delete(p.dedup_key);
+    const fresh = h.undelivered.filter(
+      (p) => !this.settled.has(p.dedup_key) && !this.taken.has(p.dedup_key),
+    );
+    for (const p of fresh) this.taken.add(p.dedup_key);
     this.bound();
-    return h.undelivered.filter((p) => !this.settled.has(p.dedup_key));
+    return fresh;
+  }
+
+  /** This node's term (or wait to lead) ended: what it took and did not send is another's now. */
+  endTerm(): void {
+    this.taken.clear();
+  }
+
+  /** Events taken before this term began (while waiting to lead), this term's to send. */
+  took(events: readonly PeerStatusPayload[]): void {
+    for (const p of events) this.taken.add(p.dedup_key);
+    this.bound();
   }
 
   /** `settled`: a predecessor sent it; `awaited`: its POST is in flight there; else null. */
@@ -156,7 +177,7 @@ export class HandoverLedger {
   }
 
   private bound(): void {
-    for (const map of [this.settled, this.awaited] as const) {
+    for (const map of [this.settled, this.awaited, this.taken] as const) {
       while (map.size > 4 * MAX_HANDED_OVER) {
         const oldest = map.keys().next().value;
         if (oldest === undefined) break;

@@ -142,6 +142,20 @@ export class WebhookQueue {
     this.resolveIdle();
   }
 
+  /**
+   * Takes back the event with this key if it is waiting (settled `superseded`: it went out from
+   * elsewhere); one in flight ends as it will. Returns whether one was taken back.
+   */
+  cancel(key: string): boolean {
+    const i = this.queue.findIndex((e) => e.key === key && !e.inFlight);
+    if (i < 0) return false;
+    const [entry] = this.queue.splice(i, 1);
+    this.settle(entry, 'superseded');
+    this.resolveIdle();
+    this.pump();
+    return true;
+  }
+
   /** Resolves when the queue is empty or `ms` has passed; what is left is logged by the caller. */
   async drain(ms: number): Promise<void> {
     if (this.queue.length === 0) return;

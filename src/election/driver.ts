@@ -28,6 +28,8 @@ import type { AnnouncementReply, ElectionAnswer, ElectionRequest } from './messa
 export interface CoordinatorChange {
   coordinator: NodeRef | null;
   isSelf: boolean;
+  /** The peer protocol the new coordinator named, when its announcement made the change. */
+  protocol?: number;
 }
 
 export interface ElectionDriverOptions {
@@ -181,6 +183,8 @@ export class ElectionDriver {
   private announcedSuccessors: readonly string[] = [];
   /** The last accepted announcement carried no verdicts (a large mesh, not a successor). */
   private viewOmitted = false;
+  /** The protocol of the announcement being handled (its sender's), null outside of one. */
+  private announcerProtocol: number | null = null;
   /** The handover taken in this term so far: a later, poorer reply does not replace it. */
   private adopted: { epoch: number; size: number } | null = null;
 
@@ -389,16 +393,23 @@ export class ElectionDriver {
   /** `protocol`: the announcer's: what the reply may carry (see protocolOf). */
   handleAnnouncement(announcement: Announcement, protocol = 1): AnnouncementReply | null {
     if (!this.state.started) return null;
-    const effects = this.dispatch({
-      type: 'announcement',
-      now: this.opts.clock.now(),
-      from: announcement.from,
-      epoch: announcement.epoch,
-      successors: announcement.successors ?? [],
-      ...(announcement.heartbeat_ms === undefined
-        ? {}
-        : { heartbeatMs: announcement.heartbeat_ms }),
-    });
+    // The change of coordinator this announcement makes, if any, names the announcer's protocol.
+    this.announcerProtocol = protocol;
+    let effects: ElectionEffect[];
+    try {
+      effects = this.dispatch({
+        type: 'announcement',
+        now: this.opts.clock.now(),
+        from: announcement.from,
+        epoch: announcement.epoch,
+        successors: announcement.successors ?? [],
+        ...(announcement.heartbeat_ms === undefined
+          ? {}
+          : { heartbeatMs: announcement.heartbeat_ms }),
+      });
+    } finally {
+      this.announcerProtocol = null;
+    }
     const reply = effects.find((e) => e.type === 'reply-announcement');
     if (reply?.type !== 'reply-announcement') return null;
     // Only a peer's windows are taken (an unknown sender is rejected with that reason).
@@ -514,7 +525,12 @@ export class ElectionDriver {
             ? `coordinator is ${c.id} (epoch ${effect.epoch})`
             : `no coordinator (${effect.reason})`,
         );
-        this.opts.onCoordinatorChanged({ coordinator: c, isSelf: c?.address === self.address });
+        const protocol = this.announcerProtocol;
+        this.opts.onCoordinatorChanged({
+          coordinator: c,
+          isSelf: c?.address === self.address,
+          ...(protocol === null || !c || c.address === self.address ? {} : { protocol }),
+        });
         return;
       }
       case 'leading':
@@ -716,7 +732,9 @@ export class ElectionDriver {
         this.opts.onMaintenance?.(outcome.value.maintenance);
       }
       const handover = outcome.ok ? outcome.value.handover : undefined;
-      if (handover) {
+      // Taken only while this term is still this node's: a reply that comes after it stepped down
+      // (or went on to a newer epoch) is for the term it left, whose successor asks for itself.
+      if (handover && this.state.role === 'coordinator' && this.state.epoch === epoch) {
         this.opts.onTermHandover?.(handover);
         // Its POSTs in flight end within a webhook timeout: ask again soon rather than at its next
         // heartbeat (in a large mesh, 30 s away), so that their outcome comes before the wait ends.

@@ -6,22 +6,32 @@ import { peerStatusPayload, type PeerStatusPayload } from '../alerts/payloads.js
 import type { NodeRef } from '../core/node-ref.js';
 import type { PeerRecord } from '../prober/verdict.js';
 import type { Alert } from './alert.js';
-import { alertOf } from './lifecycle.js';
+import { alertKeyOf, alertOf } from './lifecycle.js';
 
 export function succession(args: {
   inherited: readonly Alert[];
   records: readonly PeerRecord[];
   /** Peer-status events the predecessor had not delivered (or held for maintenance). */
   undelivered: readonly PeerStatusPayload[];
+  /** The "cannot judge" incident the predecessor left open, which the reporter resolves. */
+  cannotJudge?: PeerStatusPayload | null;
   self: NodeRef;
   epoch: number;
   now: number;
 }): { carried: Alert[]; over: Alert[] } {
   const dead = new Set(args.records.filter((r) => r.health === 'dead').map((r) => r.address));
-  // This node's own alert (it was reported dead and now leads) is resolved by its own recovery; a
-  // "cannot judge" alert by the reporter's can_judge, which reaches these receivers too.
+  // A "cannot judge" incident the reporter resolves (the one inherited open, or one whose can_judge
+  // the predecessor left undelivered): its can_judge reaches these receivers too. Any other such
+  // alert still firing here is over, resolved below, or it would fire for good.
+  const judged = new Set(
+    [...(args.cannotJudge ? [args.cannotJudge] : []), ...args.undelivered]
+      .filter((p) => p.event === 'cannot_judge' || p.event === 'can_judge')
+      .map(alertKeyOf),
+  );
+  // This node's own alert (it was reported dead and now leads) is resolved by its own recovery.
   const inherited = args.inherited.filter(
-    (a) => a.peer.address !== args.self.address && a.kind !== 'cannot_judge',
+    (a) =>
+      a.peer.address !== args.self.address && !(a.kind === 'cannot_judge' && judged.has(a.key)),
   );
   const carried = inherited.filter((a) => a.kind === 'peer_dead' && dead.has(a.peer.address));
   const over = inherited.filter((a) => !carried.includes(a));

@@ -77,6 +77,19 @@ export function silentRecord(up: PeerRecord, at: number): PeerRecord {
  * over (reaching every peer but worker-1). `resolved` is the alert of the can_judge event, as a
  * coordinator that never saw it fire resolves it; one that did resolves the firing alert, ended.
  */
+/** The `judgement` of cannotJudgeIncident's opening with its defaults (3 silent, one relay). */
+export const INCIDENT_JUDGEMENT = {
+  reaches: 1,
+  peers: 4,
+  unreachable: [3, 4, 5].map((n) => ({
+    id: `worker-${n}@10.0.0.${n}`,
+    address: `10.0.0.${n}:8080`,
+    node_name: `worker-${n}`,
+  })),
+  unreachable_count: 3,
+  corroborated_by: ['worker-2@10.0.0.2'],
+};
+
 export function cannotJudgeIncident(
   at: number,
   back: number,

@@ -9,7 +9,7 @@ import {
 import type { TermHandover } from '../../src/alerts/term-handover.js';
 import type { NodeRef } from '../../src/core/node-ref.js';
 import type { Announcement, Outcome } from '../../src/core/transport.js';
-import { ElectionDriver } from '../../src/election/driver.js';
+import { ElectionDriver, type CoordinatorChange } from '../../src/election/driver.js';
 import type { AnnouncementReply } from '../../src/election/messages.js';
 import { newRecord } from '../../src/prober/verdict.js';
 import type { Alert } from '../../src/receivers/alert.js';
@@ -56,10 +56,16 @@ function undeliveredEvents(): PeerStatusPayload[] {
   return [dead, judge];
 }
 
-function driverOf(self: NodeRef, peers: NodeRef[], handover: TermHandover | null = null) {
+function driverOf(
+  self: NodeRef,
+  peers: NodeRef[],
+  handover: TermHandover | null = null,
+  { repliesAfterMs = 0 } = {},
+) {
   const clock = new FakeClock();
   const sent = new Map<string, Announcement>();
   const taken: TermHandover[] = [];
+  const changes: CoordinatorChange[] = [];
   const events = undeliveredEvents();
   const driver = new ElectionDriver({
     self,
@@ -83,7 +89,9 @@ function driverOf(self: NodeRef, peers: NodeRef[], handover: TermHandover | null
           coordinator: self,
           ...(to === NEW.address && handover ? { handover } : {}),
         };
-        return Promise.resolve({ ok: true, value: reply, latencyMs: 1 });
+        const outcome = { ok: true as const, value: reply, latencyMs: 1 };
+        if (repliesAfterMs === 0) return Promise.resolve(outcome);
+        return new Promise((resolve) => clock.setTimeout(() => resolve(outcome), repliesAfterMs));
       },
     },
     protocolOf: (address) => PROTOCOL[address] ?? 1,
@@ -93,11 +101,11 @@ function driverOf(self: NodeRef, peers: NodeRef[], handover: TermHandover | null
     cannotJudge: () => events[1] ?? null,
     handover: () => handover,
     onTermHandover: (h) => taken.push(h),
-    onCoordinatorChanged: () => undefined,
+    onCoordinatorChanged: (change) => changes.push(change),
     onLeading: () => undefined,
   });
   driver.setPeers(peers.map((p) => p.address));
-  return { driver, clock, sent, taken };
+  return { driver, clock, sent, taken, changes };
 }
 
 describe('election driver: what each protocol gets', () => {
@@ -154,5 +162,27 @@ describe('election driver: what each protocol gets', () => {
     );
     expect(follower.driver.inheritedCannotJudge()?.dedup_key).to.equal(opening?.dedup_key);
     follower.driver.stop();
+  });
+
+  it('takes no hand-over from a reply that comes after its term ended', async () => {
+    const handover: TermHandover = { epoch: 1, settled: ['k1'], in_flight: [], undelivered: [] };
+    const top = driverOf(TOP, [OLD, NEW], handover, { repliesAfterMs: 200 });
+    top.driver.start();
+    await top.clock.advanceAsync(0);
+    top.driver.stop(); // its term ends while the replies are on their way
+    await top.clock.advanceAsync(500);
+    expect(top.taken).to.deep.equal([]);
+  });
+
+  it('names the protocol of the announcement that made a node coordinator', () => {
+    for (const protocol of [1, 2]) {
+      const follower = driverOf(NEW, [OLD, TOP]);
+      follower.driver.start();
+      follower.driver.handleAnnouncement({ from: TOP, epoch: 2, peers: [] }, protocol);
+      const change = follower.changes.at(-1);
+      expect(change?.coordinator?.id).to.equal(TOP.id);
+      expect(change?.protocol).to.equal(protocol);
+      follower.driver.stop();
+    }
   });
 });

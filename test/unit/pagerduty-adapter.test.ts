@@ -11,7 +11,12 @@ import {
 } from '../../src/receivers/pagerduty.js';
 import { loadSchemas } from '../../src/wire/schemas.js';
 import { AlertLifecycle } from '../../src/receivers/lifecycle.js';
-import { COORDINATOR, cannotJudgeIncident, deadAlert } from '../support/alerts.js';
+import {
+  cannotJudgeIncident,
+  COORDINATOR,
+  deadAlert,
+  INCIDENT_JUDGEMENT,
+} from '../support/alerts.js';
 
 const ROUTING_KEY = 'e93facc04764012d7bfb002500d5d1a6';
 const T = Date.UTC(2025, 4, 6, 12, 3, 4);
@@ -308,18 +313,7 @@ describe('PagerDuty adapter', () => {
         kind: 'cannot_judge',
         node: 'worker-1',
         coordinator: 'worker-1@10.0.0.1',
-        judgement: {
-          reaches: 1,
-          peers: 4,
-          unreachable: [3, 4, 5].map((n) => ({
-            id: `worker-${n}@10.0.0.${n}`,
-            address: `10.0.0.${n}:8080`,
-            node_name: `worker-${n}`,
-          })),
-          unreachable_count: 3,
-          corroborated_by: ['worker-2@10.0.0.2'],
-          corroborated_count: 1,
-        },
+        judgement: { ...INCIDENT_JUDGEMENT, corroborated_count: 1 },
       });
 
       // Resolved by the coordinator that saw it fire: the lifecycle ends the firing alert.

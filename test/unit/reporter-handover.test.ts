@@ -4,12 +4,26 @@ import { expect } from 'chai';
 import type { ClusterStatusPayload, PeerStatusPayload } from '../../src/alerts/payloads.js';
 import type { TermHandover } from '../../src/alerts/term-handover.js';
 import { CLUSTER_URL, PEER_URL } from '../support/test-notifier.js';
-import { OK, UNAVAILABLE } from '../support/fake-poster.js';
+import { BAD_REQUEST, OK, UNAVAILABLE } from '../support/fake-poster.js';
 import { alive, confirmed, round, setupReporter } from '../support/reporter-fixture.js';
 
 /** The peer_dead of 10.0.0.<n>, as decided by the fixture's coordinator. */
 function deathOf(n: number) {
   return confirmed(alive(`10.0.0.${n}:8080`, `w${n}@10.0.0.${n}`, 1).record, 1_000).verdict;
+}
+
+/** A leading reporter whose KNH receiver fails (503) until `recover()`. */
+function failingReceiver() {
+  let up = false;
+  const fx = setupReporter({
+    holdShares: false,
+    answer: (call) => (call.url === PEER_URL && !up ? UNAVAILABLE : OK),
+  });
+  fx.lead();
+  const recover = () => {
+    up = true;
+  };
+  return { fx, recover };
 }
 
 describe('Reporter: a term handed over', () => {
@@ -80,12 +94,7 @@ describe('Reporter: a term handed over', () => {
   });
 
   it('sends what it withdrew itself when it leads again before any node took its hand-over', async () => {
-    let up = false;
-    const fx = setupReporter({
-      holdShares: false,
-      answer: (call) => (call.url === PEER_URL && !up ? UNAVAILABLE : OK),
-    });
-    fx.lead();
+    const { fx, recover } = failingReceiver();
     fx.reporter.onJudgement(deathOf(1));
     await fx.clock.advanceAsync(100); // failing, waiting for its retry
     const [event] = fx.reporter.undelivered() as [PeerStatusPayload];
@@ -93,7 +102,7 @@ describe('Reporter: a term handed over', () => {
     fx.reporter.stopLeading('hand-over');
     const tried = fx.peerPosts().length;
     fx.lead([]);
-    up = true;
+    recover();
     await fx.clock.advanceAsync(60_000);
     expect(
       fx
@@ -103,30 +112,95 @@ describe('Reporter: a term handed over', () => {
     ).to.deep.equal([event.dedup_key]);
   });
 
-  it('leaves what it withdrew to the node it handed it over to, and forgets it after a minute', async () => {
-    const fx = setupReporter({
-      holdShares: false,
-      answer: (call) => (call.url === PEER_URL ? UNAVAILABLE : OK),
-    });
-    fx.lead();
+  it('hands what it withdrew to every node announcing itself within the minute, then forgets it', async () => {
+    const { fx } = failingReceiver();
     fx.reporter.onJudgement(deathOf(1));
     await fx.clock.advanceAsync(100);
     fx.reporter.stopLeading('hand-over');
-    expect(fx.reporter.undelivered(), 'nobody took it yet').to.have.length(1);
+    const key = (fx.reporter.undelivered()[0] as PeerStatusPayload).dedup_key;
+    // The first node to take it may lose its lead before sending it: the next one takes it too.
+    for (const asker of ['first', 'second']) {
+      const handover = fx.reporter.handOver() as TermHandover;
+      expect(
+        handover.undelivered.map((p) => p.dedup_key),
+        asker,
+      ).to.deep.equal([key]);
+    }
+    expect(fx.reporter.undelivered(), 'shared with followers meanwhile').to.have.length(1);
     await fx.clock.advanceAsync(61_000);
     expect(fx.reporter.undelivered(), 'after the hand-over window').to.deep.equal([]);
+    expect(fx.reporter.handOver()).to.equal(null);
+  });
 
-    const taken = setupReporter({ holdShares: false, answer: () => UNAVAILABLE });
-    taken.lead();
-    taken.reporter.onJudgement(deathOf(2));
-    await taken.clock.advanceAsync(100);
-    taken.reporter.stopLeading('hand-over');
-    expect(taken.reporter.handOver()?.undelivered).to.have.length(1);
-    expect(taken.reporter.undelivered(), "the next leader's now").to.deep.equal([]);
-    const before = taken.peerPosts().length;
-    taken.lead([]); // leads again: the taker sends it, not this node
-    await taken.clock.advanceAsync(5_000);
-    expect(taken.peerPosts().length).to.equal(before);
+  it("leading again, sends what it withdrew but for what its successor's hand-over says went out", async () => {
+    const { fx, recover } = failingReceiver();
+    for (const d of [1, 2].map(deathOf)) fx.reporter.onJudgement(d);
+    await fx.clock.advanceAsync(100);
+    fx.reporter.stopLeading('hand-over');
+    const [sentThere, lost] = (fx.reporter.handOver() as TermHandover).undelivered.map(
+      (p) => p.dedup_key,
+    );
+    // The node that took both sent one, then lost its lead; this node wins again.
+    recover();
+    const before = fx.peerPosts().length;
+    let settle = () => {};
+    const ready = new Promise<void>((resolve) => (settle = resolve));
+    fx.lead([], { ready });
+    fx.reporter.takeHandover({ epoch: 4, settled: [sentThere!], in_flight: [], undelivered: [] });
+    settle();
+    await fx.clock.advanceAsync(5_000);
+    expect(
+      fx
+        .peerPosts()
+        .slice(before)
+        .map((p) => p.dedup_key),
+    ).to.deep.equal([lost]);
+  });
+
+  it('sends an event handed over to it once, however often the hand-over is repeated', async () => {
+    const predecessor = setupReporter({ holdShares: false });
+    predecessor.lead();
+    predecessor.reporter.onJudgement(deathOf(1));
+    const [event] = predecessor.reporter.undelivered() as [PeerStatusPayload];
+    // Its receiver rejects it: given up here, so nothing but the ledger stops a second POST.
+    const fx = setupReporter({ holdShares: false, answer: () => BAD_REQUEST });
+    fx.lead();
+    const handover = { epoch: 2, settled: [], in_flight: [], undelivered: [event] };
+    fx.reporter.takeHandover(structuredClone(handover));
+    await fx.clock.advanceAsync(1_000);
+    fx.reporter.takeHandover(structuredClone(handover));
+    await fx.clock.advanceAsync(1_000);
+    expect(fx.peerPosts().map((p) => p.dedup_key)).to.deep.equal([event.dedup_key]);
+  });
+
+  it("takes back an event still queued for its receiver once a predecessor's hand-over says it went out", async () => {
+    // The receiver is failing: this term's event waits in the queue for its retry.
+    const { fx, recover } = failingReceiver();
+    fx.reporter.onJudgement(deathOf(1));
+    await fx.clock.advanceAsync(100);
+    const key = (fx.reporter.undelivered()[0] as PeerStatusPayload).dedup_key;
+    const tried = fx.peerPosts().length;
+    fx.reporter.takeHandover({ epoch: 2, settled: [key], in_flight: [], undelivered: [] });
+    recover();
+    await fx.clock.advanceAsync(60_000);
+    expect(fx.peerPosts().length, 'not retried').to.equal(tried);
+    expect(fx.reporter.undelivered()).to.deep.equal([]);
+  });
+
+  it('sends a POST withdrawn in flight itself when it leads again before that POST fails', async () => {
+    const fx = setupReporter({
+      holdShares: false,
+      answer: (call, i) => (call.url === PEER_URL && i === 0 ? 'hang' : OK),
+    });
+    fx.lead();
+    fx.reporter.onJudgement(deathOf(1));
+    await fx.clock.advanceAsync(0);
+    const key = (fx.reporter.undelivered()[0] as PeerStatusPayload).dedup_key;
+    fx.reporter.stopLeading('hand-over');
+    fx.lead([]);
+    fx.poster.release(UNAVAILABLE); // the withdrawn attempt fails after this node leads again
+    await fx.clock.advanceAsync(5_000);
+    expect(fx.peerPosts().map((p) => p.dedup_key)).to.deep.equal([key, key]);
   });
 
   it('does not send twice what the predecessor says it sent, when it says so after the term began', async () => {

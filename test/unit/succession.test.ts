@@ -8,7 +8,7 @@ import {
   type PeerRecord,
 } from '../../src/prober/verdict.js';
 import type { Alert } from '../../src/receivers/alert.js';
-import { peerStatusPayload } from '../../src/alerts/payloads.js';
+import { judgementPayload, peerStatusPayload } from '../../src/alerts/payloads.js';
 import { succession } from '../../src/receivers/succession.js';
 
 const T = Date.UTC(2026, 0, 1);
@@ -62,22 +62,53 @@ describe('succession of alerts', () => {
     expect(over).to.deep.equal([recovered, path]);
   });
 
-  it("leaves a predecessor's cannot_judge alert to the can_judge that resolves it, neither carried nor resolved here", () => {
-    const judge = alert('10.0.0.9', {
+  const judgement = (event: 'cannot_judge' | 'can_judge', sinceMs: number) =>
+    judgementPayload({
+      event,
+      subject: OLD,
+      coordinator: OLD,
+      sinceMs,
+      epoch: 2,
+      now: T + 5_000,
+      facts: { reaches: 0, peers: 3, unreachable: [], unreachable_count: 3, corroborated_by: [] },
+      reason: 'test',
+    });
+  const judgeAlert = (sinceMs: number) =>
+    alert('10.0.0.9', {
       kind: 'cannot_judge',
-      key: `knh:judge:${OLD.address}:${T}`,
+      key: `knh:judge:${OLD.address}:${sinceMs}`,
       peer: { id: OLD.id, address: OLD.address, node_name: 'old' },
     });
+
+  it('leaves a cannot_judge alert the reporter resolves (inherited open, or its can_judge undelivered) to that can_judge, and resolves any other', () => {
+    const open = judgeAlert(T);
+    const closing = judgeAlert(T + 1_000);
+    const stale = judgeAlert(T + 2_000);
     const { carried, over } = succession({
-      inherited: [judge],
+      inherited: [open, closing, stale],
+      records: [record('10.0.0.1', false)],
+      undelivered: [judgement('can_judge', T + 1_000)],
+      cannotJudge: judgement('cannot_judge', T),
+      self: SELF,
+      epoch: 3,
+      now: T + 9_000,
+    });
+    expect(carried).to.deep.equal([]);
+    // Its can_judge went out and the resolution did not reach this receiver: resolved here.
+    expect(over).to.deep.equal([stale]);
+  });
+
+  it('resolves an inherited cannot_judge alert when no incident is inherited open', () => {
+    const stale = judgeAlert(T);
+    const { over } = succession({
+      inherited: [stale],
       records: [record('10.0.0.1', false)],
       undelivered: [],
       self: SELF,
       epoch: 3,
       now: T + 9_000,
     });
-    expect(carried).to.deep.equal([]);
-    expect(over).to.deep.equal([]);
+    expect(over).to.deep.equal([stale]);
   });
 
   it('rebuilds no alert for a peer whose peer_dead was not sent yet (held, undelivered), nor for itself', () => {

@@ -8,7 +8,7 @@ import {
 } from '../../src/receivers/webhook.js';
 import { loadSchemas } from '../../src/wire/schemas.js';
 import { AlertLifecycle } from '../../src/receivers/lifecycle.js';
-import { cannotJudgeIncident } from '../support/alerts.js';
+import { cannotJudgeIncident, INCIDENT_JUDGEMENT } from '../support/alerts.js';
 
 const schemas = loadSchemas();
 
@@ -201,17 +201,7 @@ describe('webhookAdapter', () => {
         ends_at: null,
         reason: opened.reason,
         path: null,
-        judgement: {
-          reaches: 1,
-          peers: 4,
-          unreachable: [3, 4, 5].map((n) => ({
-            id: `worker-${n}@10.0.0.${n}`,
-            address: `10.0.0.${n}:8080`,
-            node_name: `worker-${n}`,
-          })),
-          unreachable_count: 3,
-          corroborated_by: ['worker-2@10.0.0.2'],
-        },
+        judgement: INCIDENT_JUDGEMENT,
       });
       expect(change?.reason).to.match(/^knh cannot judge the mesh: coordinator worker-1 reaches/);
       expect(body.firing).to.deep.equal(body.changes);
