@@ -151,6 +151,8 @@ export class Reporter {
   private readonly log = new DeliveryLog();
   /** What predecessors handed over: events they sent, or still had in flight. */
   private readonly ledger: HandoverLedger;
+  /** Settling events without telling the followers each time (takeHandover tells them once). */
+  private quiet = false;
   /** Inherited events left to a predecessor that had them in flight, until it says or time's up. */
   private awaiting: PeerStatusPayload[] = [];
   private awaitTimer: TimerHandle | null = null;
@@ -204,11 +206,11 @@ export class Reporter {
   ): void {
     const handedIn = this.handedIn;
     this.stopLeading('drain');
-    // Taken while waiting to lead: this term's to send, so a repeated hand-over sends them no more.
-    this.ledger.took(handedIn);
     // What this node withdrew when it last handed a term over is its to send again, but for what a
     // successor's hand-over (or the outbox gate's recheck) says went out meanwhile.
     const reclaimed = this.log.startTerm(this.opts.clock.now());
+    // This term's to send, whatever their outcome: a hand-over repeating them sends them no more.
+    this.ledger.took([...handedIn, ...inherited, ...reclaimed]);
     this.term++;
     this.leadership = leadership;
     this.reportedElection = false;
@@ -257,9 +259,19 @@ export class Reporter {
     // Told after this term's events were queued: what the predecessor sent is not sent twice,
     // from the outbox or from the receivers' queues (one in flight there goes as it will).
     this.recheckQueued();
-    for (const key of h.settled) {
-      if (this.log.isPosted(key) && this.opts.notifier.cancel(key)) this.remember(key);
+    // Taken back quietly, then the followers hear once (not one announcement per event).
+    this.quiet = true;
+    let cancelled = 0;
+    try {
+      for (const key of h.settled) {
+        if (!this.log.isPosted(key) || !this.opts.notifier.cancel(key)) continue;
+        this.remember(key);
+        cancelled++;
+      }
+    } finally {
+      this.quiet = false;
     }
+    if (cancelled > 0) this.shareSettled();
   }
 
   /** Delivers events another coordinator decided and did not deliver, unless already pending. */
@@ -288,7 +300,13 @@ export class Reporter {
     for (const p of candidates) {
       if (this.known(p.dedup_key) || stale.has(incidentOf(p))) continue;
       const status = this.ledger.statusOf(p.dedup_key, now);
-      if (status === 'settled') continue;
+      if (status === 'settled') {
+        // A can_judge the predecessor sent to KNH's webhook may not have reached the other
+        // receivers (it waited out their hold-down there); the successor left its alert firing
+        // for it (succession), so they hear it from here.
+        if (p.event === 'can_judge') this.opts.onSent?.(p);
+        continue;
+      }
       if (status === 'awaited') this.await(p);
       else fresh.push(p);
     }
@@ -748,6 +766,9 @@ export class Reporter {
   }
 
   private queue(payload: PeerStatusPayload, share: boolean): void {
+    // The other receivers hear it now, before the sharing below: a successor taking over in the
+    // next instant gets its alert with the verdicts (marked unsent) and pages for it.
+    this.opts.onSent?.(payload);
     // Events decided while others wait their turn go with them, after one sharing that covers
     // them all (each is pending, so every announcement carries it): a lost zone of 1,666 peers
     // is 1,666 webhooks after one sharing, not each after its own.
@@ -774,9 +795,6 @@ export class Reporter {
 
   private post(payload: PeerStatusPayload): void {
     const key = payload.dedup_key;
-    // The other receivers hear what KNH's webhook is sent, once it is (not what a hand-over or the
-    // term's gate stopped in the outbox).
-    this.opts.onSent?.(payload);
     this.log.posting(key);
     // Settled either way: delivered, or given up / dropped (the queue logs those loudly). The
     // followers hear at once, so a successor does not deliver it again. Withdrawn (this node
@@ -788,14 +806,19 @@ export class Reporter {
       this.pending.delete(key);
       if (!sent) return this.leadership ? this.resend([payload]) : this.log.withdraw(payload);
       if (outcome === 'delivered') this.remember(key);
-      if (!this.leadership) return;
-      if (this.opts.shareSettled) this.opts.shareSettled();
-      else void this.opts.shareVerdicts?.();
+      if (!this.quiet) this.shareSettled();
     });
     if (!queued) {
       this.pending.delete(key);
       this.log.settled(key, false, this.opts.clock.now());
     }
+  }
+
+  /** The followers hear that events settled (so a successor does not deliver them again). */
+  private shareSettled(): void {
+    if (!this.leadership) return;
+    if (this.opts.shareSettled) this.opts.shareSettled();
+    else void this.opts.shareVerdicts?.();
   }
 
   private known(key: string): boolean {

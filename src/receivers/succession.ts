@@ -24,9 +24,10 @@ export function succession(args: {
   // the predecessor left undelivered): its can_judge reaches these receivers too. Any other such
   // alert still firing here is over, resolved below, or it would fire for good.
   const judged = new Set(
-    [...(args.cannotJudge ? [args.cannotJudge] : []), ...args.undelivered]
-      .filter((p) => p.event === 'cannot_judge' || p.event === 'can_judge')
-      .map(alertKeyOf),
+    [
+      ...(args.cannotJudge ? [args.cannotJudge] : []),
+      ...args.undelivered.filter((p) => p.event === 'can_judge'),
+    ].map(alertKeyOf),
   );
   // This node's own alert (it was reported dead and now leads) is resolved by its own recovery.
   const inherited = args.inherited.filter(

@@ -69,14 +69,6 @@ export function silentRecord(up: PeerRecord, at: number): PeerRecord {
   return attemptFailed(up, { latencyMs: 1, detail: 'timeout' }, at - 1_000, at).record;
 }
 
-/**
- * A cannot_judge incident of COORDINATOR (worker-1), as alerts made from KNH's events, built by the
- * coordinator's own code so the sentences are the ones it sends. Opened at `at`: it reaches
- * worker-2 but none of `silent` peers (worker-3, worker-4 …), and `corroboratedBy` cannot reach
- * them either. Resolved at `back` by worker-1 reaching every peer again, or by `successor` taking
- * over (reaching every peer but worker-1). `resolved` is the alert of the can_judge event, as a
- * coordinator that never saw it fire resolves it; one that did resolves the firing alert, ended.
- */
 /** The `judgement` of cannotJudgeIncident's opening with its defaults (3 silent, one relay). */
 export const INCIDENT_JUDGEMENT = {
   reaches: 1,
@@ -90,6 +82,14 @@ export const INCIDENT_JUDGEMENT = {
   corroborated_by: ['worker-2@10.0.0.2'],
 };
 
+/**
+ * A cannot_judge incident of COORDINATOR (worker-1), as alerts made from KNH's events, built by the
+ * coordinator's own code so the sentences are the ones it sends. Opened at `at`: it reaches
+ * worker-2 but none of `silent` peers (worker-3, worker-4 …), and `corroboratedBy` cannot reach
+ * them either. Resolved at `back` by worker-1 reaching every peer again, or by `successor` taking
+ * over (reaching every peer but worker-1). `resolved` is the alert of the can_judge event, as a
+ * coordinator that never saw it fire resolves it; one that did resolves the firing alert, ended.
+ */
 export function cannotJudgeIncident(
   at: number,
   back: number,

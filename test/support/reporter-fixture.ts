@@ -50,7 +50,10 @@ export function setupReporter({
   const order: string[] = [];
   const notifier = testNotifier(poster, clock, logger);
   const shares: (() => void)[] = [];
+  /** What the other receivers (the dispatcher) heard, in order. */
+  const fed: PeerStatusPayload[] = [];
   const reporter = new Reporter({
+    onSent: (payload) => fed.push(payload),
     notifier,
     clock,
     logger,
@@ -81,6 +84,7 @@ export function setupReporter({
     reporter,
     leadership,
     order,
+    fed,
     posted,
     peerPosts,
     lead: (

@@ -6,6 +6,7 @@ import type { TermHandover } from '../../src/alerts/term-handover.js';
 import { CLUSTER_URL, PEER_URL } from '../support/test-notifier.js';
 import { BAD_REQUEST, OK, UNAVAILABLE } from '../support/fake-poster.js';
 import { alive, confirmed, round, setupReporter } from '../support/reporter-fixture.js';
+import { cannotJudgeIncident } from '../support/alerts.js';
 
 /** The peer_dead of 10.0.0.<n>, as decided by the fixture's coordinator. */
 function deathOf(n: number) {
@@ -305,5 +306,55 @@ describe('Reporter: a term handed over', () => {
     await fx.clock.advanceAsync(0);
     const statuses = fx.poster.calls.filter((c) => c.url === CLUSTER_URL);
     expect(statuses.map((c) => (c.body as ClusterStatusPayload).epoch)).to.deep.equal([2]);
+  });
+
+  it('sends an inherited event once even when its receiver refused it and a hand-over repeats it', async () => {
+    const predecessor = setupReporter({ holdShares: false });
+    predecessor.lead();
+    predecessor.reporter.onJudgement(deathOf(1));
+    const [event] = predecessor.reporter.undelivered() as [PeerStatusPayload];
+    const fx = setupReporter({ holdShares: false, answer: () => BAD_REQUEST });
+    fx.lead([structuredClone(event)]);
+    await fx.clock.advanceAsync(1_000);
+    fx.reporter.takeHandover({ epoch: 2, settled: [], in_flight: [], undelivered: [event] });
+    await fx.clock.advanceAsync(1_000);
+    expect(fx.peerPosts().map((p) => p.dedup_key)).to.deep.equal([event.dedup_key]);
+  });
+
+  it('tells the followers once when a hand-over takes back many queued events', async () => {
+    const { fx } = failingReceiver();
+    for (const d of [1, 2, 3].map(deathOf)) fx.reporter.onJudgement(d);
+    await fx.clock.advanceAsync(100);
+    const keys = fx.reporter.undelivered().map((p) => p.dedup_key);
+    expect(keys).to.have.length(3);
+    const before = fx.order.filter((o) => o === 'share').length;
+    fx.reporter.takeHandover({ epoch: 2, settled: keys, in_flight: [], undelivered: [] });
+    expect(fx.order.filter((o) => o === 'share').length - before).to.equal(1);
+    expect(fx.reporter.undelivered()).to.deep.equal([]);
+  });
+
+  it('tells the other receivers of a can_judge the predecessor sent, whose alert it left firing', () => {
+    const { resolution } = cannotJudgeIncident(1_000, 5_000);
+    const fx = setupReporter({ holdShares: false });
+    fx.reporter.takeHandover({
+      epoch: 2,
+      settled: [resolution.dedup_key],
+      in_flight: [],
+      undelivered: [],
+    });
+    fx.lead([resolution]);
+    expect(fx.fed.map((p) => p.dedup_key)).to.include(resolution.dedup_key);
+    expect(fx.peerPosts()).to.deep.equal([]);
+  });
+
+  it('feeds the other receivers an event before sharing it, so the shared alerts carry it', async () => {
+    const fx = setupReporter(); // shares held until released
+    fx.lead();
+    fx.reporter.onJudgement(deathOf(1));
+    await fx.clock.advanceAsync(0);
+    expect(fx.order).to.include('share');
+    expect(fx.peerPosts(), 'not sent before the share').to.deep.equal([]);
+    expect(fx.fed.map((p) => p.event)).to.deep.equal(['peer_dead']);
+    fx.release();
   });
 });

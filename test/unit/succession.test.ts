@@ -98,12 +98,12 @@ describe('succession of alerts', () => {
     expect(over).to.deep.equal([stale]);
   });
 
-  it('resolves an inherited cannot_judge alert when no incident is inherited open', () => {
+  it('resolves an inherited cannot_judge alert when no incident is inherited open (an unsent opening is never sent)', () => {
     const stale = judgeAlert(T);
     const { over } = succession({
       inherited: [stale],
       records: [record('10.0.0.1', false)],
-      undelivered: [],
+      undelivered: [judgement('cannot_judge', T)],
       self: SELF,
       epoch: 3,
       now: T + 9_000,
