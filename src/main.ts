@@ -309,6 +309,7 @@ export async function startNode(config: Config, deps: NodeDeps): Promise<Running
       const own = views.find((v) => v.address === self.address);
       if (own?.health === 'dead' && own.alerted) reporter.selfRecovered(own);
     },
+    onTermRenewed: () => reporter.termRenewed(election.termConfirmed),
     onLeading: () => {
       rounds.start(election.inherited(clock.now()), election.firstRoundAfter);
       // The alerts still firing at the other receivers: as the predecessor shared them (with their

@@ -230,6 +230,20 @@ export class Reporter {
     this.resend(all);
   }
 
+  /**
+   * This node leads on under a newer epoch (it heard of a term at or above its own): the next
+   * round's cluster status is the new term's first (reason `election`), and nothing more goes out
+   * before `ready` (the new epoch's first announcement round) settles.
+   */
+  termRenewed(ready?: Promise<void>): void {
+    if (!this.leadership) return;
+    this.reportedElection = false;
+    if (ready) {
+      const gate = ready.catch(() => undefined);
+      this.outbox = this.outbox.then(() => gate);
+    }
+  }
+
   /** A predecessor's open "cannot judge" incident: this node leads now and resolves it. */
   resolveCannotJudge(opening: PeerStatusPayload): void {
     const lead = this.leadership;

@@ -306,7 +306,10 @@ function onElectionRequest(state: ElectionState, now: number, req: ElectionReque
   };
   const effects: ElectionEffect[] = [{ type: 'reply-answer', answer }];
   const next = { ...state, epoch, termLeader };
-  if (bump) effects.push({ type: 'announce', epoch, to: state.peers });
+  if (bump) {
+    effects.push({ type: 'announce', epoch, to: state.peers });
+    if (state.leading) effects.push({ type: 'term-renewed', epoch });
+  }
   if (!known || !outranks(state.self.address, req.from.address)) return { state: next, effects };
   if (state.role === 'coordinator') {
     // Tell the asker at once who leads, instead of waiting for the next heartbeat.
@@ -512,7 +515,10 @@ function onAnnounceResult(
       termLeader: state.self,
       nextHeartbeatMs: now + state.timing.heartbeatIntervalMs,
     },
-    effects: [{ type: 'announce', epoch: newEpoch, to: state.peers }],
+    effects: [
+      { type: 'announce', epoch: newEpoch, to: state.peers },
+      ...(state.leading ? [{ type: 'term-renewed' as const, epoch: newEpoch }] : []),
+    ],
   };
 }
 

@@ -50,6 +50,11 @@ export interface ElectionDriverOptions {
    */
   onLeading(epoch: number): void;
   /**
+   * Called synchronously when this leading node goes on under a newer epoch of its own: a new
+   * term for the receivers. Must not block.
+   */
+  onTermRenewed?(epoch: number): void;
+  /**
    * A leading node learned of a newer term it is superseding (a healed partition: the other side
    * elected its own coordinator): what that side's verdicts and undelivered events were, so its
    * incidents get resolved rather than left open. Must not block.
@@ -174,6 +179,7 @@ export class ElectionDriver {
   private startedRound = 0;
   /** The current term's first announcement to every follower, until all answered or timed out. */
   private termAnnounced: Promise<void> = Promise.resolve();
+  private termAnnouncedEpoch = 0;
   /** The last announcements with verdicts, and what they were built from (fullAnnouncement). */
   private lastFull: { peers: PeerView[]; key: string; announcements: FullAnnouncements } | null =
     null;
@@ -540,6 +546,13 @@ export class ElectionDriver {
         );
         this.opts.onLeading(effect.epoch);
         return;
+      case 'term-renewed':
+        logger.info(
+          { event: 'term-renewed', epoch: effect.epoch },
+          `leading the mesh under a newer epoch (${effect.epoch})`,
+        );
+        this.opts.onTermRenewed?.(effect.epoch);
+        return;
       case 'reply-answer':
       case 'reply-announcement':
         return; // returned to the HTTP handler by dispatch
@@ -759,6 +772,11 @@ export class ElectionDriver {
       });
     };
     if (this.state.leading) {
+      // A term renewed under a newer epoch: its first round to every peer confirms it.
+      if (!partial && epoch !== this.termAnnouncedEpoch) {
+        this.termAnnounced = all;
+        this.termAnnouncedEpoch = epoch;
+      }
       await all;
       settle(to);
       return;
@@ -766,7 +784,10 @@ export class ElectionDriver {
     // Confirming a new term: a peer that cannot answer (black-holed, gone) must not hold the
     // confirmation up for a whole request timeout. Those that answered within the bound decide;
     // a late answer (a stale-epoch rejection, say) is still acted on when it comes.
-    if (!partial) this.termAnnounced = all;
+    if (!partial) {
+      this.termAnnounced = all;
+      this.termAnnouncedEpoch = epoch;
+    }
     await waitAtMost(this.opts.clock, all, CONFIRM_WAIT_MS);
     const early = to.filter((address) => replies.has(address));
     settle(early);

@@ -115,6 +115,11 @@ export type ElectionEffect =
   | { type: 'coordinator-changed'; coordinator: NodeRef | null; epoch: number; reason: string }
   /** This node's leadership is confirmed at `epoch`: start probing and reporting. */
   | { type: 'leading'; epoch: number }
+  /**
+   * A leading coordinator went on under a newer epoch of its own (it heard of a term at or above
+   * its own): receivers are told the new term as they were told the first.
+   */
+  | { type: 'term-renewed'; epoch: number }
   | { type: 'election-started'; round: number; reason: string; to: readonly string[] }
   /** The coordinator fell silent or left: this node holds its election after `delayMs` (stagger). */
   | { type: 'election-deferred'; delayMs: number; reason: string };

@@ -600,6 +600,7 @@ describe('bully election: step', () => {
       expect(result.state.epoch).to.equal(8);
       expect(result.effects).to.deep.equal([
         { type: 'announce', epoch: 8, to: addresses(A, B, C) },
+        { type: 'term-renewed', epoch: 8 },
       ]);
       // The re-announcement counts as the heartbeat.
       expect(step(result.state, { type: 'tick', now: 10 + 499 }).effects).to.deep.equal([]);
@@ -792,6 +793,34 @@ describe('bully election: step', () => {
       expect(effectsOf(result, 'announce')).to.deep.equal([
         { type: 'announce', epoch: 7, to: addresses(A, B, C) },
       ]);
+      // A new term for the receivers: they are told it as they were told the first.
+      expect(effectsOf(result, 'term-renewed')).to.deep.equal([{ type: 'term-renewed', epoch: 7 }]);
+    });
+
+    it('renews its term when a confirmed leader learns from rejections of an epoch at or above its own', () => {
+      const s = coordinator(D, [A, B, C], 2);
+      const result = step(s, {
+        type: 'announce-result',
+        now: 1,
+        epoch: 2,
+        replies: [
+          {
+            address: A.address,
+            reply: { accepted: false, reason: 'stale-epoch', epoch: 4, coordinator: B },
+          },
+        ],
+      });
+      expect(result.state).to.include({ epoch: 5, role: 'coordinator' });
+      expect(effectsOf(result, 'term-renewed')).to.deep.equal([{ type: 'term-renewed', epoch: 5 }]);
+      expect(effectsOf(result, 'leading')).to.be.empty;
+    });
+
+    it('does not renew a term it has not yet confirmed: its leading effect carries the newer epoch', () => {
+      const s = start(D, [A, B, C]).state;
+      expect(s.leading).to.equal(false);
+      const result = step(s, request(A, 6));
+      expect(result.state.epoch).to.equal(7);
+      expect(effectsOf(result, 'term-renewed')).to.be.empty;
     });
 
     it("takes a follower to the asker's epoch, but no announcement at it as is", () => {

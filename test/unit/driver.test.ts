@@ -526,11 +526,18 @@ describe('ElectionDriver handover', () => {
 describe('ElectionDriver: confirming a new term', () => {
   /** HIGH leads LOW and MID; each announcement is answered by `answer` after `delayMs`. */
   function confirming(
-    answers: Record<string, { delayMs: number; reply: AnnouncementReply | null }>,
+    answers: Record<
+      string,
+      {
+        delayMs: number;
+        reply: AnnouncementReply | null | ((epoch: number) => AnnouncementReply | null);
+      }
+    >,
   ) {
     const clock = new FakeClock();
     const t0 = clock.now();
     const leading: { epoch: number; atMs: number }[] = [];
+    const renewed: { epoch: number; atMs: number }[] = [];
     const sent: { to: string; epoch: number; atMs: number }[] = [];
     const driver = new ElectionDriver({
       self: HIGH,
@@ -541,7 +548,8 @@ describe('ElectionDriver: confirming a new term', () => {
           sent.push({ to, epoch: announcement.epoch, atMs: clock.now() - t0 });
           const a = answers[to];
           await clock.sleep(a?.delayMs ?? 0);
-          return a?.reply ? { ok: true, value: a.reply, latencyMs: a.delayMs } : failed();
+          const reply = typeof a?.reply === 'function' ? a.reply(announcement.epoch) : a?.reply;
+          return reply ? { ok: true, value: reply, latencyMs: a?.delayMs ?? 0 } : failed();
         },
       },
       clock,
@@ -550,9 +558,10 @@ describe('ElectionDriver: confirming a new term', () => {
       undelivered: () => [],
       onCoordinatorChanged: () => undefined,
       onLeading: (epoch) => leading.push({ epoch, atMs: clock.now() - t0 }),
+      onTermRenewed: (epoch) => renewed.push({ epoch, atMs: clock.now() - t0 }),
     });
     driver.setPeers([LOW.address, MID.address]);
-    return { clock, driver, leading, sent };
+    return { clock, driver, leading, renewed, sent };
   }
   const accepted = (epoch: number): AnnouncementReply => ({
     accepted: true,
@@ -598,6 +607,32 @@ describe('ElectionDriver: confirming a new term', () => {
     await clock.advanceAsync(300);
     expect(driver.epoch, 'a newer term than the one the late rejection named').to.equal(8);
     expect(sent.some((s) => s.epoch === 8 && s.atMs === 600)).to.equal(true);
+    driver.stop();
+  });
+
+  it('tells a confirmed leader that moves past a late rejection of its new term, and confirms that term by its own round', async () => {
+    const { clock, driver, renewed } = confirming({
+      [LOW.address]: { delayMs: 5, reply: (epoch) => accepted(epoch) },
+      [MID.address]: {
+        delayMs: 600,
+        reply: (epoch) =>
+          epoch === 1
+            ? { accepted: false, reason: 'stale-epoch', epoch: 7, coordinator: MID }
+            : accepted(epoch),
+      },
+    });
+    driver.start();
+    await clock.advanceAsync(600);
+    expect(renewed).to.deep.equal([{ epoch: 8, atMs: 600 }]);
+    let confirmed = false;
+    void driver.termConfirmed.then(() => (confirmed = true));
+    await clock.advanceAsync(599);
+    expect(confirmed, 'epoch 8 is not confirmed before every peer answered its round').to.equal(
+      false,
+    );
+    await clock.advanceAsync(1);
+    expect(confirmed).to.equal(true);
+    expect(driver.epoch).to.equal(8);
     driver.stop();
   });
 });

@@ -61,6 +61,35 @@ describe('Reporter', () => {
     ]);
   });
 
+  it('tells a renewed term as a new one: its first cluster status is an election status at the new epoch, sent once that epoch is confirmed', async () => {
+    const { clock, reporter, posted, leadership } = setup();
+    let epoch = 3;
+    reporter.startLeading({ ...leadership, epoch: () => epoch });
+    reporter.onRound(round(1));
+    await clock.advanceAsync(0);
+    // It hears of epoch 4 and goes on under 5: the announcement round at 5 is under way.
+    epoch = 5;
+    let confirm = () => {};
+    reporter.termRenewed(new Promise<void>((resolve) => (confirm = resolve)));
+    reporter.onRound(round(2));
+    await clock.advanceAsync(CLUSTER_STATUS_MIN_GAP_MS);
+    const statuses = () =>
+      (posted() as ClusterStatusPayload[]).map((s) => [s.reason, s.epoch] as const);
+    expect(statuses(), 'nothing of the new term before it is confirmed').to.deep.equal([
+      ['election', 3],
+    ]);
+    confirm();
+    await clock.advanceAsync(0);
+    expect(statuses()).to.deep.equal([
+      ['election', 3],
+      ['election', 5],
+    ]);
+    // Then as in any term: only rounds that changed something.
+    reporter.onRound(round(3));
+    await clock.advanceAsync(CLUSTER_STATUS_MIN_GAP_MS);
+    expect(statuses()).to.have.length(2);
+  });
+
   it('sends cluster statuses CLUSTER_STATUS_MIN_GAP_MS apart at least, changes meanwhile riding on the next', async () => {
     const { clock, reporter, posted, setRecords, lead } = setup();
     lead();
