@@ -11,7 +11,7 @@ import { format, resolveConfig } from 'prettier';
 import { SETTINGS, type Setting } from '../src/config/settings.js';
 import { parseDuration } from '../src/config/duration.js';
 import { clusterStatusOf, peerStatusOf } from '../src/demo/received-webhooks.js';
-import { Receiver } from '../src/receiver/receiver.js';
+import { Receiver } from '../src/demo/webhook-sink.js';
 import { loadSchemas } from '../src/wire/schemas.js';
 import { HostNetwork } from '../test/support/netns-hosts.js';
 import { hostileSection } from './hostile.js';

@@ -1,6 +1,6 @@
 // When each node address was down, so every peer_dead webhook can be judged: a real death or a false alarm.
 import type { LocalMesh, LogLine, MeshNode } from '../src/demo/mesh.js';
-import type { PeerStatusPayload } from '../src/alerts/payloads.js';
+import type { PeerStatusPayload } from '../src/wire/webhooks.js';
 
 interface Spell {
   from: number;

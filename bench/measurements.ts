@@ -1,5 +1,5 @@
 // The benchmark's procedures: each starts, crashes and restarts real nodes and times the webhooks.
-import { compareRank } from '../src/core/node-ref.js';
+import { compareRank } from '../src/wire/node-ref.js';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { freePorts, LocalMesh, type MeshNode } from '../src/demo/mesh.js';
 import {
@@ -8,7 +8,7 @@ import {
   peerStatusOf,
   waitForWebhook,
 } from '../src/demo/received-webhooks.js';
-import type { Receiver } from '../src/receiver/receiver.js';
+import type { Receiver } from '../src/demo/webhook-sink.js';
 import type { LivenessLedger } from './liveness-ledger.js';
 
 export const NODES = 5;

@@ -17,9 +17,9 @@ import { randomBytes } from 'node:crypto';
 import { appendFileSync, readFileSync } from 'node:fs';
 import { loadavg } from 'node:os';
 import { setTimeout as sleep } from 'node:timers/promises';
-import type { PeerStatusPayload } from '../src/alerts/payloads.js';
+import type { PeerStatusPayload } from '../src/wire/webhooks.js';
 import { LocalMesh, type LogLine, type MeshNode } from '../src/demo/mesh.js';
-import { Receiver, type ReceivedWebhook } from '../src/receiver/receiver.js';
+import { Receiver, type ReceivedWebhook } from '../src/demo/webhook-sink.js';
 import { loadSchemas } from '../src/wire/schemas.js';
 import { sampleOf } from '../test/support/loopback-ips-mesh.js';
 import {

@@ -1,7 +1,9 @@
-// `npm run docs`: rewrites the README's settings table from src/config/settings.ts.
+// `npm run docs`: rewrites the docs' generated parts from src/config/settings.ts.
 import { readFileSync, writeFileSync } from 'node:fs';
-import { withSettingsTable } from '../src/config/settings-table.js';
+import { GENERATED_DOCS, withBlock } from '../src/config/settings-table.js';
 
-const path = new URL('../../README.md', import.meta.url);
-writeFileSync(path, withSettingsTable(readFileSync(path, 'utf8')));
-process.stdout.write('README.md settings table updated\n');
+for (const { file, block } of GENERATED_DOCS) {
+  const path = new URL(`../../${file}`, import.meta.url);
+  writeFileSync(path, withBlock(readFileSync(path, 'utf8'), block));
+  process.stdout.write(`${file} updated\n`);
+}

@@ -3,7 +3,7 @@
 import { runFromEnv } from './main.js';
 
 const USAGE = `usage:
-  knh                 run one node configured from the environment (see README, "Settings")
+  knh                 run one node configured from the environment (see docs/settings.md)
   knh demo [options]  run a local mesh of 5 nodes on loopback with a built-in webhook receiver
   knh --help          this text
 `;

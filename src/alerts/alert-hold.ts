@@ -1,8 +1,9 @@
 // Holds alerts back during maintenance: an alert about a paused node is kept, not sent; its
 // resolution cancels it (nothing happened worth a page); one still open when the pause ends goes
 // out then. A resolution of an alert that did go out is always sent, so no incident stays open.
-import type { MaintenanceWindow, PeerNames } from '../maintenance/windows.js';
-import { incidentOf, opensIncident, type PeerStatusPayload } from './payloads.js';
+import type { MaintenanceWindow, PeerNames } from '../wire/maintenance-window.js';
+import { incidentOf } from './payloads.js';
+import { opensIncident, type PeerStatusPayload } from '../wire/webhooks.js';
 
 export type Admission =
   | { send: true }

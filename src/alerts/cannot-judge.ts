@@ -2,15 +2,14 @@
 // to it and their verdicts are withheld, so it cannot tell their failure from its own side of the
 // network being cut off (docs/detection.md). Opened when the first verdict is withheld so, resolved
 // when it reaches most of its peers again, or by the next coordinator. Pure: facts and time given.
-import { nodeNameOf, type NodeRef } from '../core/node-ref.js';
+import { nodeNameOf, type NodeRef } from '../wire/node-ref.js';
 import { silentNow, suspicionCounts, type PeerRecord } from '../prober/verdict.js';
+import { incidentOf, judgementPayload } from './payloads.js';
 import {
-  incidentOf,
-  judgementPayload,
   MAX_LISTED_UNREACHABLE,
   type JudgementFacts,
   type PeerStatusPayload,
-} from './payloads.js';
+} from '../wire/webhooks.js';
 
 /** Peers named in the sentence of a cannot_judge event; the payload lists more. */
 const NAMED_IN_TEXT = 5;

@@ -1,37 +1,41 @@
 // Turns the leader's verdicts and rounds into webhook events: dead/recovered, and cluster status.
 import type { Clock, TimerHandle } from '../core/clock.js';
 import type { Logger } from '../core/logger.js';
-import type { NodeRef } from '../core/node-ref.js';
-import type { RoundReport, SanityState, SelfSuspicion } from '../prober/rounds.js';
+import type { NodeRef } from '../wire/node-ref.js';
+import type { RoundReport, SelfSuspicion } from '../prober/rounds.js';
+import {
+  type ClusterStatusPayload,
+  type ClusterStatusReason,
+  isJudgementEvent,
+  opensIncident,
+  type PeerStatusEvent,
+  type PeerStatusPayload,
+  type SanityState,
+} from '../wire/webhooks.js';
 import {
   fromView,
   placeholderId,
   seenAlive,
   type Judgement,
   type PeerRecord,
-  type PeerView,
   type Withhold,
 } from '../prober/verdict.js';
+import type { PeerView } from '../wire/peer-view.js';
 import type { AlertHold } from './alert-hold.js';
 import { CannotJudge, resolveInherited } from './cannot-judge.js';
-import type { MaintenanceWindow } from '../maintenance/windows.js';
-import type { Notifier } from './notifier.js';
+import type { MaintenanceWindow } from '../wire/maintenance-window.js';
+import type { EventSink } from './event-sink.js';
 import {
   clusterStatusPayload,
   incidentOf,
   incidentStartOf,
-  isJudgementEvent,
-  opensIncident,
   peerStatusPayload,
-  type ClusterStatusPayload,
-  type ClusterStatusReason,
-  type PeerStatusEvent,
-  type PeerStatusPayload,
 } from './payloads.js';
-import { DeliveryLog, HandoverLedger, type TermHandover } from './term-handover.js';
+import { DeliveryLog, HandoverLedger } from './term-handover.js';
+import type { TermHandover } from '../wire/term-handover.js';
 
 export interface ReporterOptions {
-  notifier: Notifier;
+  notifier: EventSink;
   clock: Clock;
   logger: Logger;
   self: NodeRef;

@@ -9,19 +9,8 @@
 // third itself, but for those its successor's hand-over says went out. A coordinator that crashed
 // says nothing: its successor sends what the followers last heard was undelivered (at least once,
 // same dedup key).
-import type { PeerStatusPayload } from './payloads.js';
-
-/** What an ended term hands over (the `handover` of an announcement reply). */
-export interface TermHandover {
-  /** The epoch of the term that ended. */
-  epoch: number;
-  /** Dedup keys of its events that went out (delivered, or given up) lately. */
-  settled: string[];
-  /** Dedup keys of its events whose POST was in flight: their outcome comes in a later reply. */
-  in_flight: string[];
-  /** Its events not sent: the new coordinator sends them. */
-  undelivered: PeerStatusPayload[];
-}
+import type { PeerStatusPayload } from '../wire/webhooks.js';
+import type { TermHandover } from '../wire/term-handover.js';
 
 /** How long after its term ended a node still hands it over. */
 export const HANDOVER_FOR_MS = 60_000;

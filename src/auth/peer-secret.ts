@@ -1,7 +1,7 @@
 // The shared peer secret: from PEER_SECRET, or from PEER_SECRET_FILE (a mounted Secret), which is
 // re-read as the Secret rotates. A file may hold several secrets, one a line: the first signs and
 // any of them verifies, so a secret can be rotated without a moment where nodes disagree.
-import { AUTH_REFRESH_MS, followFile, readBounded } from '../receivers/auth-file.js';
+import { AUTH_REFRESH_MS, followFile, readBounded } from '../secrets/auth-file.js';
 
 /** 32 characters: 128 bits or more for a hex or base64 secret (`openssl rand -hex 32` gives 64). */
 export const MIN_SECRET_CHARS = 32;
@@ -13,7 +13,7 @@ export type SecretsResult = { ok: true; secrets: string[] } | { ok: false; error
 
 const PRINTABLE = /^[\x21-\x7e]+$/;
 
-/** The value daemonset.yaml ships with, replaced at install (README, "Deploy"). */
+/** The value daemonset.yaml ships with, replaced at install (README, "Deploy"; docs/deploying.md). */
 export const SECRET_PLACEHOLDER = 'REPLACE_WITH_A_RANDOM_SECRET';
 
 /** Checks one secret; the error names where it came from and never repeats it. */

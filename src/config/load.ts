@@ -1,7 +1,7 @@
 // Loads and validates every setting in one pass; all problems are reported together.
 import { isIP } from 'node:net';
-import { formatAddress, nodeId } from '../core/node-ref.js';
-import { checkHeaderName, readAuthHeader } from '../receivers/auth-file.js';
+import { formatAddress, nodeId } from '../wire/node-ref.js';
+import { checkHeaderName, readAuthHeader } from '../secrets/auth-file.js';
 import { checkSecret, readSecretFile } from '../auth/peer-secret.js';
 import { parseValue, quote, unreadableFile, type Value } from './parse-value.js';
 import { SETTINGS, type Setting, type SettingName } from './settings.js';

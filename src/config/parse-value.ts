@@ -1,7 +1,7 @@
 // One setting's raw text to its value, or the sentence that says what it accepts.
 import { closeSync, fstatSync, openSync } from 'node:fs';
 import { isIP } from 'node:net';
-import { canonicalAddress, canonicalIp, parseAddress } from '../core/node-ref.js';
+import { canonicalAddress, canonicalIp, parseAddress } from '../wire/node-ref.js';
 import { parseDuration } from './duration.js';
 import type { Setting } from './settings.js';
 

@@ -1,5 +1,5 @@
 // Every setting knh reads, declared once: env name, kind, default, unit and meaning.
-// The README's settings table is checked against this list by a test.
+// docs/settings.md's table is generated from this list (npm run docs), and a test checks it.
 
 export type SettingKind =
   /** Any non-empty text; the loader checks these further (secrets, header names). */
@@ -30,7 +30,7 @@ export interface Setting {
   type: SettingKind;
   /** The default as text (parsed like a value from the environment); undefined: no default. */
   default?: string;
-  /** Shown in the README when the default is not a plain value. */
+  /** Shown in docs/settings.md when the default is not a plain value. */
   defaultText?: string;
   unit?: string;
   description: string;
@@ -258,7 +258,7 @@ export const SETTINGS = [
   {
     env: 'WEBHOOK_RETRY_FOR',
     type: duration(0, 86_400_000),
-    default: '10m',
+    default: '600',
     unit: 'seconds',
     description:
       'A webhook that fails (network error, timeout, 429, 5xx; not other 4xx) is retried with backoff (0.5 s doubling to 30 s) for this long, then given up with an error log.',

@@ -1,6 +1,6 @@
 // `knh demo`: a narrated local mesh with a webhook receiver; interactive, scripted or until a signal.
 import { SETTINGS } from '../config/settings.js';
-import { Receiver } from '../receiver/receiver.js';
+import { Receiver } from './webhook-sink.js';
 import { loadSchemas } from '../wire/schemas.js';
 import { DEMO_USAGE, parseDemoArgs, type DemoOptions } from './demo-options.js';
 import { listenForKeys, type KeyActions } from './keyboard.js';

@@ -1,5 +1,5 @@
 // Turns the mesh's log lines and the receiver's webhooks into the demo's readable, timestamped lines.
-import type { ReceivedWebhook, Receiver } from '../receiver/receiver.js';
+import type { ReceivedWebhook, Receiver } from './webhook-sink.js';
 import { CoordinatorViews, type ViewNote } from './coordinator-views.js';
 import type { LocalMesh, LogLine, MeshNode } from './mesh.js';
 import { clusterStatusOf } from './received-webhooks.js';

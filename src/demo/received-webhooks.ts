@@ -1,6 +1,6 @@
 // Typed views of the webhooks a Receiver got, and abortable waits for the next matching one.
-import type { ClusterStatusPayload, PeerStatusPayload } from '../alerts/payloads.js';
-import type { ReceivedWebhook, Receiver } from '../receiver/receiver.js';
+import type { ClusterStatusPayload, PeerStatusPayload } from '../wire/webhooks.js';
+import type { ReceivedWebhook, Receiver } from './webhook-sink.js';
 
 /** The payload of a schema-valid peer-status webhook, else null. */
 export function peerStatusOf(w: ReceivedWebhook): PeerStatusPayload | null {

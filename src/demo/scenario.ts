@@ -1,5 +1,5 @@
 // The demo's scripted story: crash and restart a peer, then the coordinator, timing each webhook.
-import type { Receiver } from '../receiver/receiver.js';
+import type { Receiver } from './webhook-sink.js';
 import type { LocalMesh, MeshNode } from './mesh.js';
 import type { Narrator } from './narrator.js';
 import {

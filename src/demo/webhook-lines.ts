@@ -1,9 +1,9 @@
 // One readable line per received webhook; a payload failing its schema is described loudly.
-import type { PeerPayload } from '../alerts/payloads.js';
-import type { ReceivedWebhook } from '../receiver/receiver.js';
+import type { PeerPayload } from '../wire/webhooks.js';
+import type { ReceivedWebhook } from './webhook-sink.js';
 import { clusterStatusOf, peerStatusOf } from './received-webhooks.js';
 import type { Colour } from './terminal-style.js';
-import { nodeNameOf } from '../core/node-ref.js';
+import { nodeNameOf } from '../wire/node-ref.js';
 
 export interface WebhookLine {
   text: string;

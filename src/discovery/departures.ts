@@ -3,8 +3,13 @@
 // again (it restarted: it holds an election or announces itself) once a short quarantine is over
 // (messages it sent just before leaving may still arrive), when discovery lists it anew, or when
 // the departure expires: a node gone for longer than that is probed again, as a live node would be.
-import type { NodeRef } from '../core/node-ref.js';
-import type { Departed } from '../status/assemble.js';
+import type { NodeRef } from '../wire/node-ref.js';
+
+export interface Departed {
+  address: string;
+  id: string;
+  atMs: number;
+}
 
 export class Departures {
   private readonly left = new Map<string, Departed>();

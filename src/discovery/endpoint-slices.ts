@@ -1,5 +1,5 @@
 // Which EndpointSlice endpoints are knh peers; pure, over the fields of discovery.k8s.io/v1.
-import { canonicalIp, formatAddress } from '../core/node-ref.js';
+import { canonicalIp, formatAddress } from '../wire/node-ref.js';
 
 /** The fields knh reads of a discovery.k8s.io/v1 EndpointSlice. */
 export interface SliceLike {

@@ -1,6 +1,6 @@
 // The bully election as pure transitions: step(state, event) → { state, effects }; no I/O, no clock.
 //
-// Protocol (documented in the README, "Election"):
+// Protocol (documented in docs/design.md, "Election"):
 // - Rank is the total order of `compareRank` over addresses; the highest-ranked live node leads.
 // - A node holds an election at start-up, when its coordinator has been silent for
 //   `coordinatorTimeoutMs`, when it sees a lower-ranked node announce itself, when its coordinator
@@ -29,8 +29,8 @@
 //   every term has an epoch of its own, above any the nodes that answered had seen. Rejections carry
 //   the receiver's epoch and coordinator, so a restarted coordinator that lost its epoch catches up
 //   (it re-announces at max+1) and a stale one steps down to the better leader.
-import { compareRank, outranks, type NodeRef } from '../core/node-ref.js';
-import type { AnnouncementReply, ElectionAnswer, ElectionRequest } from './messages.js';
+import { compareRank, outranks, type NodeRef } from '../wire/node-ref.js';
+import type { AnnouncementReply, ElectionAnswer, ElectionRequest } from '../wire/peer-messages.js';
 import type { ElectionEffect, ElectionEvent, ElectionState, StepResult } from './state.js';
 
 export { initialState } from './state.js';

@@ -1,7 +1,7 @@
 // What a peer of an older protocol takes: a node of protocol 1 (f6578aa) refuses a whole message
 // that holds an event, an alert kind or a field it does not know, so those are left out for it.
-import { isJudgementEvent, type PeerStatusPayload } from '../alerts/payloads.js';
-import type { Alert } from '../receivers/alert.js';
+import { isJudgementEvent, type PeerStatusPayload } from '../wire/webhooks.js';
+import type { Alert } from '../wire/alert.js';
 
 /** The undelivered events a peer of `protocol` takes. */
 export function undeliveredFor(protocol: number, events: PeerStatusPayload[]): PeerStatusPayload[] {

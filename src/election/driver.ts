@@ -1,16 +1,21 @@
 // Drives the pure bully state machine: feeds it time and messages, turns its effects into requests.
 import { waitAtMost, type Clock, type TimerHandle } from '../core/clock.js';
 import type { Logger } from '../core/logger.js';
-import { nodeNameOf, type NodeRef } from '../core/node-ref.js';
-import type { Announcement, PeerTransport } from '../core/transport.js';
-import type { PeerView } from '../prober/verdict.js';
-import type { PeerStatusPayload } from '../alerts/payloads.js';
-import type { MaintenanceWindow } from '../maintenance/windows.js';
-import type { Alert } from '../receivers/alert.js';
-import type { TermHandover } from '../alerts/term-handover.js';
-import { outranks } from '../core/node-ref.js';
+import { nodeNameOf, type NodeRef, outranks } from '../wire/node-ref.js';
+import type {
+  Announcement,
+  AnnouncementReply,
+  ElectionAnswer,
+  ElectionRequest,
+} from '../wire/peer-messages.js';
+import type { PeerTransport } from '../core/transport.js';
+import type { PeerView } from '../wire/peer-view.js';
+import type { PeerStatusPayload } from '../wire/webhooks.js';
+import type { MaintenanceWindow } from '../wire/maintenance-window.js';
+import type { Alert } from '../wire/alert.js';
+import type { TermHandover } from '../wire/term-handover.js';
 import { alertsFor, undeliveredFor } from './compat.js';
-import { evidenceOf } from '../prober/evidence.js';
+import { evidenceOf } from '../core/evidence.js';
 import {
   initialState,
   step,
@@ -22,7 +27,6 @@ import {
   type ElectionTiming,
   type Role,
 } from './bully.js';
-import type { AnnouncementReply, ElectionAnswer, ElectionRequest } from './messages.js';
 
 /** Epoch and reason are in the driver's own log line; leadership duties start in onLeading. */
 export interface CoordinatorChange {

@@ -1,6 +1,6 @@
 // The bully election's state, events and effects: the data the pure transitions in bully.ts work on.
-import type { NodeRef } from '../core/node-ref.js';
-import type { AnnouncementReply, ElectionAnswer, ElectionRequest } from './messages.js';
+import type { NodeRef } from '../wire/node-ref.js';
+import type { AnnouncementReply, ElectionAnswer, ElectionRequest } from '../wire/peer-messages.js';
 
 export type Role = 'follower' | 'candidate' | 'coordinator';
 

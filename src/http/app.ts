@@ -1,23 +1,30 @@
 // The node's HTTP API as an express app built from its dependencies; routes only translate.
 import express, { type NextFunction, type Request, type Response, type Router } from 'express';
 import type { Logger } from '../core/logger.js';
-import type { Announcement, PingResponse, RelayProbeRequest } from '../core/transport.js';
+import type {
+  Announcement,
+  AnnouncementReply,
+  ElectionAnswer,
+  ElectionRequest,
+  PingResponse,
+  RelayProbeRequest,
+} from '../wire/peer-messages.js';
 import type { RelayAnswer } from '../prober/relay.js';
-import type { AnnouncementReply, ElectionAnswer, ElectionRequest } from '../election/messages.js';
 import type { SchemaName, SchemaRegistry } from '../wire/schemas.js';
 import type { PeerAuth } from '../auth/peer-auth.js';
 import type { Refusal } from '../metrics/peer-message-metrics.js';
 import { bodyBudget, DEFAULT_BODY_BUDGET_BYTES } from './body-budget.js';
 import { answerPeer, PEER_PATHS, peerMessageGuard, refuseOversized } from './peer-guard.js';
 import { rejectMalformed } from './reject-malformed.js';
-import { remoteIp, sentBy } from './sender.js';
+import { remoteIp } from '../wire/node-ref.js';
+import { sentBy } from './sender.js';
 import { WarnThrottle } from './warn-throttle.js';
 import {
   checkHeartbeat,
   HEARTBEAT_HEADER,
   TAKES_HEARTBEATS,
   type ProbeHeartbeat,
-} from './probe-heartbeat.js';
+} from '../auth/probe-heartbeat.js';
 import { AUTH_HEADER } from '../auth/signature.js';
 import { PROTOCOL, PROTOCOL_HEADER, protocolIn } from '../wire/protocol.js';
 

@@ -5,7 +5,7 @@ import express, { type Request, type RequestHandler, type Response } from 'expre
 import { describeAuthFailure, type AuthFailure, type PeerAuth } from '../auth/peer-auth.js';
 import { AUTH_HEADER, signedPath } from '../auth/signature.js';
 import type { Refusal } from '../metrics/peer-message-metrics.js';
-import { remoteIp } from './sender.js';
+import { remoteIp } from '../wire/node-ref.js';
 import type { WarnThrottle } from './warn-throttle.js';
 
 /** The routes only a peer calls: signed when a secret is set. */

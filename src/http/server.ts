@@ -7,8 +7,7 @@
 // `maxConnectionsPerIp` of them (extras are closed at once), so a flood from a few addresses
 // cannot take the sockets the peers need. Peers send small requests in one go and keep one
 // connection (a few while heartbeats, probes and relays overlap), so none of this touches them.
-import { createServer, type Server } from 'node:http';
-import type { RequestListener } from 'node:http';
+import { createServer, type RequestListener, type Server } from 'node:http';
 import type { Socket } from 'node:net';
 import { RateLimiter, type RateLimit } from './rate-limit.js';
 

@@ -1,19 +1,4 @@
-// Maintenance windows as a replicated set: every node holds them, announcements and their replies
-// carry them, and merging is a union by id in which a cancellation wins. So a window opened on any
-// node reaches the coordinator within a heartbeat, and survives any coordinator change.
-
-/** The wire form (schemas/maintenance-window.schema.json). Times are epoch milliseconds. */
-export interface MaintenanceWindow {
-  id: string;
-  /** The whole mesh, or the nodes named in `nodes` (node name, id `name@ip`, or `ip:port`). */
-  scope: 'mesh' | 'nodes';
-  nodes: string[];
-  starts: number;
-  until: number;
-  reason: string;
-  /** Ended early (DELETE); kept until `until` so the cancellation reaches every node. */
-  cancelled: boolean;
-}
+import type { MaintenanceWindow, PeerNames } from '../wire/maintenance-window.js';
 
 /** At most this many windows are held and shared: a bound on what a peer can make us store. */
 export const MAX_WINDOWS = 50;
@@ -23,12 +8,6 @@ export const MAX_WINDOW_MS = 7 * 24 * 3_600_000;
 const SKEW_MS = 10 * 60_000;
 /** How long after its end a window is still held (so late merges do not revive it). */
 const KEEP_AFTER_END_MS = 60_000;
-
-export interface PeerNames {
-  address: string;
-  id: string;
-  nodeName: string;
-}
 
 export function isActive(w: MaintenanceWindow, now: number): boolean {
   return !w.cancelled && w.starts <= now && now < w.until;

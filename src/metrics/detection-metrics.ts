@@ -1,7 +1,8 @@
 // Prometheus metrics of failure detection: verdict transitions, peers by health, self-suspicion.
 import { Counter, Gauge, type Registry } from 'prom-client';
 import type { SelfSuspicion } from '../prober/rounds.js';
-import type { Health, PeerRecord, Transition } from '../prober/verdict.js';
+import type { Health } from '../wire/peer-view.js';
+import type { PeerRecord, Transition } from '../prober/verdict.js';
 
 export interface DetectionSource {
   /** The coordinator's verdicts; empty on a follower. */

@@ -1,6 +1,6 @@
 // Prometheus metrics of the bully election: elections held, coordinator changes, the current term.
 import { Counter, Gauge, type Registry } from 'prom-client';
-import type { NodeRef } from '../core/node-ref.js';
+import type { NodeRef } from '../wire/node-ref.js';
 import type { Role } from '../election/bully.js';
 
 /** What the election driver shows of its state (the driver itself satisfies it). */

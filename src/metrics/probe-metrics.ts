@@ -11,7 +11,8 @@
 import { Counter, Gauge, Histogram, type Registry } from 'prom-client';
 import type { Outcome, PeerTransport } from '../core/transport.js';
 import type { PeerDiff } from '../discovery/diff.js';
-import { lateThresholdMs, type RoundReport } from '../prober/rounds.js';
+import { lateThresholdMs } from '../prober/policy.js';
+import type { RoundReport } from '../prober/rounds.js';
 import type { PeerRecord } from '../prober/verdict.js';
 import { rejection } from '../core/rejection.js';
 

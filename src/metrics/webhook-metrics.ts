@@ -1,6 +1,7 @@
 // Prometheus metrics of webhook delivery: how each event ended, and how many wait.
 import { Counter, Gauge, type Registry } from 'prom-client';
-import type { DeliveryOutcome, WebhookEvent } from '../alerts/webhook-queue.js';
+import type { DeliveryOutcome } from '../alerts/event-sink.js';
+import type { WebhookEvent } from '../delivery/webhook-queue.js';
 
 const KINDS: readonly WebhookEvent['kind'][] = [
   'peer-status',

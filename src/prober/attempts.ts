@@ -1,13 +1,8 @@
 // One probe of one peer with KNH's retry budgets: connect failures and send failures counted apart.
+import type { RetryPolicy } from './policy.js';
 import type { Clock } from '../core/clock.js';
-import type { Outcome, PingResponse } from '../core/transport.js';
-
-export interface RetryPolicy {
-  connectMaxRetries: number;
-  connectCooldownMs: number;
-  sendMaxRetries: number;
-  sendCooldownMs: number;
-}
+import type { Outcome } from '../core/transport.js';
+import type { PingResponse } from '../wire/peer-messages.js';
 
 export interface ProbeAttempts {
   outcome: Outcome<PingResponse>;

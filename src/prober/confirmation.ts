@@ -2,12 +2,13 @@
 // verdict (alive, broken path, dead or withheld) applied through the pure transitions of verdict.ts.
 import type { Clock } from '../core/clock.js';
 import type { Logger } from '../core/logger.js';
-import type { NodeRef } from '../core/node-ref.js';
-import type { Outcome, PeerTransport, PingResponse } from '../core/transport.js';
+import type { NodeRef } from '../wire/node-ref.js';
+import type { Outcome, PeerTransport } from '../core/transport.js';
+import type { PingResponse } from '../wire/peer-messages.js';
 import { probeWithRetries } from './attempts.js';
-import { evidenceOf } from './evidence.js';
+import { evidenceOf } from '../core/evidence.js';
 import { pickRelays, probeThroughRelays, RELAY_MARGIN_MS, type RelayFindings } from './indirect.js';
-import type { DetectionPolicy } from './rounds.js';
+import type { DetectionPolicy } from './policy.js';
 import {
   answered,
   attemptFailed,

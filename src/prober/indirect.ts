@@ -2,9 +2,9 @@
 // probe a suspect peer for it (POST /probe), and collect who reached it.
 import type { Clock } from '../core/clock.js';
 import type { Logger } from '../core/logger.js';
-import type { NodeRef } from '../core/node-ref.js';
+import type { NodeRef } from '../wire/node-ref.js';
 import type { PeerTransport } from '../core/transport.js';
-import { evidenceOf, relayFailureReason } from './evidence.js';
+import { evidenceOf, relayFailureReason } from '../core/evidence.js';
 import type { PeerRecord } from './verdict.js';
 
 /** A relay is asked to finish this long before the confirmation ends. */

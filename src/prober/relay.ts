@@ -1,7 +1,9 @@
 // The relay side of an indirect probe: a peer probes a suspect peer for the coordinator.
 import type { Clock } from '../core/clock.js';
-import type { PeerTransport, RelayProbeRequest, RelayProbeResult } from '../core/transport.js';
-import { probeWithRetries, type RetryPolicy } from './attempts.js';
+import type { PeerTransport } from '../core/transport.js';
+import type { RelayProbeRequest, RelayProbeResult } from '../wire/peer-messages.js';
+import { probeWithRetries } from './attempts.js';
+import type { RetryPolicy } from './policy.js';
 
 export interface RelayOptions {
   transport: Pick<PeerTransport, 'ping'>;

@@ -2,11 +2,11 @@
 // failed probe starts a confirmation (retries, indirect probes through relays, the unhealthy
 // duration) before anything is declared.
 import type { Clock } from '../core/clock.js';
+import { overloadLagMs, overloadPatienceMs, type DetectionPolicy } from './policy.js';
 import type { Logger } from '../core/logger.js';
-import { nodeNameOf, type NodeRef } from '../core/node-ref.js';
+import { nodeNameOf, type NodeRef } from '../wire/node-ref.js';
 import { setMaxListeners } from 'node:events';
 import type { PeerTransport, SanityCheck } from '../core/transport.js';
-import type { RetryPolicy } from './attempts.js';
 import {
   answerOf,
   confirmUnreachable,
@@ -25,14 +25,13 @@ import {
   unreachableNow,
   type Judgement,
   type PeerRecord,
-  type PeerView,
   type SelfSuspicion,
   type Transition,
 } from './verdict.js';
-
-export type SanityState = 'ok' | 'failed' | 'not-configured';
+import type { PeerView } from '../wire/peer-view.js';
 
 export type { SelfSuspicion } from './verdict.js';
+import type { SanityState } from '../wire/webhooks.js';
 
 export interface RoundReport {
   round: number;
@@ -46,15 +45,6 @@ export interface RoundReport {
   membership: number;
   durationMs: number;
   sanity: SanityState;
-}
-
-export interface DetectionPolicy extends RetryPolicy {
-  /** Timeout of one probe attempt. */
-  probeTimeoutMs: number;
-  /** How long a peer must stay unreachable before it can be declared dead. */
-  unhealthyMs: number;
-  /** How many other peers are asked to probe a suspect peer (0: none). */
-  indirectProbes: number;
 }
 
 export interface ProbeRoundsOptions {
@@ -96,31 +86,6 @@ export interface ProbeRoundsOptions {
   onVerdictsChanged?(): void;
   /** Called when whether this node suspects itself changes (selfSuspicion). Must not block. */
   onSelfSuspicion?(suspicion: SelfSuspicion): void;
-}
-
-/**
- * Event-loop lag that voids this node's own timeouts: max(100 ms, PROBE_TIMEOUT / 4). A request
- * sent that late, or its answer read that late, may time out with the peer well.
- */
-export function overloadLagMs(probeTimeoutMs: number): number {
-  return Math.max(100, probeTimeoutMs / 4);
-}
-
-/**
- * How long overload excuses a peer's timeouts, from its first failed probe: UNHEALTHY_DURATION and
- * 8 probe timeouts more. A live peer answers some probe in that time even to a node running that
- * late, so one that has not is judged as usual: an overloaded coordinator is slower to call a
- * black hole, never blind to one.
- */
-export function overloadPatienceMs(
-  policy: Pick<DetectionPolicy, 'unhealthyMs' | 'probeTimeoutMs'>,
-): number {
-  return policy.unhealthyMs + 8 * policy.probeTimeoutMs;
-}
-
-/** A round starting later than this after it was due counts as late: max(100 ms, interval / 2). */
-export function lateThresholdMs(intervalMs: number): number {
-  return Math.max(100, intervalMs / 2);
 }
 
 /**

@@ -8,7 +8,8 @@
 // status pages, are refreshed every `maxAgeMs()`. The successors (next in line) are worked out
 // once per change too: rank and health decide them, not latencies.
 import type { Clock } from '../core/clock.js';
-import { toView, type PeerRecord, type PeerView } from './verdict.js';
+import { toView, type PeerRecord } from './verdict.js';
+import type { PeerView } from '../wire/peer-view.js';
 
 /** A large mesh: how old the shared latencies may get while no verdict changes (10 heartbeats). */
 export const LARGE_MESH_VIEW_AGE_MS = 5_000;

@@ -4,10 +4,9 @@
 // peer stayed unreachable for the unhealthy duration, neither the retries nor any relay (indirect
 // probe) reached it, and the coordinator can vouch for itself. If a relay reaches it, the peer is
 // alive and the path from the coordinator to it is broken: an event of its own.
-import { parseAddress } from '../core/node-ref.js';
-import type { Evidence } from './evidence.js';
-
-export type Health = 'unknown' | 'alive' | 'suspect' | 'dead';
+import { parseAddress } from '../wire/node-ref.js';
+import type { Evidence } from '../core/evidence.js';
+import type { Health, PeerView } from '../wire/peer-view.js';
 
 export interface BrokenPath {
   /** Start of the failure streak that showed the path broken: the incident's identity. */
@@ -43,20 +42,6 @@ export interface PeerRecord {
   lastProbeMs: number | null;
   lastLatencyMs: number | null;
   lastFailure: string | null;
-}
-
-/** The wire form of a record, shared in announcements so a successor starts from it. */
-export interface PeerView {
-  id: string;
-  address: string;
-  node_name: string;
-  health: Health;
-  since: number;
-  alerted: boolean;
-  /** For status pages of followers; not inherited. */
-  latency_ms?: number;
-  last_probe?: number;
-  path_broken?: boolean;
 }
 
 export interface Answer {

@@ -1,6 +1,7 @@
 // Prometheus Alertmanager as a receiver: knh's alerts as postable alerts of its API v2 (POST /api/v2/alerts).
-import type { Alert, AlertGroup, ReceiverAdapter, ReceiverRequest } from './alert.js';
-import { nodeNameOf } from '../core/node-ref.js';
+import type { Alert } from '../wire/alert.js';
+import type { AlertGroup, ReceiverAdapter, ReceiverRequest } from '../alerts/receiver-adapter.js';
+import { nodeNameOf } from '../wire/node-ref.js';
 
 export interface AlertmanagerOptions {
   /** Alertmanager's base URL, e.g. `http://alertmanager:9093` (a path prefix is kept). */

@@ -5,9 +5,10 @@
 // alerts each open grouped incident holds (bounded: the oldest incidents are forgotten first). A
 // lone alert pages under its own key, which its resolution repeats. Rendering is otherwise pure.
 import { createHash } from 'node:crypto';
-import type { JudgementFacts } from '../alerts/payloads.js';
-import type { Alert, AlertGroup, ReceiverAdapter, ReceiverRequest } from './alert.js';
-import { nodeNameOf } from '../core/node-ref.js';
+import type { JudgementFacts } from '../wire/webhooks.js';
+import type { Alert } from '../wire/alert.js';
+import type { AlertGroup, ReceiverAdapter, ReceiverRequest } from '../alerts/receiver-adapter.js';
+import { nodeNameOf } from '../wire/node-ref.js';
 
 export const PAGERDUTY_EVENTS_URL = 'https://events.pagerduty.com/v2/enqueue';
 /** PagerDuty's documented limits on `payload.summary` and `dedup_key`. */

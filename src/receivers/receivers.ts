@@ -2,9 +2,9 @@
 import type { Config } from '../config/load.js';
 import type { Clock } from '../core/clock.js';
 import type { Logger } from '../core/logger.js';
-import type { ReceiverAdapter } from './alert.js';
+import type { ReceiverAdapter } from '../alerts/receiver-adapter.js';
 import { alertmanagerAdapter } from './alertmanager.js';
-import { AuthHeaderSource } from './auth-file.js';
+import { AuthHeaderSource } from '../secrets/auth-file.js';
 import { pagerDutyAdapter } from './pagerduty.js';
 import { slackAdapter } from './slack.js';
 import { webhookAdapter } from './webhook.js';

@@ -1,6 +1,7 @@
 // Slack incoming-webhook messages: one readable message (text fallback plus Block Kit) per group; pure.
-import type { Alert, AlertChange, AlertGroup, AlertKind, ReceiverAdapter } from './alert.js';
-import { nodeNameOf } from '../core/node-ref.js';
+import type { Alert, AlertKind } from '../wire/alert.js';
+import type { AlertChange, AlertGroup, ReceiverAdapter } from '../alerts/receiver-adapter.js';
+import { nodeNameOf } from '../wire/node-ref.js';
 
 /** Slack's documented limits: Block Kit reference; chat.postMessage truncates text past 40,000. */
 export const SLACK_LIMITS = {

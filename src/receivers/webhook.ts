@@ -1,13 +1,12 @@
 // The generic webhook receiver for in-house receivers: knh's own JSON (schemas/alert-webhook); pure.
-import { MAX_LISTED_UNREACHABLE, type JudgementFacts } from '../alerts/payloads.js';
+import { MAX_LISTED_UNREACHABLE, type JudgementFacts } from '../wire/webhooks.js';
+import type { Alert, AlertKind } from '../wire/alert.js';
 import type {
-  Alert,
   AlertChange,
   AlertGroup,
-  AlertKind,
   ReceiverAdapter,
   ReceiverRequest,
-} from './alert.js';
+} from '../alerts/receiver-adapter.js';
 
 /** Bounds shared with schemas/alert-webhook.schema.json: text longer than these is clipped. */
 export const SUMMARY_MAX = 1000;

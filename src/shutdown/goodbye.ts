@@ -3,7 +3,8 @@
 // not waited for past GOODBYE_WAIT_MS.
 import { waitAtMost, type Clock } from '../core/clock.js';
 import type { Logger } from '../core/logger.js';
-import type { LeaveNotice, PeerTransport } from '../core/transport.js';
+import type { LeaveNotice } from '../wire/peer-messages.js';
+import type { PeerTransport } from '../core/transport.js';
 
 export const GOODBYE_WAIT_MS = 1_000;
 

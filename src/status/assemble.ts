@@ -1,16 +1,12 @@
 // Builds GET /status from what the node holds: its own verdicts when it leads, else the ones its
 // coordinator last announced; peers nobody has judged yet are unknown, peers that left are `left`.
-import { nodeNameOf, type NodeRef } from '../core/node-ref.js';
-import { pausing, type MaintenanceWindow } from '../maintenance/windows.js';
-import { wireWindow } from '../maintenance/maintenance-routes.js';
-import { provisionalId, type PeerRecord, type PeerView } from '../prober/verdict.js';
+import type { Departed } from '../discovery/departures.js';
+import { nodeNameOf, type NodeRef } from '../wire/node-ref.js';
+import { pausing } from '../maintenance/windows.js';
+import { type MaintenanceWindow, wireWindow } from '../wire/maintenance-window.js';
+import { provisionalId, type PeerRecord } from '../prober/verdict.js';
+import type { PeerView } from '../wire/peer-view.js';
 import type { NodeStatus, StatusEvent, StatusPeer } from './status-types.js';
-
-export interface Departed {
-  address: string;
-  id: string;
-  atMs: number;
-}
 
 export interface StatusFacts {
   self: NodeRef;

@@ -3,10 +3,10 @@
 import {
   placeholderId,
   type Judgement,
-  type PeerView,
   type Transition,
   type Withhold,
 } from '../prober/verdict.js';
+import type { PeerView } from '../wire/peer-view.js';
 
 export interface FeedEntry {
   kind: string;

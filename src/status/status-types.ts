@@ -1,5 +1,5 @@
 // GET /status: what one node knows, as JSON (schemas/status.schema.json is the wire contract).
-import type { NodeRef } from '../core/node-ref.js';
+import type { NodeRef } from '../wire/node-ref.js';
 
 /** A peer as this node sees it; `left`: it shut down deliberately (SIGTERM), not reported dead. */
 export type PeerState = 'unknown' | 'alive' | 'suspect' | 'dead' | 'left';

@@ -2,7 +2,7 @@
 import { readdirSync, readFileSync } from 'node:fs';
 import { Ajv, type ErrorObject, type ValidateFunction } from 'ajv';
 import addFormatsModule from 'ajv-formats';
-import { canonicalAddress } from '../core/node-ref.js';
+import { canonicalAddress } from './node-ref.js';
 
 // ajv-formats is CommonJS; its default export arrives wrapped under NodeNext resolution.
 const addFormats = addFormatsModule as unknown as (ajv: Ajv) => Ajv;

@@ -3,7 +3,8 @@
 import { expect } from 'chai';
 import type { Context } from 'mocha';
 import { SETTINGS } from '../../src/config/settings.js';
-import type { Alert, AlertGroup, ReceiverRequest } from '../../src/receivers/alert.js';
+import type { Alert } from '../../src/wire/alert.js';
+import type { AlertGroup, ReceiverRequest } from '../../src/alerts/receiver-adapter.js';
 import { alertmanagerAdapter } from '../../src/receivers/alertmanager.js';
 import { loadSchemas } from '../../src/wire/schemas.js';
 import { useAlertmanager, type GettableAlert } from '../support/alertmanager-process.js';

@@ -8,7 +8,7 @@ import { expect } from 'chai';
 import fc from 'fast-check';
 import type { Context } from 'mocha';
 import type { MeshNode } from '../../src/demo/mesh.js';
-import { compareRank } from '../../src/core/node-ref.js';
+import { compareRank } from '../../src/wire/node-ref.js';
 import { loadSchemas } from '../../src/wire/schemas.js';
 import { bodyLimitFor, openSocket, send, targetOf } from '../support/hostile-clients.js';
 import { LoopbackIpsMesh, pingNode, type Leadership } from '../support/loopback-ips-mesh.js';

@@ -6,7 +6,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { expect } from 'chai';
 import { LocalMesh, type MeshNode } from '../../src/demo/mesh.js';
-import type { HealthBody } from '../../src/health/health-routes.js';
+import type { HealthBody } from '../../src/http/routes/health.js';
 import { FakeKubeApi } from '../support/fake-kube-api.js';
 import { meshPorts } from '../support/mesh-ports.js';
 import { pollUntil, sleep } from '../support/poll.js';

@@ -2,8 +2,7 @@
 // black-holed at once, the top nodes crashing together, nodes starting a couple of seconds apart.
 // What the receiver is told, how fast, and that it is never told anything false.
 import { expect } from 'chai';
-import type { HostNode } from '../support/netns-hosts.js';
-import { HostNetwork } from '../support/netns-hosts.js';
+import { HostNetwork, type HostNode } from '../support/netns-hosts.js';
 import {
   byRank,
   epochsOfTwoCoordinators,

@@ -1,8 +1,7 @@
 // Five hosts, each its own network namespace on a bridge: crashes, black holes, partitions, loss,
 // one-way links and a throttled process, and what the receiver is told about them (needs root).
 import { expect } from 'chai';
-import type { HostNode } from '../support/netns-hosts.js';
-import { HostNetwork } from '../support/netns-hosts.js';
+import { HostNetwork, type HostNode } from '../support/netns-hosts.js';
 import {
   byRank,
   expectValidWebhooks,

@@ -6,10 +6,10 @@
 import { expect } from 'chai';
 import { randomBytes } from 'node:crypto';
 import { request } from 'node:http';
-import type { PeerStatusPayload } from '../../src/alerts/payloads.js';
+import type { PeerStatusPayload } from '../../src/wire/webhooks.js';
 import { AUTH_HEADER, signedPath } from '../../src/auth/signature.js';
 import { LocalMesh } from '../../src/demo/mesh.js';
-import { Receiver, type ReceivedWebhook } from '../../src/receiver/receiver.js';
+import { Receiver, type ReceivedWebhook } from '../../src/demo/webhook-sink.js';
 import { loadSchemas } from '../../src/wire/schemas.js';
 import { peerPost, signer } from '../support/peer-post.js';
 import {

@@ -7,7 +7,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { expect } from 'chai';
 import type { MeshNode } from '../../src/demo/mesh.js';
-import { Receiver, type ReceivedWebhook } from '../../src/receiver/receiver.js';
+import { Receiver, type ReceivedWebhook } from '../../src/demo/webhook-sink.js';
 import { loadSchemas, type SchemaName } from '../../src/wire/schemas.js';
 import { byRank } from '../support/expected-rank.js';
 import { useMeshFixture, type MeshFixture } from '../support/mesh-fixture.js';

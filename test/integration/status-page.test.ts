@@ -6,7 +6,7 @@ import { expect } from 'chai';
 import express from 'express';
 import type { Page } from 'playwright-core';
 import { listen, type HttpServer } from '../../src/http/server.js';
-import { statusRouter } from '../../src/status/status-routes.js';
+import { statusRouter } from '../../src/http/routes/status.js';
 import type { NodeStatus } from '../../src/status/status-types.js';
 import { loadSchemas } from '../../src/wire/schemas.js';
 import { lowestRanked } from '../support/expected-rank.js';

@@ -1,6 +1,6 @@
 // A receiver that is down when a peer dies still gets the alert once it is back (retries with backoff).
 import { expect } from 'chai';
-import type { Receiver } from '../../src/receiver/receiver.js';
+import type { Receiver } from '../../src/demo/webhook-sink.js';
 import { byRank, lowestRanked } from '../support/expected-rank.js';
 import { useMeshFixture, type MeshFixture } from '../support/mesh-fixture.js';
 import { pollUntil, sleep } from '../support/poll.js';

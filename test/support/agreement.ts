@@ -1,7 +1,7 @@
 // Whether a mesh has settled, for the test fixtures: one coordinator agreed on in every /ping
 // answer, and a cluster status from it listing every peer alive.
-import type { ClusterStatusPayload } from '../../src/alerts/payloads.js';
-import type { PingResponse } from '../../src/core/transport.js';
+import type { ClusterStatusPayload } from '../../src/wire/webhooks.js';
+import type { PingResponse } from '../../src/wire/peer-messages.js';
 
 /**
  * The epoch all answered with, if every node answered, all follow `expectedAddress` as
@@ -26,7 +26,11 @@ export function agreedEpoch(
   return agreed && epoch > epochAbove ? epoch : undefined;
 }
 
-/** A cluster status of `coordinatorAddress` in `epoch` listing all `peers` others, alive. */
+/**
+ * A cluster status of `coordinatorAddress` in `epoch` or a later term of its own, listing all
+ * `peers` others, alive. Later: the pings may agree on a term its leader has not confirmed yet,
+ * which it then renews under a newer epoch on a late rejection, never posting the first.
+ */
 export function listsEveryPeerAlive(
   b: ClusterStatusPayload,
   coordinatorAddress: string,
@@ -35,7 +39,7 @@ export function listsEveryPeerAlive(
 ): boolean {
   return (
     b.coordinator_address === coordinatorAddress &&
-    b.epoch === epoch &&
+    b.epoch >= epoch &&
     b.peer_map.length === peers &&
     b.peer_map.every((p) => p.alive)
   );

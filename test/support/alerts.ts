@@ -1,7 +1,8 @@
 // Alerts and peer deaths as the receivers' tests need them, built one way.
 import { CannotJudge, resolveInherited } from '../../src/alerts/cannot-judge.js';
-import { peerStatusPayload, type PeerStatusPayload } from '../../src/alerts/payloads.js';
-import type { NodeRef } from '../../src/core/node-ref.js';
+import { peerStatusPayload } from '../../src/alerts/payloads.js';
+import type { PeerStatusPayload } from '../../src/wire/webhooks.js';
+import type { NodeRef } from '../../src/wire/node-ref.js';
 import {
   answered,
   attemptFailed,
@@ -9,8 +10,8 @@ import {
   newRecord,
   type PeerRecord,
 } from '../../src/prober/verdict.js';
-import type { Alert } from '../../src/receivers/alert.js';
-import { alertOf } from '../../src/receivers/lifecycle.js';
+import type { Alert } from '../../src/wire/alert.js';
+import { alertOf } from '../../src/alerts/lifecycle.js';
 
 export const COORDINATOR: NodeRef = { id: 'worker-1@10.0.0.1', address: '10.0.0.1:8080' };
 

@@ -1,5 +1,5 @@
 // Whole bully clusters in memory: the pure step() of every node, messages delivered between them.
-import type { NodeRef } from '../../src/core/node-ref.js';
+import type { NodeRef } from '../../src/wire/node-ref.js';
 import {
   initialState,
   step,

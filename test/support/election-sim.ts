@@ -3,7 +3,7 @@
 // add to the core: each node ticks every 100 ms (at its own phase), a candidate acts on the first
 // answer from a higher-ranked peer, a sender puts its messages on the wire one after another
 // (fan-out costs time), a crashed peer refuses at once and a black-holed one times out.
-import { outranks, type NodeRef } from '../../src/core/node-ref.js';
+import { outranks, type NodeRef } from '../../src/wire/node-ref.js';
 import {
   initialState,
   step,
@@ -14,7 +14,7 @@ import {
   type ElectionState,
   type ElectionTiming,
 } from '../../src/election/bully.js';
-import type { AnnouncementReply, ElectionAnswer } from '../../src/election/messages.js';
+import type { AnnouncementReply, ElectionAnswer } from '../../src/wire/peer-messages.js';
 import { FULL_VIEW_PEERS, LARGE_MESH_HEARTBEAT_EVERY } from '../../src/election/driver.js';
 import { prng } from './bully-cluster.js';
 

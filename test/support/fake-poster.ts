@@ -1,5 +1,5 @@
 // A webhook Poster that answers from a script: success, a failure, or a POST that hangs until released.
-import type { PostResult, Poster } from '../../src/alerts/poster.js';
+import type { PostResult, Poster } from '../../src/delivery/poster.js';
 import type { Clock } from '../../src/core/clock.js';
 
 export interface PostCall {

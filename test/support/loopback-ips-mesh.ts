@@ -5,11 +5,11 @@
 // X.Y are random, so two such meshes on one machine never hear each other.
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
-import type { PeerStatusPayload } from '../../src/alerts/payloads.js';
-import { compareRank } from '../../src/core/node-ref.js';
-import type { PingResponse } from '../../src/core/transport.js';
+import type { PeerStatusPayload } from '../../src/wire/webhooks.js';
+import { compareRank } from '../../src/wire/node-ref.js';
+import type { PingResponse } from '../../src/wire/peer-messages.js';
 import { LocalMesh, type MeshNode } from '../../src/demo/mesh.js';
-import { Receiver } from '../../src/receiver/receiver.js';
+import { Receiver } from '../../src/demo/webhook-sink.js';
 import { loadSchemas } from '../../src/wire/schemas.js';
 import { pollUntil } from './poll.js';
 

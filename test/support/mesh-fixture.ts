@@ -3,10 +3,10 @@
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import type { Context } from 'mocha';
-import type { ClusterStatusPayload, PeerStatusPayload } from '../../src/alerts/payloads.js';
-import type { PingResponse } from '../../src/core/transport.js';
+import type { ClusterStatusPayload, PeerStatusPayload } from '../../src/wire/webhooks.js';
+import type { PingResponse } from '../../src/wire/peer-messages.js';
 import { LocalMesh, type LogLine, type MeshNode } from '../../src/demo/mesh.js';
-import { Receiver, type ReceivedWebhook } from '../../src/receiver/receiver.js';
+import { Receiver, type ReceivedWebhook } from '../../src/demo/webhook-sink.js';
 import { loadSchemas } from '../../src/wire/schemas.js';
 import { highestRanked } from './expected-rank.js';
 import { meshPorts } from './mesh-ports.js';
@@ -148,11 +148,11 @@ export class MeshFixture {
   /** A converged mesh whose coordinator has sent a cluster status listing every peer alive. */
   async settled(): Promise<Leadership> {
     const lead = await this.waitForLeader();
-    await this.waitForClusterStatus(
+    const status = await this.waitForClusterStatus(
       `the first cluster status of ${lead.coordinator.address} listing every peer alive`,
       (b) => listsEveryPeerAlive(b, lead.coordinator.address, lead.epoch, this.nodes.length - 1),
     );
-    return lead;
+    return { ...lead, epoch: status.body.epoch };
   }
 
   async start(env: Record<string, string>, peerSecret?: string | null): Promise<void> {

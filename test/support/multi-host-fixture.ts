@@ -3,10 +3,10 @@
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import type { Context } from 'mocha';
-import type { ClusterStatusPayload, PeerStatusPayload } from '../../src/alerts/payloads.js';
-import type { PingResponse } from '../../src/core/transport.js';
+import type { ClusterStatusPayload, PeerStatusPayload } from '../../src/wire/webhooks.js';
+import type { PingResponse } from '../../src/wire/peer-messages.js';
 import { waitForWebhook } from '../../src/demo/received-webhooks.js';
-import type { ReceivedWebhook } from '../../src/receiver/receiver.js';
+import type { ReceivedWebhook } from '../../src/demo/webhook-sink.js';
 import type { ClusterStatusWebhook, PeerStatusWebhook } from './mesh-fixture.js';
 import { HostNetwork, type HostNetworkOptions, type HostNode } from './netns-hosts.js';
 import { agreedEpoch, listsEveryPeerAlive } from './agreement.js';
@@ -143,7 +143,7 @@ export class MultiHostFixture {
       (b) => listsEveryPeerAlive(b, lead.coordinator.address, lead.epoch, this.hosts.length - 1),
       { timeoutMs },
     );
-    return { ...lead, status };
+    return { ...lead, epoch: status.body.epoch, status };
   }
 
   /** The first peer-status webhook received since `sinceMs` (default: any) whose body matches. */

@@ -2,9 +2,9 @@
 // bridge address, and reversible network faults between the hosts (needs root; see available()).
 import { randomBytes } from 'node:crypto';
 import { EventEmitter } from 'node:events';
-import type { PingResponse } from '../../src/core/transport.js';
+import type { PingResponse } from '../../src/wire/peer-messages.js';
 import { CLI_PATH, type LogLine } from '../../src/demo/mesh.js';
-import { Receiver } from '../../src/receiver/receiver.js';
+import { Receiver } from '../../src/demo/webhook-sink.js';
 import { loadSchemas } from '../../src/wire/schemas.js';
 import * as faults from './netns-faults.js';
 import {

@@ -13,8 +13,12 @@
 // real pod never binds. A node on 127.0.0.1 does not bind, and neither do these peers. The real
 // coordinator goes on a port above the ephemeral range (coordinatorPort), and so outranks them all
 // (rank is the numeric IP, then the port: src/core/node-ref.ts compareRank).
-import { createServer as createHttpServer, request, type IncomingMessage } from 'node:http';
-import type { ServerResponse } from 'node:http';
+import {
+  createServer as createHttpServer,
+  type IncomingMessage,
+  request,
+  type ServerResponse,
+} from 'node:http';
 import { readFileSync } from 'node:fs';
 import { createServer as createNetServer, type Server, type Socket } from 'node:net';
 import { performance } from 'node:perf_hooks';
@@ -24,10 +28,13 @@ import {
   checkHeartbeat,
   HEARTBEAT_HEADER,
   TAKES_HEARTBEATS,
-} from '../../src/http/probe-heartbeat.js';
-import { nodeId, outranks, parseAddress, type NodeRef } from '../../src/core/node-ref.js';
-import type { PingResponse, RelayProbeRequest } from '../../src/core/transport.js';
-import type { AnnouncementReply } from '../../src/election/messages.js';
+} from '../../src/auth/probe-heartbeat.js';
+import { nodeId, outranks, parseAddress, type NodeRef } from '../../src/wire/node-ref.js';
+import type {
+  AnnouncementReply,
+  PingResponse,
+  RelayProbeRequest,
+} from '../../src/wire/peer-messages.js';
 import { PEER_PATHS } from '../../src/http/peer-guard.js';
 import { sentBy } from '../../src/http/sender.js';
 import { loadSchemas, type SchemaName, type SchemaRegistry } from '../../src/wire/schemas.js';

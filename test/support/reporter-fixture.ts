@@ -1,10 +1,7 @@
 // The reporter as its tests drive it: a fake clock and poster, the real queues, a leadership whose
 // records and self-suspicion the test sets, and shares held until released.
-import {
-  peerStatusPayload,
-  type ClusterStatusPayload,
-  type PeerStatusPayload,
-} from '../../src/alerts/payloads.js';
+import { peerStatusPayload } from '../../src/alerts/payloads.js';
+import type { ClusterStatusPayload, PeerStatusPayload } from '../../src/wire/webhooks.js';
 import { Reporter, type Leadership } from '../../src/alerts/reporter.js';
 import type { AlertHold } from '../../src/alerts/alert-hold.js';
 import type { RoundReport, SelfSuspicion } from '../../src/prober/rounds.js';

@@ -1,7 +1,7 @@
 // A Notifier whose queues post through `poster` on `clock`: the reporter tests' receiver side.
-import { Notifier } from '../../src/alerts/notifier.js';
-import type { Poster } from '../../src/alerts/poster.js';
-import { WebhookQueue } from '../../src/alerts/webhook-queue.js';
+import { Notifier } from '../../src/delivery/notifier.js';
+import type { Poster } from '../../src/delivery/poster.js';
+import { WebhookQueue } from '../../src/delivery/webhook-queue.js';
 import type { Clock } from '../../src/core/clock.js';
 import type { Logger } from '../../src/core/logger.js';
 import { loadSchemas } from '../../src/wire/schemas.js';

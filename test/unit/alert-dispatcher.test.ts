@@ -2,8 +2,9 @@
 // own queue; a grouped PagerDuty page survives a change of coordinator; a hung receiver delays no
 // other; heartbeats only while leading.
 import { expect } from 'chai';
-import { peerStatusPayload, type PeerStatusPayload } from '../../src/alerts/payloads.js';
-import { WebhookQueue } from '../../src/alerts/webhook-queue.js';
+import { peerStatusPayload } from '../../src/alerts/payloads.js';
+import type { PeerStatusPayload } from '../../src/wire/webhooks.js';
+import { WebhookQueue } from '../../src/delivery/webhook-queue.js';
 import {
   answered,
   attemptFailed,
@@ -12,10 +13,10 @@ import {
   type PeerRecord,
 } from '../../src/prober/verdict.js';
 import { alertmanagerAdapter } from '../../src/receivers/alertmanager.js';
-import { AlertDispatcher } from '../../src/receivers/dispatcher.js';
+import { AlertDispatcher } from '../../src/delivery/alert-dispatcher.js';
 import { pagerDutyAdapter } from '../../src/receivers/pagerduty.js';
 import { slackAdapter } from '../../src/receivers/slack.js';
-import type { ReceiverAdapter } from '../../src/receivers/alert.js';
+import type { ReceiverAdapter } from '../../src/alerts/receiver-adapter.js';
 import { loadSchemas } from '../../src/wire/schemas.js';
 import { CapturingLogger } from '../support/capturing-logger.js';
 import { FakeClock } from '../support/fake-clock.js';

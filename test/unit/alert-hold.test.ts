@@ -2,12 +2,10 @@
 // what goes out when the window is over.
 import { expect } from 'chai';
 import { AlertHold } from '../../src/alerts/alert-hold.js';
-import {
-  incidentOf,
-  peerStatusPayload,
-  type PeerStatusPayload,
-} from '../../src/alerts/payloads.js';
-import { pausing, type MaintenanceWindow } from '../../src/maintenance/windows.js';
+import { incidentOf, peerStatusPayload } from '../../src/alerts/payloads.js';
+import type { PeerStatusPayload } from '../../src/wire/webhooks.js';
+import { pausing } from '../../src/maintenance/windows.js';
+import type { MaintenanceWindow } from '../../src/wire/maintenance-window.js';
 import { newRecord, type PeerRecord } from '../../src/prober/verdict.js';
 
 const T = Date.UTC(2025, 0, 1);

@@ -1,8 +1,8 @@
 // Alerts for receivers other than KNH's webhooks: one firing and one resolved per problem, a
 // hold-down against flapping, and changes close in time grouped into one message.
 import { expect } from 'chai';
-import { Grouper } from '../../src/receivers/grouping.js';
-import { AlertLifecycle } from '../../src/receivers/lifecycle.js';
+import { Grouper } from '../../src/alerts/grouping.js';
+import { AlertLifecycle } from '../../src/alerts/lifecycle.js';
 import type { PeerRecord } from '../../src/prober/verdict.js';
 import { deathAndRecovery, upRecord } from '../support/alerts.js';
 

@@ -1,10 +1,11 @@
 // The Alertmanager adapter: postable alerts valid against its API v2, identifying the node, firing
 // alerts ending in the future, resolved ones at the resolution, a heartbeat with the watchdog.
 import { expect } from 'chai';
-import type { Alert, AlertGroup, ReceiverRequest } from '../../src/receivers/alert.js';
+import type { Alert } from '../../src/wire/alert.js';
+import type { AlertGroup, ReceiverRequest } from '../../src/alerts/receiver-adapter.js';
 import { alertmanagerAdapter, type PostableAlert } from '../../src/receivers/alertmanager.js';
 import { loadSchemas } from '../../src/wire/schemas.js';
-import { AlertLifecycle } from '../../src/receivers/lifecycle.js';
+import { AlertLifecycle } from '../../src/alerts/lifecycle.js';
 import { cannotJudgeIncident } from '../support/alerts.js';
 
 const schemas = loadSchemas();

@@ -1,12 +1,14 @@
 // The node's HTTP API over a real socket: what peers and operators get back for every kind of request.
 import { expect } from 'chai';
-import type { Announcement, PingResponse, RelayProbeRequest } from '../../src/core/transport.js';
-import type { RelayAnswer } from '../../src/prober/relay.js';
 import type {
+  Announcement,
   AnnouncementReply,
   ElectionAnswer,
   ElectionRequest,
-} from '../../src/election/messages.js';
+  PingResponse,
+  RelayProbeRequest,
+} from '../../src/wire/peer-messages.js';
+import type { RelayAnswer } from '../../src/prober/relay.js';
 import { buildApp, type NodeApi } from '../../src/http/app.js';
 import { listen, type HttpServer } from '../../src/http/server.js';
 import { loadSchemas, type SchemaName } from '../../src/wire/schemas.js';

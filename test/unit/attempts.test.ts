@@ -1,7 +1,9 @@
 // One probe with KNH's retry budgets: connect and send failures counted apart, cooldowns on a clock.
 import { expect } from 'chai';
-import type { FailureReason, Outcome, PingResponse } from '../../src/core/transport.js';
-import { probeWithRetries, type RetryBounds, type RetryPolicy } from '../../src/prober/attempts.js';
+import type { FailureReason, Outcome } from '../../src/core/transport.js';
+import type { PingResponse } from '../../src/wire/peer-messages.js';
+import { probeWithRetries, type RetryBounds } from '../../src/prober/attempts.js';
+import type { RetryPolicy } from '../../src/prober/policy.js';
 import { FakeClock } from '../support/fake-clock.js';
 
 const pong: PingResponse = {

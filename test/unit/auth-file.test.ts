@@ -8,7 +8,7 @@ import {
   AuthHeaderSource,
   MAX_AUTH_FILE_BYTES,
   readAuthHeader,
-} from '../../src/receivers/auth-file.js';
+} from '../../src/secrets/auth-file.js';
 
 describe('readAuthHeader', () => {
   let dir: string;

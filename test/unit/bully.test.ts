@@ -1,7 +1,7 @@
 // The bully election's pure transitions: one event at a time, then whole clusters in memory.
 import { expect } from 'chai';
 // The rank order itself is tested in node-ref.test.ts; here it only names the expected winner.
-import { compareRank, type NodeRef } from '../../src/core/node-ref.js';
+import { compareRank, type NodeRef } from '../../src/wire/node-ref.js';
 import {
   initialState,
   step,
@@ -12,7 +12,7 @@ import {
   type ElectionTiming,
   type StepResult,
 } from '../../src/election/bully.js';
-import type { AnnouncementReply, ElectionAnswer } from '../../src/election/messages.js';
+import type { AnnouncementReply, ElectionAnswer } from '../../src/wire/peer-messages.js';
 import { Cluster, prng, shuffled } from '../support/bully-cluster.js';
 
 const timing: ElectionTiming = {

@@ -1,14 +1,14 @@
 // "knh cannot judge the mesh": the coordinator's own alert when most of its peers are silent to it
 // and their verdicts are withheld; resolved when that ends, or by the next coordinator.
 import { expect } from 'chai';
-import type { PeerStatusPayload } from '../../src/alerts/payloads.js';
+import type { PeerStatusPayload } from '../../src/wire/webhooks.js';
 import { confirm, type PeerRecord } from '../../src/prober/verdict.js';
 import { loadSchemas } from '../../src/wire/schemas.js';
 import { silentRecord, upRecord } from '../support/alerts.js';
 import { referenceErrors } from '../support/knh-reference-schemas.js';
 import { SELF, setupReporter } from '../support/reporter-fixture.js';
 import { AlertHold } from '../../src/alerts/alert-hold.js';
-import type { MaintenanceWindow } from '../../src/maintenance/windows.js';
+import type { MaintenanceWindow } from '../../src/wire/maintenance-window.js';
 import { PEER_URL } from '../support/test-notifier.js';
 import { OK, UNAVAILABLE } from '../support/fake-poster.js';
 

@@ -9,8 +9,8 @@ import {
   newRecord,
   toView,
   type Judgement,
-  type PeerView,
 } from '../../src/prober/verdict.js';
+import type { PeerView } from '../../src/wire/peer-view.js';
 import { judgementEntry, viewChanges } from '../../src/status/event-feed.js';
 import { EventLog, MAX_EVENTS } from '../../src/status/event-log.js';
 

@@ -3,7 +3,8 @@ import { expect } from 'chai';
 import { Registry } from 'prom-client';
 import { DetectionMetrics } from '../../src/metrics/detection-metrics.js';
 import type { SelfSuspicion } from '../../src/prober/rounds.js';
-import { newRecord, type Health, type PeerRecord } from '../../src/prober/verdict.js';
+import { newRecord, type PeerRecord } from '../../src/prober/verdict.js';
+import type { Health } from '../../src/wire/peer-view.js';
 
 const peer = (i: number, health: Health): PeerRecord => ({
   ...newRecord(`10.0.0.${i}:8080`, 0),

@@ -1,16 +1,18 @@
 // Maintenance windows riding on the election's messages: announcements carry the coordinator's,
 // replies carry each follower's, so a window opened (or ended) on any node reaches every node.
 import { expect } from 'chai';
-import type { NodeRef } from '../../src/core/node-ref.js';
-import type { Announcement, Outcome, PeerTransport } from '../../src/core/transport.js';
-import { ElectionDriver } from '../../src/election/driver.js';
+import type { NodeRef } from '../../src/wire/node-ref.js';
 import type {
+  Announcement,
   AnnouncementReply,
   ElectionAnswer,
   ElectionRequest,
-} from '../../src/election/messages.js';
-import { MaintenanceBook, type MaintenanceWindow } from '../../src/maintenance/windows.js';
-import type { PeerView } from '../../src/prober/verdict.js';
+} from '../../src/wire/peer-messages.js';
+import type { Outcome, PeerTransport } from '../../src/core/transport.js';
+import { ElectionDriver } from '../../src/election/driver.js';
+import { MaintenanceBook } from '../../src/maintenance/windows.js';
+import type { MaintenanceWindow } from '../../src/wire/maintenance-window.js';
+import type { PeerView } from '../../src/wire/peer-view.js';
 import { loadSchemas } from '../../src/wire/schemas.js';
 import { CapturingLogger } from '../support/capturing-logger.js';
 import { FakeClock } from '../support/fake-clock.js';

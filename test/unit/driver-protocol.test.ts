@@ -1,18 +1,15 @@
 // What the election driver sends to a peer of each protocol: a node of f6578aa (protocol 1) refuses
 // whole messages holding what it does not know, so what is new goes only to protocol 2 peers.
 import { expect } from 'chai';
-import {
-  judgementPayload,
-  peerStatusPayload,
-  type PeerStatusPayload,
-} from '../../src/alerts/payloads.js';
-import type { TermHandover } from '../../src/alerts/term-handover.js';
-import type { NodeRef } from '../../src/core/node-ref.js';
-import type { Announcement, Outcome } from '../../src/core/transport.js';
+import { judgementPayload, peerStatusPayload } from '../../src/alerts/payloads.js';
+import type { PeerStatusPayload } from '../../src/wire/webhooks.js';
+import type { TermHandover } from '../../src/wire/term-handover.js';
+import type { NodeRef } from '../../src/wire/node-ref.js';
+import type { Announcement, AnnouncementReply } from '../../src/wire/peer-messages.js';
+import type { Outcome } from '../../src/core/transport.js';
 import { ElectionDriver, type CoordinatorChange } from '../../src/election/driver.js';
-import type { AnnouncementReply } from '../../src/election/messages.js';
 import { newRecord } from '../../src/prober/verdict.js';
-import type { Alert } from '../../src/receivers/alert.js';
+import type { Alert } from '../../src/wire/alert.js';
 import { loadSchemas } from '../../src/wire/schemas.js';
 import { cannotJudgeIncident, deadAlert } from '../support/alerts.js';
 import { CapturingLogger } from '../support/capturing-logger.js';

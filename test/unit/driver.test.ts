@@ -1,21 +1,24 @@
 // The election driver's handover: what a coordinator's announcements carry, what a follower keeps
 // of them, and what a restarted higher-ranked node adopts from the peers that reject its epoch.
 import { expect } from 'chai';
-import { peerStatusPayload, type PeerStatusPayload } from '../../src/alerts/payloads.js';
-import type { NodeRef } from '../../src/core/node-ref.js';
-import type { Announcement, Outcome, PeerTransport } from '../../src/core/transport.js';
+import { peerStatusPayload } from '../../src/alerts/payloads.js';
+import type { PeerStatusPayload } from '../../src/wire/webhooks.js';
+import type { NodeRef } from '../../src/wire/node-ref.js';
+import type {
+  Announcement,
+  AnnouncementReply,
+  ElectionAnswer,
+  ElectionRequest,
+} from '../../src/wire/peer-messages.js';
+import type { Outcome, PeerTransport } from '../../src/core/transport.js';
 import {
   ElectionDriver,
   FULL_VIEW_PEERS,
   LARGE_MESH_HEARTBEAT_EVERY,
   LARGE_MESH_REFRESH_EVERY,
 } from '../../src/election/driver.js';
-import type {
-  AnnouncementReply,
-  ElectionAnswer,
-  ElectionRequest,
-} from '../../src/election/messages.js';
-import { newRecord, type PeerView } from '../../src/prober/verdict.js';
+import { newRecord } from '../../src/prober/verdict.js';
+import type { PeerView } from '../../src/wire/peer-view.js';
 import { loadSchemas } from '../../src/wire/schemas.js';
 import { CapturingLogger } from '../support/capturing-logger.js';
 import { FakeClock } from '../support/fake-clock.js';

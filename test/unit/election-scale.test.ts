@@ -1,7 +1,7 @@
 // The election at scale: batches of election messages in the pure core, and whole meshes of 100
 // and 1,000 nodes on simulated time (test/support/election-sim.ts), counting every message.
 import { expect } from 'chai';
-import type { NodeRef } from '../../src/core/node-ref.js';
+import type { NodeRef } from '../../src/wire/node-ref.js';
 import {
   FIRST_BATCH,
   electionDelayMs,

@@ -1,7 +1,7 @@
 // What a failure says about whose network is at fault: a refusal proves the path works, silence not.
 import { expect } from 'chai';
 import type { FailureReason } from '../../src/core/transport.js';
-import { evidenceOf, relayFailureReason } from '../../src/prober/evidence.js';
+import { evidenceOf, relayFailureReason } from '../../src/core/evidence.js';
 import { answered, attemptFailed, newRecord, silentNow } from '../../src/prober/verdict.js';
 
 describe('evidence of a failure', () => {

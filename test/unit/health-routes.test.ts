@@ -1,12 +1,11 @@
 // GET /readyz and /healthz over a real socket: the health manager's facts, as the kubelet sees them.
 import { expect } from 'chai';
-import type { NodeApi } from '../../src/http/app.js';
-import { buildApp } from '../../src/http/app.js';
+import { buildApp, type NodeApi } from '../../src/http/app.js';
 import { listen, type HttpServer } from '../../src/http/server.js';
 import { ElectionDriver } from '../../src/election/driver.js';
 import { EventLoopLag } from '../../src/health/event-loop-lag.js';
 import { HealthManager, type HealthManagerOptions } from '../../src/health/health-manager.js';
-import { healthRoutes, type HealthBody } from '../../src/health/health-routes.js';
+import { healthRoutes, type HealthBody } from '../../src/http/routes/health.js';
 import { ProbeRounds } from '../../src/prober/rounds.js';
 import { loadSchemas } from '../../src/wire/schemas.js';
 import { CapturingLogger } from '../support/capturing-logger.js';

@@ -3,8 +3,9 @@
 // failure value within its timeout (plus slack), reads at most ~1 MiB, follows no redirect, and
 // leaves no connection open; the client keeps working for the next, healthy peer.
 import { expect } from 'chai';
-import type { FailureReason, Outcome, PingResponse } from '../../src/core/transport.js';
-import { peerClient } from '../../src/http/peer-client.js';
+import type { FailureReason, Outcome } from '../../src/core/transport.js';
+import type { PingResponse } from '../../src/wire/peer-messages.js';
+import { peerClient } from '../../src/peer-client/peer-client.js';
 import { RELAY_HOP_MS } from '../../src/prober/indirect.js';
 import { loadSchemas } from '../../src/wire/schemas.js';
 import { HostileServer, type Behaviour } from '../support/hostile-server.js';

@@ -5,9 +5,10 @@
 // within its timeout (plus slack), follows no redirect, reads a bounded answer, and leaves no
 // connection open; a hanging receiver holds up no other, and its queue stays bounded.
 import { expect } from 'chai';
-import { axiosPoster } from '../../src/alerts/axios-poster.js';
-import type { PostResult } from '../../src/alerts/poster.js';
-import { WebhookQueue, type DeliveryOutcome } from '../../src/alerts/webhook-queue.js';
+import { axiosPoster } from '../../src/delivery/axios-poster.js';
+import type { PostResult } from '../../src/delivery/poster.js';
+import { WebhookQueue } from '../../src/delivery/webhook-queue.js';
+import type { DeliveryOutcome } from '../../src/alerts/event-sink.js';
 import { systemClock } from '../../src/core/system-clock.js';
 import { CapturingLogger } from '../support/capturing-logger.js';
 import { HostileServer, type Behaviour } from '../support/hostile-server.js';

@@ -1,8 +1,8 @@
 // POST /leave over a real socket: only the leaving node itself, and only a peer, changes anything.
 import { expect } from 'chai';
-import type { LeaveNotice } from '../../src/core/transport.js';
+import type { LeaveNotice } from '../../src/wire/peer-messages.js';
 import { buildApp, type NodeApi } from '../../src/http/app.js';
-import { leaveRouter } from '../../src/http/leave-route.js';
+import { leaveRouter } from '../../src/http/routes/leave.js';
 import { listen, type HttpServer } from '../../src/http/server.js';
 import { loadSchemas } from '../../src/wire/schemas.js';
 import { CapturingLogger } from '../support/capturing-logger.js';

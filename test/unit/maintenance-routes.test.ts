@@ -4,16 +4,13 @@ import { networkInterfaces } from 'node:os';
 import { expect } from 'chai';
 import { buildApp, type NodeApi } from '../../src/http/app.js';
 import { listen, type HttpServer } from '../../src/http/server.js';
-import { isLoopback } from '../../src/http/sender.js';
+import { isLoopback } from '../../src/wire/node-ref.js';
 import {
   maintenanceRouter,
   type MaintenanceRoutesOptions,
-} from '../../src/maintenance/maintenance-routes.js';
-import {
-  MAX_WINDOWS,
-  MaintenanceBook,
-  type MaintenanceWindow,
-} from '../../src/maintenance/windows.js';
+} from '../../src/http/routes/maintenance.js';
+import { MAX_WINDOWS, MaintenanceBook } from '../../src/maintenance/windows.js';
+import type { MaintenanceWindow } from '../../src/wire/maintenance-window.js';
 import { loadSchemas } from '../../src/wire/schemas.js';
 import { CapturingLogger } from '../support/capturing-logger.js';
 

@@ -8,9 +8,8 @@ import {
   MaintenanceBook,
   mergeWindows,
   pausing,
-  type MaintenanceWindow,
-  type PeerNames,
 } from '../../src/maintenance/windows.js';
+import type { MaintenanceWindow, PeerNames } from '../../src/wire/maintenance-window.js';
 import { loadSchemas } from '../../src/wire/schemas.js';
 
 const T = Date.UTC(2025, 0, 1);

@@ -1,8 +1,7 @@
 // daemonset.yaml: valid Kubernetes objects (kubernetes-models' API schemas), least privilege,
 // and only settings knh knows.
-import { readFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { expect } from 'chai';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Namespace, Secret, Service, ServiceAccount } from 'kubernetes-models/v1';
@@ -157,8 +156,11 @@ describe('daemonset.yaml', () => {
     } finally {
       rmSync(dir, { recursive: true, force: true });
     }
-    // The README's install replaces exactly it, and its updates leave the Secret alone.
-    const readme = readFileSync(new URL('../../../README.md', import.meta.url), 'utf8');
+    // The install (README and docs/deploying.md) replaces exactly it, and updates leave the
+    // Secret alone.
+    const readme = ['README.md', 'docs/deploying.md']
+      .map((f) => readFileSync(new URL(`../../../${f}`, import.meta.url), 'utf8'))
+      .join('\n');
     expect(readme).to.include(
       `sed "s/${placeholder}/$(openssl rand -hex 32)/" daemonset.yaml | kubectl apply -f -`,
     );

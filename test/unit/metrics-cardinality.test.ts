@@ -1,15 +1,17 @@
 // The size of a scrape at 5,000 nodes: per-peer series (3 a peer, coordinator only) up to
 // METRICS_PER_PEER_LIMIT peers, none past it or with the limit 0; everything else a fixed set.
 import { expect } from 'chai';
-import type { Outcome, PingResponse } from '../../src/core/transport.js';
+import type { Outcome } from '../../src/core/transport.js';
+import type { PingResponse } from '../../src/wire/peer-messages.js';
 import { NodeMetrics } from '../../src/metrics/node-metrics.js';
-import { newRecord, type Health, type PeerRecord } from '../../src/prober/verdict.js';
+import { newRecord, type PeerRecord } from '../../src/prober/verdict.js';
+import type { Health } from '../../src/wire/peer-view.js';
 
 /** knh_peer_up, knh_probe_failures_total, knh_peer_probe_latency_seconds. */
 const PER_PEER = 3;
 /**
  * Series that do not grow with the mesh, process metrics included: 161 here, 183 to 194 on running
- * nodes (README, Metrics); prom-client adds GC series as new kinds of collection happen.
+ * nodes (docs/operating.md, Metrics); prom-client adds GC series as new kinds of collection happen.
  */
 const FIXED_MAX = 250;
 const MESH = 5_000;

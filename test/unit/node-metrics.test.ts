@@ -1,11 +1,13 @@
 // The node's /metrics: every series a dashboard or alert relies on, and per-peer series that go
 // when their peer leaves discovery.
 import { expect } from 'chai';
-import type { NodeRef } from '../../src/core/node-ref.js';
-import type { Outcome, PingResponse } from '../../src/core/transport.js';
+import type { NodeRef } from '../../src/wire/node-ref.js';
+import type { Outcome } from '../../src/core/transport.js';
+import type { PingResponse } from '../../src/wire/peer-messages.js';
 import type { ElectionState } from '../../src/metrics/election-metrics.js';
 import { NodeMetrics } from '../../src/metrics/node-metrics.js';
-import { newRecord, type Health, type PeerRecord } from '../../src/prober/verdict.js';
+import { newRecord, type PeerRecord } from '../../src/prober/verdict.js';
+import type { Health } from '../../src/wire/peer-view.js';
 
 interface Sample {
   name: string;

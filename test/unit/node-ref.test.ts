@@ -6,7 +6,7 @@ import {
   nodeId,
   outranks,
   parseAddress,
-} from '../../src/core/node-ref.js';
+} from '../../src/wire/node-ref.js';
 
 /** Distinct nodes, listed from the lowest rank to the highest. */
 const ASCENDING = [

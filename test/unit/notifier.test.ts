@@ -1,13 +1,9 @@
 // The notifier: only schema-valid payloads leave knh, each to its receiver's one ordered queue.
 import { expect } from 'chai';
-import { Notifier } from '../../src/alerts/notifier.js';
-import {
-  clusterStatusPayload,
-  peerStatusPayload,
-  type ClusterStatusPayload,
-  type PeerStatusPayload,
-} from '../../src/alerts/payloads.js';
-import { WebhookQueue } from '../../src/alerts/webhook-queue.js';
+import { Notifier } from '../../src/delivery/notifier.js';
+import { clusterStatusPayload, peerStatusPayload } from '../../src/alerts/payloads.js';
+import type { ClusterStatusPayload, PeerStatusPayload } from '../../src/wire/webhooks.js';
+import { WebhookQueue } from '../../src/delivery/webhook-queue.js';
 import { answered, attemptFailed, confirm, newRecord } from '../../src/prober/verdict.js';
 import { loadSchemas } from '../../src/wire/schemas.js';
 import { CapturingLogger } from '../support/capturing-logger.js';
@@ -20,7 +16,7 @@ import {
   type Answer,
   type PostCall,
 } from '../support/fake-poster.js';
-import type { DeliveryOutcome } from '../../src/alerts/webhook-queue.js';
+import type { DeliveryOutcome } from '../../src/alerts/event-sink.js';
 
 const PEER_URL = 'http://alerts.example/peer';
 const CLUSTER_URL = 'http://alerts.example/cluster';

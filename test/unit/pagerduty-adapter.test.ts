@@ -1,6 +1,7 @@
 // The PagerDuty adapter: Events API v2 triggers and resolves, one page per group, bounded state.
 import { expect } from 'chai';
-import type { Alert, AlertChange, AlertGroup } from '../../src/receivers/alert.js';
+import type { Alert } from '../../src/wire/alert.js';
+import type { AlertChange, AlertGroup } from '../../src/alerts/receiver-adapter.js';
 import {
   MAX_TRACKED,
   PAGERDUTY_EVENTS_URL,
@@ -10,7 +11,7 @@ import {
   type TriggerEvent,
 } from '../../src/receivers/pagerduty.js';
 import { loadSchemas } from '../../src/wire/schemas.js';
-import { AlertLifecycle } from '../../src/receivers/lifecycle.js';
+import { AlertLifecycle } from '../../src/alerts/lifecycle.js';
 import {
   cannotJudgeIncident,
   COORDINATOR,

@@ -1,8 +1,9 @@
 // Webhook payloads of a 5,000-node mesh: the cluster status stays valid (knh's schema and KNH's)
 // within a known size, and receivers with size limits (Slack, PagerDuty) get a summary, not a map.
 import { expect } from 'chai';
-import { clusterStatusPayload, type ClusterStatusPayload } from '../../src/alerts/payloads.js';
-import type { NodeRef } from '../../src/core/node-ref.js';
+import { clusterStatusPayload } from '../../src/alerts/payloads.js';
+import type { ClusterStatusPayload } from '../../src/wire/webhooks.js';
+import type { NodeRef } from '../../src/wire/node-ref.js';
 import {
   answered,
   attemptFailed,
@@ -10,7 +11,8 @@ import {
   newRecord,
   type PeerRecord,
 } from '../../src/prober/verdict.js';
-import type { Alert, AlertGroup } from '../../src/receivers/alert.js';
+import type { Alert } from '../../src/wire/alert.js';
+import type { AlertGroup } from '../../src/alerts/receiver-adapter.js';
 import { alertmanagerAdapter } from '../../src/receivers/alertmanager.js';
 import { DETAILED, pagerDutyAdapter, SUMMARY_MAX } from '../../src/receivers/pagerduty.js';
 import { LISTED, SLACK_LIMITS, slackMessage } from '../../src/receivers/slack.js';
@@ -142,7 +144,7 @@ describe('webhook payloads at 5,000 peers', function () {
     expect(bytes(p)).to.be.at.most(ENVELOPE_BYTES_MAX + PEER_BYTES_MAX * MESH);
   });
 
-  it('grows linearly with the peers (README: 100, 1,000 and 5,000 peers)', () => {
+  it('grows linearly with the peers (docs/webhooks.md: 100, 1,000 and 5,000 peers)', () => {
     const sizes = [100, 1_000, MESH].map((n) => bytes(clusterStatus(n)));
     for (const [i, n] of [100, 1_000, MESH].entries()) {
       expect(sizes[i], `${n} peers`).to.be.at.most(ENVELOPE_BYTES_MAX + PEER_BYTES_MAX * n);

@@ -2,14 +2,9 @@
 import { readFileSync } from 'node:fs';
 import { expect } from 'chai';
 import Ajv04 from 'ajv-draft-04';
-import {
-  clusterStatusPayload,
-  dedupKey,
-  peerStatusPayload,
-  type ClusterStatusPayload,
-  type PeerStatusPayload,
-} from '../../src/alerts/payloads.js';
-import type { NodeRef } from '../../src/core/node-ref.js';
+import { clusterStatusPayload, dedupKey, peerStatusPayload } from '../../src/alerts/payloads.js';
+import type { ClusterStatusPayload, PeerStatusPayload } from '../../src/wire/webhooks.js';
+import type { NodeRef } from '../../src/wire/node-ref.js';
 import {
   answered,
   attemptFailed,

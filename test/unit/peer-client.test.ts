@@ -2,9 +2,8 @@
 import { spawn } from 'node:child_process';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { expect } from 'chai';
-import type { Announcement, PingResponse } from '../../src/core/transport.js';
-import type { ElectionAnswer } from '../../src/election/messages.js';
-import { peerClient } from '../../src/http/peer-client.js';
+import type { Announcement, ElectionAnswer, PingResponse } from '../../src/wire/peer-messages.js';
+import { peerClient } from '../../src/peer-client/peer-client.js';
 import { listen, type HttpServer } from '../../src/http/server.js';
 import { loadSchemas } from '../../src/wire/schemas.js';
 

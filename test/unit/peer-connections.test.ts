@@ -4,8 +4,8 @@
 import { createServer, type Server, type ServerResponse } from 'node:http';
 import type { Socket } from 'node:net';
 import { expect } from 'chai';
-import { PeerConnections } from '../../src/http/peer-connections.js';
-import { exchange, type PeerRequest } from '../../src/http/peer-exchange.js';
+import { PeerConnections } from '../../src/peer-client/connections.js';
+import { exchange, type PeerRequest } from '../../src/peer-client/exchange.js';
 import { pollUntil } from '../support/poll.js';
 
 const IDLE_MS = 300;

@@ -6,14 +6,15 @@ import { gzipSync } from 'node:zlib';
 import { PeerAuth } from '../../src/auth/peer-auth.js';
 import { AUTH_HEADER, signedPath } from '../../src/auth/signature.js';
 import { freePorts } from '../../src/demo/mesh.js';
-import type { Announcement, PingResponse } from '../../src/core/transport.js';
 import type {
+  Announcement,
   AnnouncementReply,
   ElectionAnswer,
   ElectionRequest,
-} from '../../src/election/messages.js';
+  PingResponse,
+} from '../../src/wire/peer-messages.js';
 import { buildApp, type NodeApi } from '../../src/http/app.js';
-import { peerClient } from '../../src/http/peer-client.js';
+import { peerClient } from '../../src/peer-client/peer-client.js';
 import { listen, type HttpServer } from '../../src/http/server.js';
 import type { Refusal } from '../../src/metrics/peer-message-metrics.js';
 import { loadSchemas } from '../../src/wire/schemas.js';

@@ -4,18 +4,22 @@
 import { expect } from 'chai';
 import { PeerAuth } from '../../src/auth/peer-auth.js';
 import { AUTH_HEADER } from '../../src/auth/signature.js';
-import type { Announcement, PingResponse } from '../../src/core/transport.js';
-import type { AnnouncementReply, ElectionAnswer } from '../../src/election/messages.js';
+import type {
+  Announcement,
+  AnnouncementReply,
+  ElectionAnswer,
+  PingResponse,
+} from '../../src/wire/peer-messages.js';
 import { freePorts } from '../../src/demo/mesh.js';
 import { buildApp, type NodeApi } from '../../src/http/app.js';
-import { peerClient } from '../../src/http/peer-client.js';
+import { peerClient } from '../../src/peer-client/peer-client.js';
 import {
   formatHeartbeat,
   heartbeatHeaders,
   HEARTBEAT_HEADER,
   checkHeartbeat,
   type ProbeHeartbeat,
-} from '../../src/http/probe-heartbeat.js';
+} from '../../src/auth/probe-heartbeat.js';
 import { listen, type HttpServer } from '../../src/http/server.js';
 import type { Refusal } from '../../src/metrics/peer-message-metrics.js';
 import { loadSchemas } from '../../src/wire/schemas.js';

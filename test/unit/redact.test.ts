@@ -1,7 +1,7 @@
 // Receivers' secrets never reach the logs: a PagerDuty routing key, a Slack webhook's token.
 import { expect } from 'chai';
-import { redactBody, redactUrl } from '../../src/alerts/redact.js';
-import { dryRunPoster } from '../../src/alerts/dry-run-poster.js';
+import { redactBody, redactUrl } from '../../src/delivery/redact.js';
+import { dryRunPoster } from '../../src/delivery/dry-run-poster.js';
 import { CapturingLogger } from '../support/capturing-logger.js';
 
 const KEY = 'R0123456789abcdef0123456789abcde';

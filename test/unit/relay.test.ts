@@ -1,6 +1,7 @@
 // The relay side of an indirect probe: only for peers, bounded in time and in number, with retries.
 import { expect } from 'chai';
-import type { Outcome, PingResponse, RelayProbeRequest } from '../../src/core/transport.js';
+import type { Outcome } from '../../src/core/transport.js';
+import type { PingResponse, RelayProbeRequest } from '../../src/wire/peer-messages.js';
 import { Relay, type RelayAnswer, type RelayOptions } from '../../src/prober/relay.js';
 import { loadSchemas } from '../../src/wire/schemas.js';
 import { FakeClock } from '../support/fake-clock.js';

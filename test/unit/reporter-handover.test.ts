@@ -1,8 +1,8 @@
 // A term's events across a change of coordinator: a node that stops leading sends nothing more of
 // its term and says what went out; its successor sends each event once, waiting for those in flight.
 import { expect } from 'chai';
-import type { ClusterStatusPayload, PeerStatusPayload } from '../../src/alerts/payloads.js';
-import type { TermHandover } from '../../src/alerts/term-handover.js';
+import type { ClusterStatusPayload, PeerStatusPayload } from '../../src/wire/webhooks.js';
+import type { TermHandover } from '../../src/wire/term-handover.js';
 import { CLUSTER_URL, PEER_URL } from '../support/test-notifier.js';
 import { BAD_REQUEST, OK, UNAVAILABLE } from '../support/fake-poster.js';
 import { alive, confirmed, round, setupReporter } from '../support/reporter-fixture.js';

@@ -2,9 +2,10 @@
 // successor), cancelled by their resolution, or sent once the window is over; nothing else changes.
 import { expect } from 'chai';
 import { AlertHold } from '../../src/alerts/alert-hold.js';
-import type { PeerStatusPayload } from '../../src/alerts/payloads.js';
+import type { PeerStatusPayload } from '../../src/wire/webhooks.js';
 import { Reporter, type Leadership } from '../../src/alerts/reporter.js';
-import { pausing, type MaintenanceWindow } from '../../src/maintenance/windows.js';
+import { pausing } from '../../src/maintenance/windows.js';
+import type { MaintenanceWindow } from '../../src/wire/maintenance-window.js';
 import {
   answered,
   attemptFailed,

@@ -1,11 +1,8 @@
 // The reporter: which verdicts and rounds become webhooks, in what order, and when; which events
 // are still undelivered (shared with followers), and how a successor delivers them.
 import { expect } from 'chai';
-import {
-  dedupKey,
-  type ClusterStatusPayload,
-  type PeerStatusPayload,
-} from '../../src/alerts/payloads.js';
+import { dedupKey } from '../../src/alerts/payloads.js';
+import type { ClusterStatusPayload, PeerStatusPayload } from '../../src/wire/webhooks.js';
 import { CLUSTER_STATUS_MIN_GAP_MS, MAX_SHARED_UNDELIVERED } from '../../src/alerts/reporter.js';
 import { answered, newRecord, toView } from '../../src/prober/verdict.js';
 import { PEER_URL } from '../support/test-notifier.js';

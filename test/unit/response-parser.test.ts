@@ -6,7 +6,7 @@ import {
   MAX_HEADER_BYTES,
   ResponseParser,
   type ParseStep,
-} from '../../src/http/response-parser.js';
+} from '../../src/peer-client/response-parser.js';
 
 const MAX_BODY = 1024;
 

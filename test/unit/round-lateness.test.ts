@@ -3,9 +3,11 @@
 // ProbeMetrics counts the late ones.
 import { expect } from 'chai';
 import { Registry } from 'prom-client';
-import type { Outcome, PingResponse } from '../../src/core/transport.js';
+import type { Outcome } from '../../src/core/transport.js';
+import type { PingResponse } from '../../src/wire/peer-messages.js';
 import { ProbeMetrics } from '../../src/metrics/probe-metrics.js';
-import { lateThresholdMs, ProbeRounds } from '../../src/prober/rounds.js';
+import { lateThresholdMs } from '../../src/prober/policy.js';
+import { ProbeRounds } from '../../src/prober/rounds.js';
 import { CapturingLogger } from '../support/capturing-logger.js';
 import { FakeClock } from '../support/fake-clock.js';
 

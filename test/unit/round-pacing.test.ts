@@ -1,7 +1,8 @@
 // Rounds over thousands of peers: probes spread evenly over half the interval, a bound on those in
 // flight, every peer probed once a round, and a long round's peers not probed twice.
 import { expect } from 'chai';
-import type { Outcome, PingResponse } from '../../src/core/transport.js';
+import type { Outcome } from '../../src/core/transport.js';
+import type { PingResponse } from '../../src/wire/peer-messages.js';
 import {
   MAX_PROBES_IN_FLIGHT,
   PACE_ABOVE_PEERS,

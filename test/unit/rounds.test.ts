@@ -1,29 +1,21 @@
 // The coordinator's rounds: suspicion, confirmation (retries, relays, the unhealthy duration),
 // self-suspicion, the sanity check, slow peers, inherited verdicts.
 import { expect } from 'chai';
-import type { NodeRef } from '../../src/core/node-ref.js';
+import type { NodeRef } from '../../src/wire/node-ref.js';
+import type { Outcome, SanityCheck } from '../../src/core/transport.js';
 import type {
-  Outcome,
   PingResponse,
   RelayProbeRequest,
   RelayProbeResult,
-  SanityCheck,
-} from '../../src/core/transport.js';
+} from '../../src/wire/peer-messages.js';
+import { DEAD_RECHECKS_PER_ROUND, ProbeRounds, type RoundReport } from '../../src/prober/rounds.js';
 import {
-  DEAD_RECHECKS_PER_ROUND,
   overloadLagMs,
   overloadPatienceMs,
-  ProbeRounds,
   type DetectionPolicy,
-  type RoundReport,
-} from '../../src/prober/rounds.js';
-import {
-  selfSuspect,
-  toView,
-  type Judgement,
-  type PeerView,
-  type Transition,
-} from '../../src/prober/verdict.js';
+} from '../../src/prober/policy.js';
+import { selfSuspect, toView, type Judgement, type Transition } from '../../src/prober/verdict.js';
+import type { PeerView } from '../../src/wire/peer-view.js';
 import { CapturingLogger } from '../support/capturing-logger.js';
 import { FakeClock } from '../support/fake-clock.js';
 

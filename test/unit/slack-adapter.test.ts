@@ -1,6 +1,7 @@
 // The Slack adapter: one schema-valid, readable message per group, within Slack's documented limits.
 import { expect } from 'chai';
-import type { Alert, AlertChange, AlertGroup } from '../../src/receivers/alert.js';
+import type { Alert } from '../../src/wire/alert.js';
+import type { AlertChange, AlertGroup } from '../../src/alerts/receiver-adapter.js';
 import {
   escapeSlack,
   fit,
@@ -9,7 +10,7 @@ import {
   type SlackMessage,
 } from '../../src/receivers/slack.js';
 import { loadSchemas } from '../../src/wire/schemas.js';
-import { AlertLifecycle } from '../../src/receivers/lifecycle.js';
+import { AlertLifecycle } from '../../src/alerts/lifecycle.js';
 import { COORDINATOR, cannotJudgeIncident, deadAlert } from '../support/alerts.js';
 
 const WEBHOOK = 'https://hooks.slack.com/services/T000/B000/XXXX';

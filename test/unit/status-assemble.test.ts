@@ -1,7 +1,7 @@
 // GET /status as assembled from what a node holds: a leader's own verdicts, a follower's view of
 // its coordinator's, peers not judged yet, peers that left, and who is in maintenance.
 import { expect } from 'chai';
-import type { MaintenanceWindow } from '../../src/maintenance/windows.js';
+import type { MaintenanceWindow } from '../../src/wire/maintenance-window.js';
 import { newRecord, toView, type PeerRecord } from '../../src/prober/verdict.js';
 import { assembleStatus, type StatusFacts } from '../../src/status/assemble.js';
 import type { NodeStatus, StatusPeer } from '../../src/status/status-types.js';

@@ -7,9 +7,9 @@ import {
   newRecord,
   type PeerRecord,
 } from '../../src/prober/verdict.js';
-import type { Alert } from '../../src/receivers/alert.js';
+import type { Alert } from '../../src/wire/alert.js';
 import { judgementPayload, peerStatusPayload } from '../../src/alerts/payloads.js';
-import { succession } from '../../src/receivers/succession.js';
+import { succession } from '../../src/alerts/succession.js';
 
 const T = Date.UTC(2026, 0, 1);
 const SELF = { id: 'next@10.0.0.8', address: '10.0.0.8:8080' };

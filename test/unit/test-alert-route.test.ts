@@ -2,7 +2,7 @@
 import { expect } from 'chai';
 import express from 'express';
 import { listen, type HttpServer } from '../../src/http/server.js';
-import { testAlertRouter } from '../../src/receivers/test-alert-route.js';
+import { testAlertRouter } from '../../src/http/routes/test-alert.js';
 import { CapturingLogger } from '../support/capturing-logger.js';
 
 describe('POST /test-alert', () => {

@@ -10,10 +10,10 @@ import {
   toView,
   type Answer,
   type Confirmation,
-  type Health,
   type PeerRecord,
   type Transition,
 } from '../../src/prober/verdict.js';
+import type { Health } from '../../src/wire/peer-view.js';
 
 const ADDRESS = '10.0.0.7:8080';
 const T0 = 1_700_000_000_000;

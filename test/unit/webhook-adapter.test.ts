@@ -1,13 +1,14 @@
 // The generic webhook receiver: every body valid against alert-webhook, auth on every request.
 import { expect } from 'chai';
-import type { Alert, AlertChange, AlertGroup } from '../../src/receivers/alert.js';
+import type { Alert } from '../../src/wire/alert.js';
+import type { AlertChange, AlertGroup } from '../../src/alerts/receiver-adapter.js';
 import {
   webhookAdapter,
   type WebhookAlertBody,
   type WebhookHeartbeatBody,
 } from '../../src/receivers/webhook.js';
 import { loadSchemas } from '../../src/wire/schemas.js';
-import { AlertLifecycle } from '../../src/receivers/lifecycle.js';
+import { AlertLifecycle } from '../../src/alerts/lifecycle.js';
 import { cannotJudgeIncident, INCIDENT_JUDGEMENT } from '../support/alerts.js';
 
 const schemas = loadSchemas();

@@ -2,10 +2,10 @@
 import { expect } from 'chai';
 import {
   WebhookQueue,
-  type DeliveryOutcome,
   type WebhookEvent,
   type WebhookQueueOptions,
-} from '../../src/alerts/webhook-queue.js';
+} from '../../src/delivery/webhook-queue.js';
+import type { DeliveryOutcome } from '../../src/alerts/event-sink.js';
 import { CapturingLogger } from '../support/capturing-logger.js';
 import { FakeClock } from '../support/fake-clock.js';
 import {

@@ -1,13 +1,13 @@
 // POST /leave: a peer shutting down in order says so; it is then neither probed nor elected.
 import { Router } from 'express';
-import type { Logger } from '../core/logger.js';
-import { parseAddress } from '../core/node-ref.js';
-import type { PeerAuth } from '../auth/peer-auth.js';
-import { answerPeer } from './peer-guard.js';
-import { rejectMalformed } from './reject-malformed.js';
-import { remoteIp, sentBy } from './sender.js';
-import type { LeaveNotice } from '../core/transport.js';
-import type { SchemaRegistry } from '../wire/schemas.js';
+import type { Logger } from '../../core/logger.js';
+import { parseAddress, remoteIp } from '../../wire/node-ref.js';
+import type { PeerAuth } from '../../auth/peer-auth.js';
+import { answerPeer } from '../peer-guard.js';
+import { rejectMalformed } from '../reject-malformed.js';
+import { sentBy } from '../sender.js';
+import type { LeaveNotice } from '../../wire/peer-messages.js';
+import type { SchemaRegistry } from '../../wire/schemas.js';
 
 export function leaveRouter(opts: {
   schemas: SchemaRegistry;

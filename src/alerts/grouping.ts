@@ -1,7 +1,8 @@
 // Alert changes close in time go out together: the first change opens a window of `waitMs`, and
 // everything decided within it is one group, one message. A zone or CNI outage is then one page
 // listing the nodes, not one page per node. Pure: time is given.
-import type { Alert, AlertChange, AlertGroup } from './alert.js';
+import type { Alert } from '../wire/alert.js';
+import type { AlertChange, AlertGroup } from './receiver-adapter.js';
 
 export class Grouper {
   private pending: AlertChange[] = [];

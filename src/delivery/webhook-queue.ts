@@ -1,4 +1,5 @@
 // Delivers events to one receiver URL in order, retrying with backoff; never blocks the caller.
+import type { DeliveryOutcome } from '../alerts/event-sink.js';
 import { waitAtMost, type Clock, type TimerHandle } from '../core/clock.js';
 import type { Logger } from '../core/logger.js';
 import type { PostResult, Poster } from './poster.js';
@@ -42,13 +43,6 @@ export interface WebhookQueueOptions {
   /** Told how every event ended, after the event's own `onSettled` (metrics); must not block. */
   onSettled?(kind: WebhookEvent['kind'], outcome: DeliveryOutcome): void;
 }
-
-/**
- * `withdrawn`: not sent (or, in flight, not retried) because its sender handed it to another node
- * to send (a coordinator that stopped leading): withdraw().
- */
-export type DeliveryOutcome =
-  'delivered' | 'given-up' | 'rejected' | 'dropped' | 'superseded' | 'withdrawn';
 
 interface Entry extends WebhookEvent {
   firstTryMs: number | null;

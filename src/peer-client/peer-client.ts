@@ -1,19 +1,18 @@
 // The real PeerTransport: JSON over HTTP to peers, every request bounded by a timeout, over
-// connections kept open between requests (peer-connections.ts, peer-exchange.ts).
+// connections kept open between requests (connections.ts, exchange.ts).
 import type {
   Announcement,
-  FailureReason,
+  AnnouncementReply,
+  ElectionAnswer,
+  ElectionRequest,
   LeaveNotice,
-  Outcome,
-  PeerTransport,
   PingResponse,
   RelayProbeRequest,
   RelayProbeResult,
-} from '../core/transport.js';
-import type { AnnouncementReply, ElectionAnswer, ElectionRequest } from '../election/messages.js';
+} from '../wire/peer-messages.js';
+import type { FailureReason, Outcome, PeerTransport } from '../core/transport.js';
 import type { SchemaName, SchemaRegistry } from '../wire/schemas.js';
-import { parseAddress, type ParsedAddress } from '../core/node-ref.js';
-import { isLoopback } from './sender.js';
+import { isLoopback, parseAddress, type ParsedAddress } from '../wire/node-ref.js';
 import { RELAY_HOP_MS } from '../prober/indirect.js';
 import type { PeerAuth } from '../auth/peer-auth.js';
 import { AUTH_HEADER, signedPath } from '../auth/signature.js';
@@ -22,9 +21,9 @@ import {
   heartbeatHeaders,
   TAKES_HEARTBEATS,
   type ProbeHeartbeat,
-} from './probe-heartbeat.js';
-import { PeerConnections } from './peer-connections.js';
-import { exchange, type Exchanged, type PeerRequest } from './peer-exchange.js';
+} from '../auth/probe-heartbeat.js';
+import { PeerConnections } from './connections.js';
+import { exchange, type Exchanged, type PeerRequest } from './exchange.js';
 import { rejection } from '../core/rejection.js';
 import { PROTOCOL, PROTOCOL_HEADER, protocolIn } from '../wire/protocol.js';
 

@@ -1,8 +1,9 @@
 // Validates every outgoing payload against its schema, then hands it to its receiver's queue.
 import type { Logger } from '../core/logger.js';
 import type { SchemaRegistry } from '../wire/schemas.js';
-import type { ClusterStatusPayload, PeerStatusPayload } from './payloads.js';
-import type { DeliveryOutcome, WebhookQueue } from './webhook-queue.js';
+import type { ClusterStatusPayload, PeerStatusPayload } from '../wire/webhooks.js';
+import type { DeliveryOutcome, EventSink } from '../alerts/event-sink.js';
+import type { WebhookQueue } from './webhook-queue.js';
 
 export interface NotifierOptions {
   schemas: SchemaRegistry;
@@ -13,7 +14,7 @@ export interface NotifierOptions {
   logger: Logger;
 }
 
-export class Notifier {
+export class Notifier implements EventSink {
   private readonly queues = new Map<string, WebhookQueue>();
 
   constructor(private readonly opts: NotifierOptions) {}

@@ -1,20 +1,20 @@
 // The maintenance API: list, open and end windows that pause alerting. Changes are taken only from
 // the pod itself (loopback: `kubectl port-forward` or `kubectl exec`), so the right to pause alerts
 // is the Kubernetes right to reach into a knh pod; anyone else may read.
+import { type MaintenanceWindow, wireWindow } from '../../wire/maintenance-window.js';
 import { randomBytes } from 'node:crypto';
 import { Router, type Request, type Response } from 'express';
-import { parseDuration } from '../config/duration.js';
-import type { Logger } from '../core/logger.js';
-import { rejectMalformed } from '../http/reject-malformed.js';
-import { isLoopback } from '../http/sender.js';
-import type { SchemaRegistry } from '../wire/schemas.js';
+import { parseDuration } from '../../config/duration.js';
+import type { Logger } from '../../core/logger.js';
+import { rejectMalformed } from '../reject-malformed.js';
+import { isLoopback } from '../../wire/node-ref.js';
+import type { SchemaRegistry } from '../../wire/schemas.js';
 import {
   isActive,
   MAX_WINDOW_MS,
   MAX_WINDOWS,
   type MaintenanceBook,
-  type MaintenanceWindow,
-} from './windows.js';
+} from '../../maintenance/windows.js';
 
 export interface MaintenanceRequest {
   nodes?: string[];
@@ -31,17 +31,6 @@ export interface MaintenanceRoutesOptions {
   onChanged?: () => void;
   /** Who may open and end windows, by the connection's remote address (default: loopback). */
   mayChange?: (remote: string | undefined) => boolean;
-}
-
-export function wireWindow(w: MaintenanceWindow) {
-  return {
-    id: w.id,
-    scope: w.scope,
-    nodes: w.nodes,
-    starts: new Date(w.starts).toISOString(),
-    until: new Date(w.until).toISOString(),
-    reason: w.reason,
-  };
 }
 
 export function maintenanceRouter({

@@ -135,3 +135,14 @@ function rankKey(address: string): RankKey | null {
 export function outranks(a: string, b: string): boolean {
   return compareRank(a, b) > 0;
 }
+
+/** The connection's remote IP in the spelling node-ref uses (IPv4-mapped IPv6 unwrapped). */
+export function remoteIp(remote: string | undefined): string | undefined {
+  return remote?.replace(/^::ffff:(?=\d+\.\d+\.\d+\.\d+$)/, '');
+}
+
+/** 127.0.0.0/8 and ::1 (IPv4-mapped too): an address on this host, e.g. inside the pod. */
+export function isLoopback(remote: string | undefined): boolean {
+  const ip = remoteIp(remote);
+  return ip === '::1' || (ip !== undefined && /^127\.\d{1,3}\.\d{1,3}\.\d{1,3}$/.test(ip));
+}

@@ -1,13 +1,10 @@
 // Peer-status events become alerts with a lifecycle: one firing, one resolved, per problem. A peer
 // that comes back is resolved only once it has stayed up for the hold-down; dying again within it
 // continues the same alert, so a flapping peer pages once, not on every flap. Pure: time is given.
-import {
-  incidentOf,
-  incidentStartOf,
-  opensIncident,
-  type PeerStatusPayload,
-} from '../alerts/payloads.js';
-import type { Alert, AlertChange, AlertKind } from './alert.js';
+import { incidentOf, incidentStartOf } from './payloads.js';
+import { opensIncident, type PeerStatusPayload } from '../wire/webhooks.js';
+import type { Alert, AlertKind } from '../wire/alert.js';
+import type { AlertChange } from './receiver-adapter.js';
 
 /** `knh:<subject>:<incident ms>`: the dedup key without its event suffix. */
 export const alertKeyOf = incidentOf;

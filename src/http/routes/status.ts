@@ -1,10 +1,10 @@
 // GET /status (what this node knows, as JSON) and GET / (the page that shows it): translation only.
 import { createHash } from 'node:crypto';
 import { Router } from 'express';
-import type { Logger } from '../core/logger.js';
-import type { SchemaRegistry } from '../wire/schemas.js';
-import { PAGE_SCRIPT, PAGE_STYLE, STATUS_PAGE_HTML } from './page.js';
-import type { NodeStatus } from './status-types.js';
+import type { Logger } from '../../core/logger.js';
+import type { SchemaRegistry } from '../../wire/schemas.js';
+import { PAGE_SCRIPT, PAGE_STYLE, STATUS_PAGE_HTML } from '../../status/page.js';
+import type { NodeStatus } from '../../status/status-types.js';
 
 export interface StatusRouterOptions {
   /** What the node knows now; called once a request. */

@@ -2,10 +2,11 @@
 // judges dead) are carried on, with their grouped pages; the rest are over (a peer it sees alive, a
 // broken path from the predecessor itself). A peer inherited dead with no shared alert gets one
 // rebuilt from its verdict (same key: the incident's stem). Pure.
-import { peerStatusPayload, type PeerStatusPayload } from '../alerts/payloads.js';
-import type { NodeRef } from '../core/node-ref.js';
+import { peerStatusPayload } from './payloads.js';
+import type { PeerStatusPayload } from '../wire/webhooks.js';
+import type { NodeRef } from '../wire/node-ref.js';
 import type { PeerRecord } from '../prober/verdict.js';
-import type { Alert } from './alert.js';
+import type { Alert } from '../wire/alert.js';
 import { alertKeyOf, alertOf } from './lifecycle.js';
 
 export function succession(args: {

@@ -4,7 +4,7 @@
 // path between the two nodes works, whatever is wrong with the peer. Only silence (a timeout, an
 // unreachable network) could be this node's own network failing, so only silence counts towards
 // this node suspecting itself.
-import type { FailureReason } from '../core/transport.js';
+import type { FailureReason } from './transport.js';
 
 export type Evidence = 'silence' | 'refusal';
 

@@ -1,7 +1,7 @@
 // GET /readyz and GET /healthz for the kubelet's probes: 200 or 503, with every check as JSON.
 import { Router, type Response } from 'express';
-import type { Verdict } from './checks.js';
-import type { HealthReport } from './health-manager.js';
+import type { Verdict } from '../../health/checks.js';
+import type { HealthReport } from '../../health/health-manager.js';
 
 /** The body of both endpoints; `failing` names the checks that failed, in order. */
 export interface HealthBody {

@@ -4,13 +4,14 @@
 // Heartbeats (Alertmanager re-posts, dead man's switch) run only on the leading coordinator.
 import type { Clock, TimerHandle } from '../core/clock.js';
 import type { Logger } from '../core/logger.js';
-import type { PeerStatusPayload } from '../alerts/payloads.js';
-import { redactBody } from '../alerts/redact.js';
-import type { WebhookEvent, WebhookQueue } from '../alerts/webhook-queue.js';
+import type { PeerStatusPayload } from '../wire/webhooks.js';
+import { redactBody } from './redact.js';
+import type { WebhookEvent, WebhookQueue } from './webhook-queue.js';
 import type { SchemaName, SchemaRegistry } from '../wire/schemas.js';
-import type { Alert, AlertGroup, ReceiverAdapter, ReceiverRequest } from './alert.js';
-import { Grouper } from './grouping.js';
-import { AlertLifecycle } from './lifecycle.js';
+import type { Alert } from '../wire/alert.js';
+import type { AlertGroup, ReceiverAdapter, ReceiverRequest } from '../alerts/receiver-adapter.js';
+import { Grouper } from '../alerts/grouping.js';
+import { AlertLifecycle } from '../alerts/lifecycle.js';
 
 export interface DispatcherOptions {
   adapters: readonly ReceiverAdapter[];

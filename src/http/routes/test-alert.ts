@@ -2,8 +2,8 @@
 // PagerDuty, ALERT_WEBHOOK_URL) from this node, to check the wiring end to end. From the pod itself
 // only (loopback), like maintenance changes.
 import { Router } from 'express';
-import type { Logger } from '../core/logger.js';
-import { isLoopback } from '../http/sender.js';
+import type { Logger } from '../../core/logger.js';
+import { isLoopback } from '../../wire/node-ref.js';
 
 export function testAlertRouter(opts: {
   logger: Logger;

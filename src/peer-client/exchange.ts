@@ -15,7 +15,7 @@ import type {
   ConnectTo,
   PeerConnection,
   PeerConnections,
-} from './peer-connections.js';
+} from './connections.js';
 import { HEADER_NAME, ResponseParser, type ParsedResponse } from './response-parser.js';
 
 const CONNECT_ERRORS: Record<string, FailureReason> = {

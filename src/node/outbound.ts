@@ -3,14 +3,15 @@
 import type { Config } from '../config/load.js';
 import type { Clock } from '../core/clock.js';
 import type { Logger } from '../core/logger.js';
-import { AlertDispatcher } from '../receivers/dispatcher.js';
+import { AlertDispatcher } from '../delivery/alert-dispatcher.js';
 import { buildAdapters } from '../receivers/receivers.js';
 import type { SchemaRegistry } from '../wire/schemas.js';
-import { axiosPoster } from './axios-poster.js';
-import { dryRunPoster } from './dry-run-poster.js';
-import { Notifier } from './notifier.js';
-import { redactUrl } from './redact.js';
-import { WebhookQueue, type DeliveryOutcome, type WebhookEvent } from './webhook-queue.js';
+import { axiosPoster } from '../delivery/axios-poster.js';
+import { dryRunPoster } from '../delivery/dry-run-poster.js';
+import { Notifier } from '../delivery/notifier.js';
+import { redactUrl } from '../delivery/redact.js';
+import { WebhookQueue, type WebhookEvent } from '../delivery/webhook-queue.js';
+import type { DeliveryOutcome } from '../alerts/event-sink.js';
 
 export interface Outbound {
   notifier: Notifier;

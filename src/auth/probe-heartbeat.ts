@@ -11,9 +11,9 @@
 // other node (one of an older version, one following another node, one that missed the term's
 // announcement) gets announcements instead. A heartbeat that fails a check is ignored; the ping
 // is answered all the same (a probe must never fail for it).
-import type { AuthFailure, PeerAuth } from '../auth/peer-auth.js';
-import { AUTH_HEADER, signedPath } from '../auth/signature.js';
-import { parseAddress } from '../core/node-ref.js';
+import type { AuthFailure, PeerAuth } from './peer-auth.js';
+import { AUTH_HEADER, signedPath } from './signature.js';
+import { parseAddress } from '../wire/node-ref.js';
 
 export const HEARTBEAT_HEADER = 'x-knh-heartbeat';
 /** The answer's value: this node took the heartbeat, and needs no announcement for now. */

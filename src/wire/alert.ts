@@ -1,0 +1,35 @@
+// An alert as the receivers other than KNH's webhooks see it, and as followers hold it for a
+// successor (schemas/alert.schema.json).
+import type { JudgementFacts } from './webhooks.js';
+
+/**
+ * cannot_judge: the coordinator (`peer`) cannot reach most of its peers and withholds their
+ * verdicts; `reason` says so in a sentence, `judgement` in figures.
+ */
+export type AlertKind = 'peer_dead' | 'path_broken' | 'cannot_judge';
+
+export interface Alert {
+  /** Stable identity across firing, resolution and coordinators: `knh:<subject>:<incident ms>`. */
+  key: string;
+  kind: AlertKind;
+  peer: { id: string; address: string; node_name: string };
+  /** The coordinator that decided it. */
+  coordinator: { id: string; address: string };
+  /** Why the peer was judged down (the last failure), when known. */
+  reason: string | null;
+  /** Path alerts: who cannot reach whom, and who can. */
+  path: { from: string; to: string; witnesses: string[] } | null;
+  /** cannot_judge: what the coordinator could see when it said so. */
+  judgement?: JudgementFacts;
+  /** Epoch ms the problem started. */
+  startsAt: number;
+  /** Epoch ms it ended; null while firing. */
+  endsAt: number | null;
+  /**
+   * The key of the group it first fired in, when that group fired several alerts (one grouped
+   * page). Shared with the followers, so a successor resolves the grouped page too.
+   */
+  group?: string;
+  /** Shared by a coordinator before it was sent (still in the grouping window). */
+  unsent?: boolean;
+}

@@ -1,0 +1,110 @@
+// The README and docs/ stay true of the code: generated parts match the declaration they come
+// from, every link leads somewhere, and every command they show exists.
+import { readdirSync, readFileSync, existsSync } from 'node:fs';
+import { dirname, join, normalize } from 'node:path';
+import { expect } from 'chai';
+import { GENERATED_DOCS } from '../../src/config/settings-table.js';
+import { parseDemoArgs } from '../../src/demo/demo-options.js';
+
+const ROOT = new URL('../../../', import.meta.url).pathname;
+const read = (file: string) => readFileSync(join(ROOT, file), 'utf8');
+const DOCS = ['README.md', ...readdirSync(join(ROOT, 'docs')).map((f) => `docs/${f}`)].filter((f) =>
+  f.endsWith('.md'),
+);
+
+/** GitHub's anchor of a heading: lower case, punctuation but '-' dropped, spaces to '-'. */
+function anchorOf(heading: string): string {
+  return heading
+    .trim()
+    .toLowerCase()
+    .replace(/[^\p{L}\p{N}\- _]/gu, '')
+    .replace(/ /g, '-');
+}
+
+/** The headings of a markdown text, outside fenced code blocks. */
+function anchorsIn(text: string): Set<string> {
+  const anchors = new Set<string>();
+  let fenced = false;
+  for (const line of text.split('\n')) {
+    if (line.startsWith('```')) fenced = !fenced;
+    const heading = !fenced && /^#{1,6} (.*)$/.exec(line);
+    if (heading) anchors.add(anchorOf(heading[1] ?? ''));
+  }
+  return anchors;
+}
+
+/** Markdown links outside fenced code blocks: [text](target). */
+function linksIn(text: string): string[] {
+  const links: string[] = [];
+  let fenced = false;
+  for (const line of text.split('\n')) {
+    if (line.startsWith('```')) fenced = !fenced;
+    if (fenced) continue;
+    for (const m of line.matchAll(/\]\(([^)\s]+)\)/g)) links.push(m[1] ?? '');
+  }
+  return links;
+}
+
+describe('README and docs', () => {
+  for (const { file, block } of GENERATED_DOCS) {
+    it(`${file} has its generated part as the declaration renders it (run \`npm run docs\` to update)`, () => {
+      const text = read(file);
+      const start = text.indexOf(block.start);
+      const end = text.indexOf(block.end);
+      expect(start, `${file}: start marker`).to.be.greaterThan(-1);
+      expect(text.slice(start, end + block.end.length)).to.equal(block.render());
+    });
+  }
+
+  it('links only to files and headings that exist', () => {
+    const broken: string[] = [];
+    for (const file of DOCS) {
+      for (const link of linksIn(read(file))) {
+        if (/^[a-z]+:/.test(link)) continue; // https:, mailto:
+        const [path = '', anchor] = link.split('#');
+        const target = path === '' ? file : normalize(join(dirname(file), path));
+        if (!existsSync(join(ROOT, target))) {
+          broken.push(`${file}: ${link} (no ${target})`);
+          continue;
+        }
+        if (
+          anchor !== undefined &&
+          target.endsWith('.md') &&
+          !anchorsIn(read(target)).has(anchor)
+        ) {
+          broken.push(`${file}: ${link} (no heading #${anchor} in ${target})`);
+        }
+      }
+    }
+    expect(broken).to.deep.equal([]);
+  });
+
+  it('shows only npm commands that package.json defines, and demo options that exist', () => {
+    const scripts = (JSON.parse(read('package.json')) as { scripts: Record<string, string> })
+      .scripts;
+    const missing: string[] = [];
+    for (const file of DOCS) {
+      const text = read(file);
+      for (const m of text.matchAll(
+        /`[^`\n]*?\bnpm (?:run )?([a-z][\w:-]*)([^`\n]*)`|^npm (?:run )?([a-z][\w:-]*)(.*)$/gm,
+      )) {
+        const name = m[1] ?? m[3] ?? '';
+        const rest = m[2] ?? m[4] ?? '';
+        if (name === 'ci' || name === 'install') continue;
+        if (!(name in scripts)) missing.push(`${file}: npm ${name}`);
+        const demoArgs = name === 'start' ? /--\s+(--[\w-]+)/.exec(rest) : null;
+        if (demoArgs?.[1] && 'error' in parseDemoArgs([demoArgs[1]])) {
+          missing.push(`${file}: npm start -- ${demoArgs[1]}`);
+        }
+      }
+    }
+    expect(missing).to.deep.equal([]);
+  });
+
+  it('keeps the README a front door: the two commands, at most 250 lines', () => {
+    const readme = read('README.md');
+    expect(readme).to.include('npm ci && npm start');
+    expect(readme).to.include('npm test');
+    expect(readme.split('\n').length).to.be.at.most(250);
+  });
+});
