@@ -3,11 +3,11 @@
 // (refused, unreachable, SYN unanswered) apart from one made to a process that then did not answer,
 // because KNH's CONNECT_* and SEND_* retry budgets count them apart.
 //
-// By hand over node:net rather than node:http, axios or undici: at 5,000 peers the coordinator
-// sends 5,000 requests a second, and measured on the same machine (5,000 keep-alive GETs a second
-// to 5,000 servers) node:http took 51–61% of a core and 188–234 MB RSS, undici 38–60% and
-// 211–264 MB, this 17% and 97 MB (docs/benchmarks.md). Peers are knh nodes speaking plain HTTP/1.1 JSON; response-parser.ts reads
-// what any HTTP/1.1 server may send back, within limits.
+// By hand over node:net rather than node:http, axios or undici: a coordinator of a large mesh sends
+// a request to every peer each second, and measured at that load this client takes a fraction of
+// the CPU and memory of the others (docs/benchmarks.md, "Why knh has its own HTTP client for
+// peers"). Peers are knh nodes speaking plain HTTP/1.1 JSON; response-parser.ts reads what any
+// HTTP/1.1 server may send back, within limits.
 import type { Failure, FailureReason } from '../core/transport.js';
 import { onAbort } from '../core/on-abort.js';
 import type {

@@ -79,6 +79,16 @@ describe('README and docs', () => {
     expect(broken).to.deep.equal([]);
   });
 
+  it('names only source files that exist', () => {
+    const missing: string[] = [];
+    for (const file of DOCS) {
+      for (const m of read(file).matchAll(/\b((?:src|test|bench|scripts)\/[\w./-]+\.ts)\b/g)) {
+        if (!existsSync(join(ROOT, m[1] ?? ''))) missing.push(`${file}: ${m[1]}`);
+      }
+    }
+    expect(missing).to.deep.equal([]);
+  });
+
   it('shows only npm commands that package.json defines, and demo options that exist', () => {
     const scripts = (JSON.parse(read('package.json')) as { scripts: Record<string, string> })
       .scripts;
