@@ -107,6 +107,8 @@ export async function startNode(config: Config, deps: NodeDeps): Promise<Running
   const { logger } = deps;
   const clock = deps.clock ?? systemClock;
   const source = deps.peerSource ?? (await peerSourceFor(config, clock, logger));
+  /** The node an address runs on, as discovery names it (the prober and the status page). */
+  const nodeNameOf = (address: string) => source.nodeName?.(address);
   const schemas = loadSchemas();
   const self = { id: config.id, address: config.address };
   const events = new EventLog(() => clock.now());
@@ -208,7 +210,7 @@ export async function startNode(config: Config, deps: NodeDeps): Promise<Running
     loopLag,
     transport: metrics.probes.instrument(transport),
     lastHeard: (address) => heard.get(address) ?? null,
-    nodeNameOf: (address) => source.nodeName?.(address),
+    nodeNameOf,
     sanity: config.sanityCheckUrl
       ? httpSanityCheck(config.sanityCheckUrl, config.probeTimeoutMs)
       : null,
@@ -473,7 +475,7 @@ export async function startNode(config: Config, deps: NodeDeps): Promise<Running
             selfSuspect: rounds.running ? rounds.selfSuspicion.suspect : null,
             followed: election.role === 'coordinator' ? null : followed,
             discovered: peers,
-            nodeNameOf: (address) => source.nodeName?.(address),
+            nodeNameOf,
             departed: departures.list(),
             windows: book.active(clock.now()),
             events: events.recent(),

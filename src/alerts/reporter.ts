@@ -25,6 +25,7 @@ import type { AlertHold } from './alert-hold.js';
 import { CannotJudge, resolveInherited } from './cannot-judge.js';
 import type { MaintenanceWindow } from '../wire/maintenance-window.js';
 import type { EventSink } from './event-sink.js';
+import { trimOldest } from '../core/trim-oldest.js';
 import {
   clusterStatusPayload,
   incidentOf,
@@ -219,10 +220,7 @@ export class Reporter {
     this.leadership = leadership;
     this.reportedElection = false;
     this.lastStatusAt = null;
-    if (ready) {
-      const gate = ready.catch(() => undefined);
-      this.outbox = this.outbox.then(() => gate);
-    }
+    this.holdOutboxUntil(ready);
     this.schedulePeriodic();
     // Whether or not its opening went out (it may be in flight still), an incident the
     // predecessor left open is resolved: a resolution too many beats an incident open for good.
@@ -242,10 +240,14 @@ export class Reporter {
   termRenewed(ready?: Promise<void>): void {
     if (!this.leadership) return;
     this.reportedElection = false;
-    if (ready) {
-      const gate = ready.catch(() => undefined);
-      this.outbox = this.outbox.then(() => gate);
-    }
+    this.holdOutboxUntil(ready);
+  }
+
+  /** Nothing queued from now on goes out before `ready` settles (a term's confirmation). */
+  private holdOutboxUntil(ready: Promise<void> | undefined): void {
+    if (!ready) return;
+    const gate = ready.catch(() => undefined);
+    this.outbox = this.outbox.then(() => gate);
   }
 
   /** A predecessor's open "cannot judge" incident: this node leads now and resolves it. */
@@ -567,11 +569,7 @@ export class Reporter {
     const now = this.opts.clock.now();
     // Peers a maintenance window pauses are left out: rebooting them is no reason to page.
     const hold = this.opts.hold;
-    const records = hold
-      ? lead
-          .records()
-          .filter((r) => !hold.paused({ address: r.address, id: r.id, nodeName: r.nodeName }, now))
-      : lead.records();
+    const records = hold ? lead.records().filter((r) => !hold.paused(r, now)) : lead.records();
     const opening = this.cannotJudge.withheld(
       judgement.corroboratedBy ?? [],
       records,
@@ -845,10 +843,7 @@ export class Reporter {
 
   private remember(key: string): void {
     this.delivered.add(key);
-    if (this.delivered.size > MAX_REMEMBERED) {
-      const oldest = this.delivered.values().next().value;
-      if (oldest !== undefined) this.delivered.delete(oldest);
-    }
+    trimOldest(this.delivered, MAX_REMEMBERED);
   }
 
   private send(work: () => Promise<void> | void): void {

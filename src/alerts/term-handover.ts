@@ -11,6 +11,7 @@
 // same dedup key).
 import type { PeerStatusPayload } from '../wire/webhooks.js';
 import type { TermHandover } from '../wire/term-handover.js';
+import { trimOldest } from '../core/trim-oldest.js';
 
 /** How long after its term ended a node still hands it over. */
 export const HANDOVER_FOR_MS = 60_000;
@@ -46,10 +47,7 @@ export class DeliveryLog {
     if (!sent) return;
     this.settledAt.delete(key);
     this.settledAt.set(key, now);
-    if (this.settledAt.size > MAX_HANDED_OVER) {
-      const oldest = this.settledAt.keys().next().value;
-      if (oldest !== undefined) this.settledAt.delete(oldest);
-    }
+    trimOldest(this.settledAt, MAX_HANDED_OVER);
   }
 
   /** The term ended (another node leads): it is handed over from now on, for a while. */
@@ -166,12 +164,8 @@ export class HandoverLedger {
   }
 
   private bound(): void {
-    for (const map of [this.settled, this.awaited, this.taken] as const) {
-      while (map.size > 4 * MAX_HANDED_OVER) {
-        const oldest = map.keys().next().value;
-        if (oldest === undefined) break;
-        map.delete(oldest);
-      }
+    for (const keys of [this.settled, this.awaited, this.taken]) {
+      trimOldest(keys, 4 * MAX_HANDED_OVER);
     }
   }
 }

@@ -306,10 +306,7 @@ function onElectionRequest(state: ElectionState, now: number, req: ElectionReque
   };
   const effects: ElectionEffect[] = [{ type: 'reply-answer', answer }];
   const next = { ...state, epoch, termLeader };
-  if (bump) {
-    effects.push({ type: 'announce', epoch, to: state.peers });
-    if (state.leading) effects.push({ type: 'term-renewed', epoch });
-  }
+  if (bump) effects.push(...renewTerm(state, epoch));
   if (!known || !outranks(state.self.address, req.from.address)) return { state: next, effects };
   if (state.role === 'coordinator') {
     // Tell the asker at once who leads, instead of waiting for the next heartbeat.
@@ -515,11 +512,17 @@ function onAnnounceResult(
       termLeader: state.self,
       nextHeartbeatMs: now + state.timing.heartbeatIntervalMs,
     },
-    effects: [
-      { type: 'announce', epoch: newEpoch, to: state.peers },
-      ...(state.leading ? [{ type: 'term-renewed' as const, epoch: newEpoch }] : []),
-    ],
+    effects: renewTerm(state, newEpoch),
   };
+}
+
+/**
+ * A coordinator going on under a newer epoch of its own: announced to every peer, and, when it
+ * already led, a new term for the receivers.
+ */
+function renewTerm(state: ElectionState, epoch: number): ElectionEffect[] {
+  const announce: ElectionEffect = { type: 'announce', epoch, to: state.peers };
+  return state.leading ? [announce, { type: 'term-renewed', epoch }] : [announce];
 }
 
 function onPeers(state: ElectionState, now: number, peers: readonly string[]): StepResult {

@@ -775,12 +775,13 @@ export class ElectionDriver {
         ...(partial ? { partial: true as const } : {}),
       });
     };
+    // A term's first round to every peer confirms it: a new term's, or one renewed under a newer
+    // epoch while leading.
+    if (!partial && (!this.state.leading || epoch !== this.termAnnouncedEpoch)) {
+      this.termAnnounced = all;
+      this.termAnnouncedEpoch = epoch;
+    }
     if (this.state.leading) {
-      // A term renewed under a newer epoch: its first round to every peer confirms it.
-      if (!partial && epoch !== this.termAnnouncedEpoch) {
-        this.termAnnounced = all;
-        this.termAnnouncedEpoch = epoch;
-      }
       await all;
       settle(to);
       return;
@@ -788,10 +789,6 @@ export class ElectionDriver {
     // Confirming a new term: a peer that cannot answer (black-holed, gone) must not hold the
     // confirmation up for a whole request timeout. Those that answered within the bound decide;
     // a late answer (a stale-epoch rejection, say) is still acted on when it comes.
-    if (!partial) {
-      this.termAnnounced = all;
-      this.termAnnouncedEpoch = epoch;
-    }
     await waitAtMost(this.opts.clock, all, CONFIRM_WAIT_MS);
     const early = to.filter((address) => replies.has(address));
     settle(early);

@@ -15,18 +15,13 @@ import type { MaintenanceWindow } from '../../src/wire/maintenance-window.js';
 import type { PeerView } from '../../src/wire/peer-view.js';
 import { loadSchemas } from '../../src/wire/schemas.js';
 import { CapturingLogger } from '../support/capturing-logger.js';
+import { DEFAULT_TIMING as TIMING } from '../support/election-sim.js';
 import { FakeClock } from '../support/fake-clock.js';
 
 const LOW: NodeRef = { id: 'low@10.0.0.1', address: '10.0.0.1:8080' };
 const MID: NodeRef = { id: 'mid@10.0.0.2', address: '10.0.0.2:8080' };
 const HIGH: NodeRef = { id: 'high@10.0.0.9', address: '10.0.0.9:8080' };
 const STRANGER: NodeRef = { id: 'other@10.9.9.9', address: '10.9.9.9:8080' };
-const TIMING = {
-  heartbeatIntervalMs: 500,
-  coordinatorTimeoutMs: 1_500,
-  electionTimeoutMs: 1_000,
-  answerTimeoutMs: 1_500,
-};
 const MIN = 60_000;
 const schemas = loadSchemas();
 

@@ -13,17 +13,12 @@ import type { Alert } from '../../src/wire/alert.js';
 import { loadSchemas } from '../../src/wire/schemas.js';
 import { cannotJudgeIncident, deadAlert } from '../support/alerts.js';
 import { CapturingLogger } from '../support/capturing-logger.js';
+import { DEFAULT_TIMING as TIMING } from '../support/election-sim.js';
 import { FakeClock } from '../support/fake-clock.js';
 
 const OLD: NodeRef = { id: 'old@10.0.0.1', address: '10.0.0.1:8080' };
 const NEW: NodeRef = { id: 'new@10.0.0.2', address: '10.0.0.2:8080' };
 const TOP: NodeRef = { id: 'top@10.0.0.9', address: '10.0.0.9:8080' };
-const TIMING = {
-  heartbeatIntervalMs: 500,
-  coordinatorTimeoutMs: 1_500,
-  electionTimeoutMs: 1_000,
-  answerTimeoutMs: 1_500,
-};
 const schemas = loadSchemas();
 const PROTOCOL: Record<string, number> = { [OLD.address]: 1, [NEW.address]: 2 };
 
