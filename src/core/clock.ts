@@ -21,3 +21,20 @@ export async function waitAtMost(clock: Clock, work: Promise<unknown>, ms: numbe
     timer.abort();
   }
 }
+
+/** Runs `fn` every `ms` (each run `ms` after the last ended) until the returned stop is called. */
+export function every(clock: Clock, ms: number, fn: () => void): () => void {
+  let timer: TimerHandle | null = null;
+  let stopped = false;
+  const schedule = () => {
+    timer = clock.setTimeout(() => {
+      fn();
+      if (!stopped) schedule();
+    }, ms);
+  };
+  schedule();
+  return () => {
+    stopped = true;
+    if (timer) clock.clearTimeout(timer);
+  };
+}

@@ -1,7 +1,7 @@
 // Drives the pure bully state machine: feeds it time and messages, turns its effects into requests.
 import { waitAtMost, type Clock, type TimerHandle } from '../core/clock.js';
 import type { Logger } from '../core/logger.js';
-import { nodeNameOf, type NodeRef, outranks } from '../wire/node-ref.js';
+import { type NodeRef, outranks } from '../wire/node-ref.js';
 import type {
   Announcement,
   AnnouncementReply,
@@ -9,11 +9,9 @@ import type {
   ElectionRequest,
 } from '../wire/peer-messages.js';
 import type { PeerTransport } from '../core/transport.js';
-import type { PeerView } from '../wire/peer-view.js';
-import type { PeerStatusPayload } from '../wire/webhooks.js';
-import type { MaintenanceWindow } from '../wire/maintenance-window.js';
 import type { Alert } from '../wire/alert.js';
-import type { TermHandover } from '../wire/term-handover.js';
+import type { PeerStatusPayload } from '../wire/webhooks.js';
+import type { ElectionDelegate, TermState } from './delegate.js';
 import { alertsFor, undeliveredFor } from './compat.js';
 import { evidenceOf } from '../core/evidence.js';
 import {
@@ -42,10 +40,8 @@ export interface ElectionDriverOptions {
   transport: Pick<PeerTransport, 'sendElection' | 'announce'>;
   clock: Clock;
   logger: Logger;
-  /** The coordinator's current verdicts, sent with every announcement. */
-  view(): PeerView[];
-  /** Its peer-status events not yet delivered, sent with every announcement. */
-  undelivered(): PeerStatusPayload[];
+  /** Everything the election's messages carry besides the election: term state, windows. */
+  delegate: ElectionDelegate;
   /** Called synchronously on every change of coordinator; must not block. */
   onCoordinatorChanged(change: CoordinatorChange): void;
   /**
@@ -58,34 +54,13 @@ export interface ElectionDriverOptions {
    * term for the receivers. Must not block.
    */
   onTermRenewed?(epoch: number): void;
-  /**
-   * A leading node learned of a newer term it is superseding (a healed partition: the other side
-   * elected its own coordinator): what that side's verdicts and undelivered events were, so its
-   * incidents get resolved rather than left open. Must not block.
-   */
-  onHandover?(
-    views: PeerView[],
-    undelivered: PeerStatusPayload[],
-    cannotJudge: PeerStatusPayload | null,
-  ): void;
   /** Called synchronously each time this node holds an election (metrics); must not block. */
   onElectionStarted?(): void;
-  /** The maintenance windows this node knows, sent with announcements and their replies. */
-  maintenance?(): MaintenanceWindow[];
-  /** Windows heard from a peer (an announcement, or a reply to ours), to merge. */
-  onMaintenance?(windows: MaintenanceWindow[]): void;
-  /**
-   * A follower accepted the coordinator's announcement: its current verdicts, or null when the
-   * coordinator of a large mesh sent them to its successors only.
-   */
-  onFollowedView?(views: PeerView[] | null): void;
   /**
    * Coordinator: the peers next in line, highest-ranked first (its highest-ranked peers it judges
    * alive). Default: the highest-ranked peers.
    */
   successors?(): string[];
-  /** The alerts firing at the other receivers, sent with announcements (bounded). */
-  alerts?(): Alert[];
   /**
    * Coordinator of a large mesh: whether the peer takes heartbeats in this node's probes (as its
    * last answer to one said); such a peer gets only every LARGE_MESH_REFRESH_EVERY-th heartbeat
@@ -99,12 +74,21 @@ export interface ElectionDriverOptions {
    * peers that understand it. Default: 1 for every peer (what a node of f6578aa takes).
    */
   protocolOf?(address: string): number;
-  /** The open "cannot judge the mesh" incident, shared with the verdicts. Default: none. */
-  cannotJudge?(): PeerStatusPayload | null;
-  /** What this node hands over of a term it stopped leading lately, in its replies. */
-  handover?(): TermHandover | null;
-  /** A reply handed over an ended term (its leader stepped down lately); must not block. */
-  onTermHandover?(handover: TermHandover): void;
+}
+
+/** The term state an announcement, or a refusal handing a newer term over, carries. */
+function termStateOf(m: {
+  peers: TermState['peers'];
+  undelivered?: TermState['undelivered'];
+  alerts?: Alert[];
+  cannot_judge?: PeerStatusPayload;
+}): TermState {
+  return {
+    peers: m.peers,
+    undelivered: m.undelivered ?? [],
+    alerts: m.alerts ?? [],
+    cannotJudge: m.cannot_judge ?? null,
+  };
 }
 
 /** The announcement with the verdicts, for peers of this protocol, and of protocol 1. */
@@ -167,11 +151,7 @@ const HANDOVER_ASK_AGAIN_MS = 1_000;
 export class ElectionDriver {
   private state: ElectionState;
   private timer: TimerHandle | null = null;
-  private lastLeader: NodeRef | null = null;
-  private inheritedView: PeerView[] = [];
-  private inheritedEvents: PeerStatusPayload[] = [];
-  private inheritedAlertList: Alert[] = [];
-  private inheritedJudgement: PeerStatusPayload | null = null;
+  private leader: NodeRef | null = null;
   private readonly tickMs: number;
   /** A large mesh's verdicts on their way to the successors, and the sharing queued behind. */
   private successorsSharing: Promise<void> | null = null;
@@ -185,8 +165,11 @@ export class ElectionDriver {
   private termAnnounced: Promise<void> = Promise.resolve();
   private termAnnouncedEpoch = 0;
   /** The last announcements with verdicts, and what they were built from (fullAnnouncement). */
-  private lastFull: { peers: PeerView[]; key: string; announcements: FullAnnouncements } | null =
-    null;
+  private lastFull: {
+    peers: TermState['peers'];
+    key: string;
+    announcements: FullAnnouncements;
+  } | null = null;
   /** Periodic heartbeats sent this term (a large mesh: every LARGE_MESH_HEARTBEAT_EVERY-th goes to all). */
   private heartbeats = 0;
   /** The successors named in the last announcement to every follower (a large mesh). */
@@ -247,54 +230,9 @@ export class ElectionDriver {
     return this.lastTick;
   }
 
-  /** The verdicts the last followed coordinator shared, plus that coordinator itself as alive. */
-  inherited(now: number): PeerView[] {
-    const leader = this.lastLeader;
-    const views = this.inheritedView.filter((v) => v.address !== this.opts.self.address);
-    if (!leader || views.some((v) => v.address === leader.address)) return views;
-    const nodeName = nodeNameOf(leader.id);
-    return [
-      ...views,
-      {
-        id: leader.id,
-        address: leader.address,
-        node_name: nodeName,
-        health: 'alive',
-        since: now,
-        alerted: false,
-      },
-    ];
-  }
-
-  /** This node as the last followed coordinator's view had it (dead, if it was reported dead). */
-  inheritedSelf(): PeerView | null {
-    return this.inheritedView.find((v) => v.address === this.opts.self.address) ?? null;
-  }
-
-  /** The alerts firing at the other receivers, as the last followed coordinator shared them. */
-  inheritedAlerts(): Alert[] {
-    return this.inheritedAlertList;
-  }
-
-  /** The undelivered events the last followed coordinator shared. */
-  inheritedUndelivered(): PeerStatusPayload[] {
-    return this.inheritedEvents;
-  }
-
-  /** The open "cannot judge" incident the last followed coordinator shared. */
-  inheritedCannotJudge(): PeerStatusPayload | null {
-    return this.inheritedJudgement;
-  }
-
-  /**
-   * A coordinator stepping down keeps its own latest verdicts as what it would start from, should
-   * it lead again before any other coordinator has told it newer ones; events it handed on are
-   * not handed on again.
-   */
-  keepOwnView(view: PeerView[]): void {
-    this.inheritedView = view;
-    this.inheritedEvents = [];
-    this.inheritedJudgement = null;
+  /** The coordinator this node followed last (a successor passes it on as alive). */
+  get lastLeader(): NodeRef | null {
+    return this.leader;
   }
 
   start(): void {
@@ -423,32 +361,30 @@ export class ElectionDriver {
     const reply = effects.find((e) => e.type === 'reply-announcement');
     if (reply?.type !== 'reply-announcement') return null;
     // Only a peer's windows are taken (an unknown sender is rejected with that reason).
+    const { delegate } = this.opts;
     if (announcement.maintenance && reply.reply.reason !== 'unknown-sender') {
-      this.opts.onMaintenance?.(announcement.maintenance);
+      delegate.mergeWindows(announcement.maintenance);
     }
     if (reply.reply.accepted) {
       this.viewOmitted = announcement.peers_omitted === true;
-      this.inheritedView = announcement.peers;
-      this.inheritedEvents = announcement.undelivered ?? [];
-      this.inheritedAlertList = announcement.alerts ?? [];
-      if (!announcement.peers_omitted) this.inheritedJudgement = announcement.cannot_judge ?? null;
-      this.opts.onFollowedView?.(announcement.peers_omitted ? null : announcement.peers);
+      delegate.mergeFollowed(termStateOf(announcement), this.viewOmitted);
     }
-    const windows = this.opts.maintenance?.() ?? [];
+    const windows = delegate.windows();
     const withWindows = windows.length > 0 ? { maintenance: windows } : {};
-    const handover = protocol >= 2 ? this.opts.handover?.() : null;
+    const handover = protocol >= 2 ? delegate.handover() : null;
     const withHandover = handover ? { handover } : {};
     if (reply.reply.reason === 'stale-epoch' && !this.viewOmitted) {
       // A node that did not see our term (it restarted, or led elsewhere) is taking over: hand it
       // what we know, so it neither repeats alerts already sent nor forgets incidents still open.
       // A follower that was sent no verdicts (a large mesh) has none to hand: the successors do.
-      const cannotJudge = protocol >= 2 ? this.opts.cannotJudge?.() : null;
+      const local = delegate.localState();
+      const cannotJudge = protocol >= 2 ? local.cannotJudge : null;
       return {
         ...reply.reply,
-        peers: this.opts.view(),
-        undelivered: undeliveredFor(protocol, this.opts.undelivered()),
+        peers: local.peers,
+        undelivered: undeliveredFor(protocol, local.undelivered),
         ...withWindows,
-        ...alertsToShare(alertsFor(protocol, this.opts.alerts?.() ?? [])),
+        ...alertsToShare(alertsFor(protocol, local.alerts)),
         ...(cannotJudge ? { cannot_judge: cannotJudge } : {}),
         ...withHandover,
       };
@@ -522,7 +458,7 @@ export class ElectionDriver {
       case 'coordinator-changed': {
         const c = effect.coordinator;
         if (c?.address === self.address) this.adopted = null;
-        if (c && c.address !== self.address) this.lastLeader = c;
+        if (c && c.address !== self.address) this.leader = c;
         logger.info(
           {
             event: 'coordinator-changed',
@@ -626,19 +562,14 @@ export class ElectionDriver {
       if (r?.reason !== 'stale-epoch' || !r.peers) continue;
       if (!best || better(sizeOf(r), sizeOf(best))) best = r;
     }
-    if (!best?.peers) return;
+    const peers = best?.peers;
+    if (!best || !peers) return;
     if (this.adopted && !better(sizeOf(best), this.adopted)) return;
     this.adopted = sizeOf(best);
-    if (this.state.leading) {
-      this.opts.onHandover?.(best.peers, best.undelivered ?? [], best.cannot_judge ?? null);
-      return;
-    }
-    this.inheritedView = best.peers;
-    this.inheritedEvents = best.undelivered ?? [];
-    this.inheritedAlertList = best.alerts ?? [];
-    this.inheritedJudgement = best.cannot_judge ?? null;
+    this.opts.delegate.mergeSuperseded(termStateOf({ ...best, peers }), this.state.leading);
+    if (this.state.leading) return;
     const leader = best.coordinator;
-    if (leader && leader.address !== this.opts.self.address) this.lastLeader = leader;
+    if (leader && leader.address !== this.opts.self.address) this.leader = leader;
   }
 
   /**
@@ -675,7 +606,7 @@ export class ElectionDriver {
     epoch: number,
     successors: readonly string[],
   ): (address: string) => Announcement {
-    const windows = this.opts.maintenance?.() ?? [];
+    const windows = this.opts.delegate.windows();
     const common = {
       from: this.opts.self,
       epoch,
@@ -706,10 +637,7 @@ export class ElectionDriver {
    * large mesh's successors get it at every heartbeat: 2 MB of JSON at 5,000 peers.
    */
   private fullAnnouncement(common: Omit<Announcement, 'peers'>): FullAnnouncements {
-    const peers = this.opts.view();
-    const undelivered = this.opts.undelivered();
-    const alerts = this.opts.alerts?.() ?? [];
-    const cannotJudge = this.opts.cannotJudge?.() ?? null;
+    const { peers, undelivered, alerts, cannotJudge } = this.opts.delegate.localState();
     const rest = {
       ...common,
       undelivered,
@@ -746,13 +674,13 @@ export class ElectionDriver {
       replies.set(address, outcome.ok ? outcome.value : null);
       if (!outcome.ok && evidenceOf(outcome.reason) === 'refusal') refused.add(address);
       if (outcome.ok && outcome.value.maintenance) {
-        this.opts.onMaintenance?.(outcome.value.maintenance);
+        this.opts.delegate.mergeWindows(outcome.value.maintenance);
       }
       const handover = outcome.ok ? outcome.value.handover : undefined;
       // Taken only while this term is still this node's: a reply that comes after it stepped down
       // (or went on to a newer epoch) is for the term it left, whose successor asks for itself.
       if (handover && this.state.role === 'coordinator' && this.state.epoch === epoch) {
-        this.opts.onTermHandover?.(handover);
+        this.opts.delegate.mergeHandover(handover);
         // Its POSTs in flight end within a webhook timeout: ask again soon rather than at its next
         // heartbeat (in a large mesh, 30 s away), so that their outcome comes before the wait ends.
         if (handover.in_flight.length > 0) this.askAgain(address, epoch);

@@ -6,7 +6,9 @@ import {
   type Transition,
   type Withhold,
 } from '../prober/verdict.js';
+import type { MaintenanceWindow } from '../wire/maintenance-window.js';
 import type { PeerView } from '../wire/peer-view.js';
+import type { PeerStatusPayload } from '../wire/webhooks.js';
 
 export interface FeedEntry {
   kind: string;
@@ -71,4 +73,32 @@ export function viewChanges(before: readonly PeerView[], after: readonly PeerVie
     }
   }
   return out;
+}
+
+/** Maintenance windows opened, and ended early, as sentences (no peer of their own). */
+export function windowChanges(
+  added: readonly MaintenanceWindow[],
+  ended: readonly MaintenanceWindow[],
+): { kind: 'maintenance'; text: string }[] {
+  return [
+    ...added.map((w) => {
+      const what = w.scope === 'mesh' ? 'the whole mesh' : w.nodes.join(', ');
+      const text = `alerts paused for ${what} until ${new Date(w.until).toISOString()}: ${w.reason}`;
+      return { kind: 'maintenance' as const, text };
+    }),
+    ...ended.map((w) => ({
+      kind: 'maintenance' as const,
+      text: `maintenance window ${w.id} ended early`,
+    })),
+  ];
+}
+
+/** An event the reporter held back: for maintenance, or as the end of an alert never sent. */
+export function heldText(
+  payload: Pick<PeerStatusPayload, 'event' | 'peer'>,
+  window: Pick<MaintenanceWindow, 'reason' | 'until'> | null,
+): string {
+  return window
+    ? `${payload.event} for ${payload.peer.id} held: maintenance (${window.reason}) until ${new Date(window.until).toISOString()}`
+    : `${payload.event} for ${payload.peer.id}: resolves an alert held during maintenance; neither sent`;
 }

@@ -17,6 +17,7 @@ import { loadSchemas } from '../../src/wire/schemas.js';
 import { CapturingLogger } from '../support/capturing-logger.js';
 import { DEFAULT_TIMING as TIMING } from '../support/election-sim.js';
 import { FakeClock } from '../support/fake-clock.js';
+import { TestDelegate } from '../support/test-delegate.js';
 
 const LOW: NodeRef = { id: 'low@10.0.0.1', address: '10.0.0.1:8080' };
 const MID: NodeRef = { id: 'mid@10.0.0.2', address: '10.0.0.2:8080' };
@@ -74,16 +75,17 @@ function node(
     transport,
     clock,
     logger: new CapturingLogger(),
-    view: () => views,
-    undelivered: () => [],
+    delegate: new TestDelegate(self, {
+      view: () => views,
+      maintenance: () => [...book.all()],
+      onMaintenance: (windows) => {
+        heard.push(structuredClone(windows));
+        book.merge(windows, clock.now());
+      },
+      onFollowedView: (v) => followed.push(v ?? []),
+    }),
     onCoordinatorChanged: () => undefined,
     onLeading: () => undefined,
-    maintenance: () => [...book.all()],
-    onMaintenance: (windows) => {
-      heard.push(structuredClone(windows));
-      book.merge(windows, clock.now());
-    },
-    onFollowedView: (v) => followed.push(v ?? []),
   });
   driver.setPeers(peers.map((p) => p.address));
   return { self, book, heard, followed, driver };

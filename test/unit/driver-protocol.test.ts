@@ -15,6 +15,7 @@ import { cannotJudgeIncident, deadAlert } from '../support/alerts.js';
 import { CapturingLogger } from '../support/capturing-logger.js';
 import { DEFAULT_TIMING as TIMING } from '../support/election-sim.js';
 import { FakeClock } from '../support/fake-clock.js';
+import { TestDelegate } from '../support/test-delegate.js';
 
 const OLD: NodeRef = { id: 'old@10.0.0.1', address: '10.0.0.1:8080' };
 const NEW: NodeRef = { id: 'new@10.0.0.2', address: '10.0.0.2:8080' };
@@ -59,6 +60,13 @@ function driverOf(
   const taken: TermHandover[] = [];
   const changes: CoordinatorChange[] = [];
   const events = undeliveredEvents();
+  const delegate = new TestDelegate(self, {
+    undelivered: () => events,
+    alerts: () => [deadOne, judgeAlert],
+    cannotJudge: () => events[1] ?? null,
+    handover: () => handover,
+    onTermHandover: (h) => taken.push(h),
+  });
   const driver = new ElectionDriver({
     self,
     timing: TIMING,
@@ -87,17 +95,12 @@ function driverOf(
       },
     },
     protocolOf: (address) => PROTOCOL[address] ?? 1,
-    view: () => [],
-    undelivered: () => events,
-    alerts: () => [deadOne, judgeAlert],
-    cannotJudge: () => events[1] ?? null,
-    handover: () => handover,
-    onTermHandover: (h) => taken.push(h),
+    delegate,
     onCoordinatorChanged: (change) => changes.push(change),
     onLeading: () => undefined,
   });
   driver.setPeers(peers.map((p) => p.address));
-  return { driver, clock, sent, taken, changes };
+  return { driver, delegate, clock, sent, taken, changes };
 }
 
 describe('election driver: what each protocol gets', () => {
@@ -152,7 +155,7 @@ describe('election driver: what each protocol gets', () => {
       { from: TOP, epoch: 2, peers: [], cannot_judge: opening },
       2,
     );
-    expect(follower.driver.inheritedCannotJudge()?.dedup_key).to.equal(opening?.dedup_key);
+    expect(follower.delegate.memory.cannotJudge?.dedup_key).to.equal(opening?.dedup_key);
     follower.driver.stop();
   });
 

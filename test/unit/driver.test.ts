@@ -23,6 +23,7 @@ import { loadSchemas } from '../../src/wire/schemas.js';
 import { CapturingLogger } from '../support/capturing-logger.js';
 import { DEFAULT_TIMING as TIMING } from '../support/election-sim.js';
 import { FakeClock } from '../support/fake-clock.js';
+import { TestDelegate } from '../support/test-delegate.js';
 
 const LOW: NodeRef = { id: 'low@10.0.0.1', address: '10.0.0.1:8080' };
 const MID: NodeRef = { id: 'mid@10.0.0.2', address: '10.0.0.2:8080' };
@@ -113,37 +114,42 @@ function node(
         : clock.sleep(after).then(() => outcome);
     },
   };
-  const driver: ElectionDriver = new ElectionDriver({
-    self,
-    timing: TIMING,
-    transport: fake,
-    clock,
-    logger: new CapturingLogger(),
+  const delegate = new TestDelegate(self, {
     view: () => ownView,
     undelivered: () => ownUndelivered,
-    onCoordinatorChanged: () => undefined,
-    onLeading: (epoch) => {
-      leading.push(epoch);
-      atLeading = {
-        inherited: driver.inherited(clock.now()),
-        self: driver.inheritedSelf(),
-        undelivered: driver.inheritedUndelivered(),
-      };
-    },
     ...(handover
       ? {
           onHandover: (views: PeerView[], undelivered: PeerStatusPayload[]) =>
             handovers.push({ views, undelivered }),
         }
       : {}),
+  });
+  const driver: ElectionDriver = new ElectionDriver({
+    self,
+    timing: TIMING,
+    transport: fake,
+    clock,
+    logger: new CapturingLogger(),
+    delegate,
+    onCoordinatorChanged: () => undefined,
+    onLeading: (epoch) => {
+      leading.push(epoch);
+      atLeading = {
+        inherited: delegate.inherited(clock.now()),
+        self: delegate.memory.inheritedSelf(),
+        undelivered: delegate.memory.undelivered,
+      };
+    },
     ...(takesHeartbeats ? { takesHeartbeats } : {}),
     ...(successors ? { successors } : {}),
     ...(probeEveryMs === undefined ? {} : { probeEveryMs }),
   });
+  delegate.leader = () => driver.lastLeader;
   driver.setPeers(peers.map((p) => p.address));
   return {
     clock,
     driver,
+    delegate,
     sent,
     sentObjects,
     leading,
@@ -227,7 +233,7 @@ describe('ElectionDriver handover', () => {
     // HIGH's own announcement, then the late answer.
     n.driver.handleAnnouncement({ from: HIGH, epoch: 2, peers: [view(LOW, 'alive')] });
     await n.clock.advanceAsync(1_000);
-    const inherited = n.driver.inherited(n.clock.now());
+    const inherited = n.delegate.inherited(n.clock.now());
     expect(inherited.map((v) => [v.address, v.health])).to.deep.equal([
       [LOW.address, 'alive'],
       [HIGH.address, 'alive'],
@@ -251,7 +257,7 @@ describe('ElectionDriver handover', () => {
     });
     n.driver.start();
     await n.clock.advanceAsync(0);
-    expect(n.driver.inheritedUndelivered()).to.deep.equal([]);
+    expect(n.delegate.memory.undelivered).to.deep.equal([]);
     const pending = [deadAlert(MID, HIGH, 3_000)];
     const peers = [view(LOW, 'dead', 1_500, true), view(MID, 'dead', 3_000, true)];
     const reply = n.driver.handleAnnouncement({
@@ -262,10 +268,12 @@ describe('ElectionDriver handover', () => {
     });
     expect(reply).to.deep.include({ accepted: true, epoch: 4 });
     expect(n.driver.coordinator).to.deep.equal(HIGH);
-    expect(n.driver.inheritedUndelivered()).to.deep.equal(pending);
-    expect(n.driver.inheritedSelf(), 'itself as the coordinator saw it').to.deep.equal(peers[0]);
+    expect(n.delegate.memory.undelivered).to.deep.equal(pending);
+    expect(n.delegate.memory.inheritedSelf(), 'itself as the coordinator saw it').to.deep.equal(
+      peers[0],
+    );
     const now = n.clock.now();
-    const inherited = n.driver.inherited(now);
+    const inherited = n.delegate.inherited(now);
     // Not itself; the coordinator it followed, as alive.
     expect(inherited.map((v) => v.address)).to.have.members([MID.address, HIGH.address]);
     expect(inherited.find((v) => v.address === HIGH.address)).to.deep.include({
@@ -277,7 +285,7 @@ describe('ElectionDriver handover', () => {
 
     // A later announcement without undelivered events: nothing is pending any more.
     n.driver.handleAnnouncement({ from: HIGH, epoch: 4, peers });
-    expect(n.driver.inheritedUndelivered()).to.deep.equal([]);
+    expect(n.delegate.memory.undelivered).to.deep.equal([]);
     n.driver.stop();
   });
 
@@ -385,15 +393,15 @@ describe('ElectionDriver handover', () => {
     n.driver.start();
     await n.clock.advanceAsync(0);
     expect(n.leading).to.deep.equal([1]);
-    const before = n.driver.inherited(n.clock.now());
+    const before = n.delegate.inherited(n.clock.now());
     mesh = {
       epoch: 3,
       handed: { peers: [view(LOW, 'dead', 9, true)], undelivered: [deadAlert(LOW, MID, 9)] },
     };
     await n.clock.advanceAsync(TIMING.heartbeatIntervalMs);
     expect(n.driver.epoch, 'it moved past the newer epoch').to.be.greaterThan(3);
-    expect(n.driver.inherited(n.clock.now())).to.deep.equal(before);
-    expect(n.driver.inheritedUndelivered()).to.deep.equal([]);
+    expect(n.delegate.inherited(n.clock.now())).to.deep.equal(before);
+    expect(n.delegate.memory.undelivered).to.deep.equal([]);
     n.driver.stop();
   });
 
@@ -434,7 +442,7 @@ describe('ElectionDriver handover', () => {
     await n.clock.advanceAsync(0);
     expect(n.leading).to.deep.equal([1]);
     expect(n.handovers, 'nothing handed over while every peer accepts').to.deep.equal([]);
-    const before = n.driver.inherited(n.clock.now());
+    const before = n.delegate.inherited(n.clock.now());
     const newer = {
       epoch: 5,
       peers: [view(LOW, 'dead', 9, true), view(HIGH, 'dead', 7, true)],
@@ -451,9 +459,9 @@ describe('ElectionDriver handover', () => {
     expect(n.handovers).to.have.length(1);
     expect(n.handovers[0]).to.deep.equal({ views: newer.peers, undelivered: newer.undelivered });
     // Not adopted as what it would inherit.
-    expect(n.driver.inherited(n.clock.now())).to.deep.equal(before);
-    expect(n.driver.inheritedUndelivered()).to.deep.equal([]);
-    expect(n.driver.inheritedSelf()).to.equal(null);
+    expect(n.delegate.inherited(n.clock.now())).to.deep.equal(before);
+    expect(n.delegate.memory.undelivered).to.deep.equal([]);
+    expect(n.delegate.memory.inheritedSelf()).to.equal(null);
     n.driver.stop();
   });
 
@@ -508,15 +516,15 @@ describe('ElectionDriver handover', () => {
       peers: [view(LOW, 'alive'), view(MID, 'alive')],
       undelivered: [deadAlert(MID, HIGH, 3_000)],
     });
-    expect(n.driver.inheritedUndelivered()).to.have.length(1);
+    expect(n.delegate.memory.undelivered).to.have.length(1);
     const own = [
       view(LOW, 'alive', 50),
       view(MID, 'dead', 6_000, true),
       view(HIGH, 'dead', 7_000, true),
     ];
-    n.driver.keepOwnView(own);
-    expect(n.driver.inherited(n.clock.now())).to.deep.equal([own[1], own[2]]);
-    expect(n.driver.inheritedUndelivered()).to.deep.equal([]);
+    n.delegate.memory.keepOwnView(own);
+    expect(n.delegate.inherited(n.clock.now())).to.deep.equal([own[1], own[2]]);
+    expect(n.delegate.memory.undelivered).to.deep.equal([]);
     n.driver.stop();
   });
 });
@@ -552,8 +560,7 @@ describe('ElectionDriver: confirming a new term', () => {
       },
       clock,
       logger: new CapturingLogger(),
-      view: () => [],
-      undelivered: () => [],
+      delegate: new TestDelegate(HIGH),
       onCoordinatorChanged: () => undefined,
       onLeading: (epoch) => leading.push({ epoch, atMs: clock.now() - t0 }),
       onTermRenewed: (epoch) => renewed.push({ epoch, atMs: clock.now() - t0 }),
@@ -763,11 +770,9 @@ describe('ElectionDriver: announcements in a large mesh', () => {
       },
       clock,
       logger: new CapturingLogger(),
-      view: () => [],
-      undelivered: () => [],
+      delegate: new TestDelegate(LOW, { onFollowedView: (v) => followed.push(v) }),
       onCoordinatorChanged: () => undefined,
       onLeading: () => undefined,
-      onFollowedView: (v) => followed.push(v),
     });
     driver.setPeers([MID.address, HIGH.address]);
     driver.start();

@@ -10,6 +10,7 @@ import { ProbeRounds } from '../../src/prober/rounds.js';
 import { loadSchemas } from '../../src/wire/schemas.js';
 import { CapturingLogger } from '../support/capturing-logger.js';
 import { FakeClock } from '../support/fake-clock.js';
+import { TestDelegate } from '../support/test-delegate.js';
 
 const MIB = 1024 * 1024;
 const SELF = { id: 'worker-3@127.0.0.1', address: '127.0.0.1:8080' };
@@ -304,8 +305,7 @@ describe('health routes', () => {
       },
       clock,
       logger: quiet,
-      view: () => [],
-      undelivered: () => [],
+      delegate: new TestDelegate(SELF),
       onCoordinatorChanged: () => undefined,
       onLeading: () => rounds.start([]),
     });

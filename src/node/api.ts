@@ -1,0 +1,128 @@
+// The node's HTTP API: the peer messages (ping, election, announcement, probe heartbeats, relayed
+// probes, leaves), and the operator's routes (health, metrics, status, maintenance, a test alert).
+import type { Express } from 'express';
+import type { PeerAuth } from '../auth/peer-auth.js';
+import type { Config } from '../config/load.js';
+import type { Clock } from '../core/clock.js';
+import type { Logger } from '../core/logger.js';
+import type { AlertDispatcher } from '../delivery/alert-dispatcher.js';
+import type { HealthManager } from '../health/health-manager.js';
+import { buildApp } from '../http/app.js';
+import { healthRoutes } from '../http/routes/health.js';
+import { leaveRouter } from '../http/routes/leave.js';
+import { maintenanceRouter } from '../http/routes/maintenance.js';
+import { statusRouter } from '../http/routes/status.js';
+import { testAlertRouter } from '../http/routes/test-alert.js';
+import type { MaintenanceBook } from '../maintenance/windows.js';
+import type { NodeMetrics } from '../metrics/node-metrics.js';
+import type { ProbeRounds } from '../prober/rounds.js';
+import type { Relay } from '../prober/relay.js';
+import { assembleStatus } from '../status/assemble.js';
+import type { EventLog } from '../status/event-log.js';
+import type { NodeRef } from '../wire/node-ref.js';
+import type { SchemaRegistry } from '../wire/schemas.js';
+import type { Leadership } from './leadership.js';
+import type { Membership } from './membership.js';
+
+export interface NodeApiParts {
+  config: Config;
+  version: string;
+  self: NodeRef;
+  schemas: SchemaRegistry;
+  auth: PeerAuth | null;
+  clock: Clock;
+  logger: Logger;
+  leadership: Leadership;
+  membership: Membership;
+  rounds: ProbeRounds;
+  relay: Relay;
+  metrics: NodeMetrics;
+  health: HealthManager;
+  dispatcher: AlertDispatcher;
+  book: MaintenanceBook;
+  events: EventLog;
+  /** The node an address runs on, as discovery names it. */
+  nodeNameOf: (address: string) => string | undefined;
+}
+
+export function nodeApi(p: NodeApiParts): Express {
+  const { self, schemas, auth, clock, leadership, membership } = p;
+  const { election } = leadership;
+  const http = p.logger.child({ component: 'http' });
+  return buildApp({
+    schemas,
+    logger: http,
+    auth,
+    selfAddress: self.address,
+    isPeer: (address) => membership.isPeer(address),
+    onRefused: (reason) => p.metrics.peerMessages.refusedMessage(reason),
+    now: () => clock.now(),
+    api: {
+      ping: () => ({
+        id: self.id,
+        address: self.address,
+        node_name: p.config.nodeName,
+        role: election.role,
+        epoch: election.epoch,
+        coordinator: election.coordinator,
+      }),
+      election: (request) => {
+        membership.spoke(request.from.address);
+        return election.handleElection(request);
+      },
+      announcement: (announcement, protocol) => {
+        membership.spoke(announcement.from.address);
+        return leadership.announcement(announcement, protocol);
+      },
+      heartbeat: ({ from, epoch }) => leadership.heartbeat(from, epoch),
+      probe: (request) => p.relay.handle(request),
+      metrics: () => p.metrics.render(),
+    },
+    routers: [
+      healthRoutes(p.health),
+      leaveRouter({
+        schemas,
+        auth,
+        logger: http,
+        onLeave: (notice) => membership.leave(notice.from),
+      }),
+      testAlertRouter({
+        logger: p.logger.child({ component: 'receivers' }),
+        send: () => p.dispatcher.sendTest(),
+      }),
+      maintenanceRouter({
+        book: p.book,
+        schemas,
+        logger: p.logger.child({ component: 'maintenance' }),
+        now: () => clock.now(),
+        onChanged: () => leadership.windowsChanged(),
+      }),
+      statusRouter({ schemas, logger: http, status: () => nodeStatus(p) }),
+    ],
+  });
+}
+
+/** GET /status: its own verdicts while it leads, else those its coordinator last announced. */
+function nodeStatus(p: NodeApiParts) {
+  const { election, sharing } = p.leadership;
+  const { rounds, clock } = p;
+  return assembleStatus({
+    self: p.self,
+    nodeName: p.config.nodeName,
+    version: p.version,
+    role: election.role,
+    epoch: election.epoch,
+    coordinator: election.coordinator,
+    ready: p.health.readiness().ok,
+    dryRun: p.config.dryRun,
+    own: rounds.running ? rounds.snapshot() : null,
+    selfSuspect: rounds.running ? rounds.selfSuspicion.suspect : null,
+    followed: election.role === 'coordinator' ? null : sharing.followed,
+    discovered: p.membership.peers,
+    nodeNameOf: p.nodeNameOf,
+    departed: p.membership.departed(),
+    windows: p.book.active(clock.now()),
+    events: p.events.recent(),
+    now: clock.now(),
+  });
+}

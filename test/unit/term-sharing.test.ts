@@ -1,0 +1,124 @@
+// The node's side of the election's delegate: what it shares of a term (its own while it probes,
+// else what the followed term left), and what it does with a peer's.
+import { expect } from 'chai';
+import { peerStatusPayload } from '../../src/alerts/payloads.js';
+import { MaintenanceBook } from '../../src/maintenance/windows.js';
+import { TermSharing } from '../../src/node/term-sharing.js';
+import { newRecord } from '../../src/prober/verdict.js';
+import { EventLog } from '../../src/status/event-log.js';
+import type { PeerView } from '../../src/wire/peer-view.js';
+import type { PeerStatusPayload } from '../../src/wire/webhooks.js';
+import { deadAlert } from '../support/alerts.js';
+import { FakeClock } from '../support/fake-clock.js';
+
+const SELF = { id: 'self@10.0.0.5', address: '10.0.0.5:8080' };
+const A = { id: 'a@10.0.0.1', address: '10.0.0.1:8080' };
+const LEADER = { id: 'top@10.0.0.9', address: '10.0.0.9:8080' };
+
+const view = (ref: { id: string; address: string }, health: PeerView['health']): PeerView => ({
+  id: ref.id,
+  address: ref.address,
+  node_name: ref.id.split('@')[0] ?? '',
+  health,
+  since: 1_000,
+  alerted: health === 'dead',
+});
+
+const deadA = (incidentMs: number): PeerStatusPayload =>
+  peerStatusPayload({
+    record: {
+      ...newRecord(A.address, incidentMs),
+      id: A.id,
+      health: 'dead',
+      lastFailure: 'refused',
+    },
+    event: 'peer_dead',
+    incidentMs,
+    coordinator: LEADER,
+    epoch: 3,
+    now: incidentMs,
+  });
+
+function sharing({ running = false, alertsOn = true } = {}) {
+  const clock = new FakeClock();
+  const events = new EventLog(() => clock.now());
+  const own = { views: [view(A, 'alive')], undelivered: [] as PeerStatusPayload[] };
+  const firing = [deadAlert(1, 1_000)];
+  const s = new TermSharing({
+    self: SELF,
+    clock,
+    rounds: { running, adopt: () => undefined },
+    shared: { views: () => own.views },
+    reporter: {
+      undelivered: () => own.undelivered,
+      cannotJudgeOpen: () => null,
+      handOver: () => null,
+      takeHandover: () => undefined,
+      resend: () => undefined,
+      resolveCannotJudge: () => undefined,
+      selfRecovered: () => undefined,
+    },
+    dispatcher: { enabled: alertsOn, shared: () => firing },
+    book: new MaintenanceBook(),
+    events,
+    lastLeader: () => LEADER,
+  });
+  return { s, clock, events, own, firing };
+}
+
+describe('TermSharing', () => {
+  it('while probing, shares its own verdicts, undelivered events and firing alerts', () => {
+    const { s, own, firing } = sharing({ running: true });
+    own.undelivered = [deadA(2_000)];
+    expect(s.localState()).to.deep.equal({
+      peers: own.views,
+      undelivered: own.undelivered,
+      alerts: firing,
+      cannotJudge: null,
+    });
+  });
+
+  it("shares no alerts when no receiver other than KNH's webhooks is set", () => {
+    const { s } = sharing({ running: true, alertsOn: false });
+    expect(s.localState().alerts).to.deep.equal([]);
+  });
+
+  it('as a follower, passes on the followed term, its leader alive, each event once', () => {
+    const { s, own, clock } = sharing();
+    const pending = deadA(2_000);
+    s.mergeFollowed(
+      { peers: [view(A, 'dead')], undelivered: [pending], alerts: [], cannotJudge: null },
+      false,
+    );
+    own.undelivered = [pending, deadA(3_000)];
+    const local = s.localState();
+    expect(local.peers.map((v) => [v.address, v.health])).to.deep.equal([
+      [A.address, 'dead'],
+      [LEADER.address, 'alive'],
+    ]);
+    expect(local.undelivered.map((p) => p.dedup_key)).to.deep.equal(
+      own.undelivered.map((p) => p.dedup_key),
+    );
+    expect(s.inherited(clock.now())).to.deep.equal(local.peers);
+  });
+
+  it("shows the followed coordinator's verdicts, and their changes in the event feed", () => {
+    const { s, events } = sharing();
+    const empty = { undelivered: [], alerts: [], cannotJudge: null };
+    s.mergeFollowed({ ...empty, peers: [view(A, 'alive')] }, false);
+    s.mergeFollowed({ ...empty, peers: [view(A, 'dead')] }, false);
+    expect(s.followed?.views).to.deep.equal([view(A, 'dead')]);
+    expect(events.recent()[0]).to.deep.include({ kind: 'peer_dead', peer: A.id });
+    s.mergeFollowed({ ...empty, peers: [] }, true);
+    expect(s.followed, 'a large mesh: the map is on the coordinator').to.equal(null);
+  });
+
+  it('remembers a window changed here until a reply to an announcement carries it', () => {
+    const { s } = sharing();
+    expect(s.windowsToTell).to.be.false;
+    s.windowsChanged();
+    expect(s.windowsToTell).to.be.true;
+    s.windowsTold();
+    expect(s.windowsToTell).to.be.false;
+  });
+});
