@@ -5,7 +5,7 @@ import { canonicalAddress, canonicalIp, parseAddress } from '../wire/node-ref.js
 import { parseDuration } from './duration.js';
 import type { Setting } from './settings.js';
 
-export type Value = string | number | string[] | null;
+export type Value = string | number | boolean | string[] | null;
 
 const MAX_URL_CHARS = 2048;
 /** PATH_MAX on Linux. */
@@ -64,6 +64,8 @@ function describe(setting: Setting): string {
       return `a duration from ${t.minMs / 1000} to ${t.maxMs / 1000} seconds: plain seconds like "2" or "0.5", or "500ms", "2s", "1m", "1h"`;
     case 'enum':
       return `one of ${t.values.join(', ')}`;
+    case 'boolean':
+      return 'one of true, false';
     case 'url':
       return `an http:// or https:// URL with a host name or IP address, without spaces, at most ${MAX_URL_CHARS} characters, e.g. "http://receiver:8080/hook"`;
     case 'peers':
@@ -168,14 +170,17 @@ export function parseValue(setting: Setting, raw: string): { value: Value } | { 
     }
     case 'int': {
       const n = Number(text);
-      return /^-?\d+$/.test(text) && n >= t.min && n <= t.max ? { value: n } : bad;
+      if (!(/^-?\d+$/.test(text) && n >= t.min && n <= t.max)) return bad;
+      return { value: n === t.off ? null : n };
     }
     case 'duration': {
       const ms = parseDuration(text);
       return ms !== null && ms >= t.minMs && ms <= t.maxMs ? { value: ms } : bad;
     }
     case 'enum':
-      return t.values.includes(text) ? { value: text } : bad;
+      return t.values.includes(text) ? { value: t.synonyms?.[text] ?? text } : bad;
+    case 'boolean':
+      return text === 'true' || text === 'false' ? { value: text === 'true' } : bad;
     case 'url':
       return isHttpUrl(text) ? { value: text } : bad;
     case 'peers': {

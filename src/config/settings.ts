@@ -1,5 +1,6 @@
-// Every setting knh reads, declared once: env name, kind, default, unit and meaning.
-// docs/settings.md's table is generated from this list (npm run docs), and a test checks it.
+// Every setting knh reads, declared once: env name, the Config field it fills, kind, default, unit
+// and meaning. Config's type is derived from this list (load.ts), and docs/settings.md's table is
+// generated from it (npm run docs), which a test checks.
 
 export type SettingKind =
   /** Any non-empty text; the loader checks these further (secrets, header names). */
@@ -17,14 +18,22 @@ export type SettingKind =
   /** A unicast address; `wildcard`: 0.0.0.0 and :: (every interface) too. */
   | { kind: 'ip'; wildcard?: boolean }
   | { kind: 'port' }
-  | { kind: 'int'; min: number; max: number }
+  /** `off`: the value that turns the setting off, read as null. */
+  | { kind: 'int'; min: number; max: number; off?: number }
+  /** Read in milliseconds, so the fields of durations end in `Ms`. */
   | { kind: 'duration'; minMs: number; maxMs: number }
-  | { kind: 'enum'; values: readonly string[] }
+  /** `synonyms`: values accepted and read as another one; the field never holds them. */
+  | { kind: 'enum'; values: readonly string[]; synonyms?: Readonly<Record<string, string>> }
+  /** `true` or `false`. */
+  | { kind: 'boolean' }
   | { kind: 'url' }
+  /** A list of `ip:port`; unset, it is empty rather than null. */
   | { kind: 'peers' };
 
 export interface Setting {
   env: string;
+  /** The Config field the setting fills; unique. */
+  key: string;
   /** Other names accepted for the same setting (KNH's spellings). */
   aliases?: readonly string[];
   type: SettingKind;
@@ -40,15 +49,13 @@ export interface Setting {
   secret?: boolean;
 }
 
-const duration = (minMs: number, maxMs: number): SettingKind => ({
-  kind: 'duration',
-  minMs,
-  maxMs,
-});
+// The precise type (literal, not SettingKind) keeps a duration's field a number in SettingValues.
+const duration = (minMs: number, maxMs: number) => ({ kind: 'duration', minMs, maxMs }) as const;
 
 export const SETTINGS = [
   {
     env: 'NODE_NAME',
+    key: 'nodeName',
     aliases: ['MY_NODE_NAME'],
     type: { kind: 'dns-subdomain' },
     defaultText: 'the host name (static discovery); required with kubernetes',
@@ -58,6 +65,7 @@ export const SETTINGS = [
   },
   {
     env: 'POD_IP',
+    key: 'podIp',
     type: { kind: 'ip' },
     defaultText: '127.0.0.1 (static discovery); required with kubernetes',
     description: 'IP address of this pod; peers reach the node at `POD_IP:CONTAINER_PORT`.',
@@ -65,6 +73,7 @@ export const SETTINGS = [
   },
   {
     env: 'CONTAINER_PORT',
+    key: 'port',
     type: { kind: 'port' },
     default: '8080',
     description: 'Port of the HTTP API (ping, election messages).',
@@ -72,6 +81,7 @@ export const SETTINGS = [
   },
   {
     env: 'LISTEN_HOST',
+    key: 'listenHost',
     type: { kind: 'ip', wildcard: true },
     defaultText: '0.0.0.0 (:: when POD_IP is IPv6)',
     description: 'Address the HTTP server binds to.',
@@ -79,6 +89,7 @@ export const SETTINGS = [
   },
   {
     env: 'DISCOVERY',
+    key: 'discovery',
     type: { kind: 'enum', values: ['kubernetes', 'static'] },
     default: 'kubernetes',
     description:
@@ -87,6 +98,7 @@ export const SETTINGS = [
   },
   {
     env: 'PEERS',
+    key: 'peers',
     type: { kind: 'peers' },
     defaultText: 'none; required with static discovery',
     description:
@@ -95,6 +107,7 @@ export const SETTINGS = [
   },
   {
     env: 'SERVICE_NAME',
+    key: 'serviceName',
     type: { kind: 'dns-1035-label' },
     defaultText: 'none; required with kubernetes',
     description: 'Service whose EndpointSlices list the knh pods.',
@@ -102,6 +115,7 @@ export const SETTINGS = [
   },
   {
     env: 'NAMESPACE',
+    key: 'namespace',
     type: { kind: 'dns-label' },
     defaultText: 'none; required with kubernetes',
     description: 'Namespace of that Service (and of the DaemonSet).',
@@ -109,6 +123,7 @@ export const SETTINGS = [
   },
   {
     env: 'KUBECONFIG',
+    key: 'kubeconfig',
     type: { kind: 'path' },
     defaultText: "unset: the pod's service account (in-cluster)",
     description: 'Kubernetes discovery outside a cluster: path of the kubeconfig file to use.',
@@ -116,6 +131,7 @@ export const SETTINGS = [
   },
   {
     env: 'CONNECT_MAX_RETRIES',
+    key: 'connectMaxRetries',
     type: { kind: 'int', min: 0, max: 20 },
     default: '2',
     unit: 'retries',
@@ -125,6 +141,7 @@ export const SETTINGS = [
   },
   {
     env: 'CONNECT_COOLDOWN_PERIOD',
+    key: 'connectCooldownMs',
     type: duration(0, 60_000),
     default: '0.2',
     unit: 'seconds',
@@ -133,6 +150,7 @@ export const SETTINGS = [
   },
   {
     env: 'SEND_MAX_RETRIES',
+    key: 'sendMaxRetries',
     type: { kind: 'int', min: 0, max: 20 },
     default: '2',
     unit: 'retries',
@@ -142,6 +160,7 @@ export const SETTINGS = [
   },
   {
     env: 'SEND_COOLDOWN_PERIOD',
+    key: 'sendCooldownMs',
     type: duration(0, 60_000),
     default: '0.2',
     unit: 'seconds',
@@ -150,6 +169,7 @@ export const SETTINGS = [
   },
   {
     env: 'ELECTION_COOLDOWN_PERIOD',
+    key: 'roundIntervalMs',
     type: duration(100, 600_000),
     default: '1',
     unit: 'seconds',
@@ -159,6 +179,7 @@ export const SETTINGS = [
   },
   {
     env: 'PROBE_TIMEOUT',
+    key: 'probeTimeoutMs',
     type: duration(10, 60_000),
     default: '1',
     unit: 'seconds',
@@ -168,6 +189,7 @@ export const SETTINGS = [
   },
   {
     env: 'UNHEALTHY_DURATION',
+    key: 'unhealthyMs',
     type: duration(0, 600_000),
     default: '1',
     unit: 'seconds',
@@ -177,6 +199,7 @@ export const SETTINGS = [
   },
   {
     env: 'INDIRECT_PROBES',
+    key: 'indirectProbes',
     type: { kind: 'int', min: 0, max: 16 },
     default: '3',
     unit: 'peers',
@@ -186,6 +209,7 @@ export const SETTINGS = [
   },
   {
     env: 'HEARTBEAT_INTERVAL',
+    key: 'heartbeatIntervalMs',
     type: duration(10, 60_000),
     default: '0.5',
     unit: 'seconds',
@@ -194,6 +218,7 @@ export const SETTINGS = [
   },
   {
     env: 'COORDINATOR_TIMEOUT',
+    key: 'coordinatorTimeoutMs',
     type: duration(20, 600_000),
     default: '1.5',
     unit: 'seconds',
@@ -203,6 +228,7 @@ export const SETTINGS = [
   },
   {
     env: 'ELECTION_TIMEOUT',
+    key: 'electionTimeoutMs',
     type: duration(10, 600_000),
     default: '1',
     unit: 'seconds',
@@ -212,6 +238,7 @@ export const SETTINGS = [
   },
   {
     env: 'SANITY_CHECK_URL',
+    key: 'sanityCheckUrl',
     type: { kind: 'url' },
     description:
       'If set, the coordinator GETs it before declaring peers dead; when it cannot, it is the one in trouble and sends no dead-peer alerts.',
@@ -219,12 +246,14 @@ export const SETTINGS = [
   },
   {
     env: 'PEER_STATUS_URL',
+    key: 'peerStatusUrl',
     type: { kind: 'url' },
     description: 'Receives a POST when a peer goes from alive to dead, and when it recovers.',
     origin: 'KNH',
   },
   {
     env: 'CLUSTER_STATUS_URL',
+    key: 'clusterStatusUrl',
     type: { kind: 'url' },
     description:
       'Receives the full peer map after every election, after every round that changed a peer or the peer list, and every CLUSTER_STATUS_INTERVAL.',
@@ -232,6 +261,7 @@ export const SETTINGS = [
   },
   {
     env: 'CLUSTER_STATUS_INTERVAL',
+    key: 'clusterStatusIntervalMs',
     type: duration(0, 86_400_000),
     default: '60',
     unit: 'seconds',
@@ -240,6 +270,7 @@ export const SETTINGS = [
   },
   {
     env: 'START_GRACE',
+    key: 'startGraceMs',
     type: duration(0, 86_400_000),
     default: '60',
     unit: 'seconds',
@@ -249,6 +280,7 @@ export const SETTINGS = [
   },
   {
     env: 'WEBHOOK_TIMEOUT',
+    key: 'webhookTimeoutMs',
     type: duration(10, 120_000),
     default: '5',
     unit: 'seconds',
@@ -257,6 +289,7 @@ export const SETTINGS = [
   },
   {
     env: 'WEBHOOK_RETRY_FOR',
+    key: 'webhookRetryForMs',
     type: duration(0, 86_400_000),
     default: '600',
     unit: 'seconds',
@@ -266,6 +299,7 @@ export const SETTINGS = [
   },
   {
     env: 'WEBHOOK_QUEUE_SIZE',
+    key: 'webhookQueueSize',
     type: { kind: 'int', min: 1, max: 1_000_000 },
     default: '10000',
     unit: 'events',
@@ -275,6 +309,7 @@ export const SETTINGS = [
   },
   {
     env: 'WEBHOOK_CONCURRENCY',
+    key: 'webhookConcurrency',
     type: { kind: 'int', min: 1, max: 256 },
     default: '32',
     unit: 'requests',
@@ -284,6 +319,7 @@ export const SETTINGS = [
   },
   {
     env: 'SLACK_WEBHOOK_URL',
+    key: 'slackWebhookUrl',
     type: { kind: 'url' },
     secret: true,
     description:
@@ -292,6 +328,7 @@ export const SETTINGS = [
   },
   {
     env: 'ALERTMANAGER_URL',
+    key: 'alertmanagerUrl',
     type: { kind: 'url' },
     description:
       'Base URL of a Prometheus Alertmanager (e.g. `http://alertmanager:9093`): alerts posted to its API v2, re-posted every 30 s while firing, resolved with `endsAt`; plus an always-firing `KnhWatchdog` alert (dead man’s switch).',
@@ -299,6 +336,7 @@ export const SETTINGS = [
   },
   {
     env: 'PAGERDUTY_ROUTING_KEY',
+    key: 'pagerDutyRoutingKey',
     type: { kind: 'string' },
     secret: true,
     description:
@@ -307,6 +345,7 @@ export const SETTINGS = [
   },
   {
     env: 'PAGERDUTY_URL',
+    key: 'pagerDutyUrl',
     type: { kind: 'url' },
     default: 'https://events.pagerduty.com/v2/enqueue',
     description: 'Where PagerDuty events go (override for tests or a proxy).',
@@ -314,6 +353,7 @@ export const SETTINGS = [
   },
   {
     env: 'ALERT_WEBHOOK_URL',
+    key: 'alertWebhookUrl',
     type: { kind: 'url' },
     description:
       'A generic receiver: alert groups as JSON (`schemas/alert-webhook.schema.json`), for in-house tools.',
@@ -321,6 +361,7 @@ export const SETTINGS = [
   },
   {
     env: 'ALERT_WEBHOOK_AUTH_FILE',
+    key: 'alertWebhookAuthFile',
     type: { kind: 'path' },
     description:
       'File holding the value of ALERT_WEBHOOK_AUTH_HEADER sent with every ALERT_WEBHOOK_URL request (mount a Secret); re-read when it changes.',
@@ -328,6 +369,7 @@ export const SETTINGS = [
   },
   {
     env: 'ALERT_WEBHOOK_AUTH_HEADER',
+    key: 'alertWebhookAuthHeader',
     type: { kind: 'string' },
     default: 'Authorization',
     description: 'Name of the header that carries ALERT_WEBHOOK_AUTH_FILE’s content.',
@@ -335,6 +377,7 @@ export const SETTINGS = [
   },
   {
     env: 'ALERT_WEBHOOK_HEARTBEAT',
+    key: 'alertWebhookHeartbeatMs',
     type: duration(0, 86_400_000),
     default: '0',
     unit: 'seconds',
@@ -344,6 +387,7 @@ export const SETTINGS = [
   },
   {
     env: 'ALERT_HOLD_DOWN',
+    key: 'alertHoldDownMs',
     type: duration(0, 3_600_000),
     default: '30',
     unit: 'seconds',
@@ -353,6 +397,7 @@ export const SETTINGS = [
   },
   {
     env: 'ALERT_GROUP_WAIT',
+    key: 'alertGroupWaitMs',
     type: duration(0, 600_000),
     default: '2',
     unit: 'seconds',
@@ -362,12 +407,15 @@ export const SETTINGS = [
   },
   {
     env: 'CLUSTER_NAME',
+    key: 'clusterName',
     type: { kind: 'text', maxLength: 253 },
     description: 'Names the cluster in alert messages and as the `cluster` label in Alertmanager.',
     origin: 'knh',
   },
   {
     env: 'PEER_SECRET',
+    // The field holds the secrets in force: this one, or PEER_SECRET_FILE's (load.ts).
+    key: 'peerSecrets',
     type: { kind: 'string' },
     secret: true,
     description:
@@ -376,6 +424,7 @@ export const SETTINGS = [
   },
   {
     env: 'PEER_SECRET_FILE',
+    key: 'peerSecretFile',
     type: { kind: 'path' },
     description:
       'File holding the peer secret instead (a mounted Kubernetes Secret), re-read every 30 s. Up to 4 secrets, one a line, for rotation: the first signs, any of them is accepted.',
@@ -383,6 +432,7 @@ export const SETTINGS = [
   },
   {
     env: 'PEER_AUTH_MAX_SKEW',
+    key: 'peerAuthMaxSkewMs',
     type: duration(1_000, 600_000),
     default: '30',
     unit: 'seconds',
@@ -392,7 +442,8 @@ export const SETTINGS = [
   },
   {
     env: 'DRY_RUN',
-    type: { kind: 'enum', values: ['true', 'false'] },
+    key: 'dryRun',
+    type: { kind: 'boolean' },
     default: 'false',
     description:
       'true: everything runs (probes, elections, verdicts, status page) but webhooks are logged with their payloads instead of sent.',
@@ -400,7 +451,8 @@ export const SETTINGS = [
   },
   {
     env: 'MAX_MEMORY_USAGE',
-    type: { kind: 'int', min: -1, max: 1_048_576 },
+    key: 'maxMemoryMiB',
+    type: { kind: 'int', min: -1, max: 1_048_576, off: -1 },
     default: '-1',
     unit: 'MiB',
     description:
@@ -409,6 +461,7 @@ export const SETTINGS = [
   },
   {
     env: 'METRICS_PER_PEER_LIMIT',
+    key: 'metricsPerPeerLimit',
     type: { kind: 'int', min: 0, max: 100_000 },
     default: '1000',
     unit: 'peers',
@@ -418,6 +471,7 @@ export const SETTINGS = [
   },
   {
     env: 'SHUTDOWN_GRACE_PERIOD',
+    key: 'shutdownGraceMs',
     type: duration(0, 600_000),
     default: '5',
     unit: 'seconds',
@@ -427,9 +481,11 @@ export const SETTINGS = [
   },
   {
     env: 'LOG_LEVEL',
+    key: 'logLevel',
     type: {
       kind: 'enum',
       values: ['panic', 'fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'],
+      synonyms: { panic: 'fatal' },
     },
     default: 'info',
     description: 'Log level of the JSON logs on stdout (`panic` is read as `fatal`).',
@@ -437,4 +493,40 @@ export const SETTINGS = [
   },
 ] as const satisfies readonly Setting[];
 
-export type SettingName = (typeof SETTINGS)[number]['env'];
+type Declared = (typeof SETTINGS)[number];
+export type SettingName = Declared['env'];
+
+/** What each kind reads as, when the setting is set or has a default. */
+interface KindTypes {
+  string: string;
+  text: string;
+  'dns-subdomain': string;
+  'dns-label': string;
+  'dns-1035-label': string;
+  path: string;
+  ip: string;
+  port: number;
+  int: number;
+  duration: number;
+  enum: string;
+  boolean: boolean;
+  url: string;
+  peers: string[];
+}
+
+/** Narrower than KindTypes: an enum is the union of its values but synonyms, `off` is null. */
+type KindValue<K extends SettingKind> = K extends { kind: 'enum'; values: readonly (infer V)[] }
+  ? Exclude<V, keyof (K extends { synonyms: infer S } ? S : object)>
+  : K extends { kind: 'int'; off: number }
+    ? number | null
+    : KindTypes[K['kind']];
+
+/** A setting's value: null when it is unset and has no default, except lists (then empty). */
+type ValueOf<S extends Setting> = S extends { default: string }
+  ? KindValue<S['type']>
+  : S['type'] extends { kind: 'peers' }
+    ? string[]
+    : KindValue<S['type']> | null;
+
+/** Every setting's value under its key, as the loader reads them (parse-value.ts). */
+export type SettingValues = { [S in Declared as S['key']]: ValueOf<S> };
