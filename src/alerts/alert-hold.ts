@@ -2,7 +2,7 @@
 // resolution cancels it (nothing happened worth a page); one still open when the pause ends goes
 // out then. A resolution of an alert that did go out is always sent, so no incident stays open.
 import type { MaintenanceWindow, PeerNames } from '../wire/maintenance-window.js';
-import { incidentOf } from './payloads.js';
+import { incidentOf } from '../wire/incident.js';
 import { opensIncident, type PeerStatusPayload } from '../wire/webhooks.js';
 
 export type Admission =

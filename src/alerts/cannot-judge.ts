@@ -4,7 +4,8 @@
 // when it reaches most of its peers again, or by the next coordinator. Pure: facts and time given.
 import { nodeNameOf, type NodeRef } from '../wire/node-ref.js';
 import { silentNow, suspicionCounts, type PeerRecord } from '../prober/verdict.js';
-import { incidentOf, judgementPayload } from './payloads.js';
+import { judgementPayload } from './payloads.js';
+import { incidentOf } from '../wire/incident.js';
 import {
   MAX_LISTED_UNREACHABLE,
   type JudgementFacts,

@@ -1,20 +1,14 @@
 // Peer-status events become alerts with a lifecycle: one firing, one resolved, per problem. A peer
 // that comes back is resolved only once it has stayed up for the hold-down; dying again within it
 // continues the same alert, so a flapping peer pages once, not on every flap. Pure: time is given.
-import { incidentOf, incidentStartOf } from './payloads.js';
-import { opensIncident, type PeerStatusPayload } from '../wire/webhooks.js';
+import { incidentStartOf } from './payloads.js';
+import { incidentOf } from '../wire/incident.js';
+import { openingOf, opensIncident, type PeerStatusPayload } from '../wire/webhooks.js';
 import type { Alert, AlertKind } from '../wire/alert.js';
 import type { AlertChange } from './receiver-adapter.js';
 
-/** `knh:<subject>:<incident ms>`: the dedup key without its event suffix. */
-export const alertKeyOf = incidentOf;
-
-/** The alert kind of the incident a peer-status event opens or resolves. */
-function kindOf(event: PeerStatusPayload['event']): AlertKind {
-  if (event === 'path_broken' || event === 'path_restored') return 'path_broken';
-  if (event === 'cannot_judge' || event === 'can_judge') return 'cannot_judge';
-  return 'peer_dead';
-}
+/** The alert kind of the incident a peer-status event opens or resolves: its opening event. */
+const kindOf = (event: PeerStatusPayload['event']): AlertKind => openingOf(event);
 
 /** What an alert is about, whichever incident: the peer, the path to it, or a coordinator's view. */
 function subject(kind: AlertKind, peer: string, coordinator: string): string {
@@ -27,7 +21,7 @@ const subjectOf = (payload: PeerStatusPayload) =>
   subject(kindOf(payload.event), payload.peer.address, payload.coordinator_address);
 
 export function alertOf(payload: PeerStatusPayload): Alert {
-  const key = alertKeyOf(payload);
+  const key = incidentOf(payload);
   return {
     key,
     kind: kindOf(payload.event),

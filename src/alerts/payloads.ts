@@ -1,14 +1,22 @@
 // Builds webhook payloads (KNH's fields plus knh's) from verdicts; pure.
 import { nodeNameOf, type NodeRef } from '../wire/node-ref.js';
 import { seenAlive, type PeerRecord } from '../prober/verdict.js';
-import type {
-  ClusterStatusPayload,
-  ClusterStatusReason,
-  JudgementFacts,
-  PeerPayload,
-  PeerStatusEvent,
-  PeerStatusPayload,
-  SanityState,
+import {
+  eventKey,
+  incidentKey,
+  incidentOf,
+  incidentStart,
+  incidentSubject,
+} from '../wire/incident.js';
+import {
+  isPathEvent,
+  type ClusterStatusPayload,
+  type ClusterStatusReason,
+  type JudgementFacts,
+  type PeerPayload,
+  type PeerStatusEvent,
+  type PeerStatusPayload,
+  type SanityState,
 } from '../wire/webhooks.js';
 
 const iso = (ms: number) => new Date(ms).toISOString();
@@ -26,24 +34,9 @@ export function peerPayload(r: PeerRecord): PeerPayload {
   };
 }
 
-const KEY_SUFFIX: Record<PeerStatusEvent, string> = {
-  peer_dead: 'dead',
-  peer_recovered: 'recovered',
-  path_broken: 'path-broken',
-  path_restored: 'path-restored',
-  cannot_judge: 'cannot-judge',
-  can_judge: 'can-judge',
-};
-
-/** The incident a payload belongs to: its dedup key without the event suffix. */
-export function incidentOf(payload: Pick<PeerStatusPayload, 'dedup_key'>): string {
-  return payload.dedup_key.slice(0, payload.dedup_key.lastIndexOf(':'));
-}
-
 /** When the incident a payload belongs to started (epoch ms), from its dedup key. */
 export function incidentStartOf(payload: Pick<PeerStatusPayload, 'dedup_key'>): number {
-  const stem = incidentOf(payload);
-  return Number(stem.slice(stem.lastIndexOf(':') + 1));
+  return incidentStart(incidentOf(payload));
 }
 
 /**
@@ -57,8 +50,11 @@ export function dedupKey(
   incidentMs: number,
   from?: string,
 ): string {
-  const subject = event.startsWith('path_') && from ? `${from}->${address}` : address;
-  return `knh:${subject}:${incidentMs}:${KEY_SUFFIX[event]}`;
+  const subject =
+    isPathEvent(event) && from
+      ? incidentSubject.path(from, address)
+      : incidentSubject.peer(address);
+  return eventKey(incidentKey(subject, incidentMs), event);
 }
 
 /**
@@ -94,7 +90,7 @@ export function judgementPayload(args: {
     event,
     epoch: args.epoch,
     timestamp: iso(args.now),
-    dedup_key: `knh:judge:${subject.address}:${sinceMs}:${KEY_SUFFIX[event]}`,
+    dedup_key: eventKey(incidentKey(incidentSubject.judge(subject.address), sinceMs), event),
     reason: args.reason,
     judgement: facts,
   };
@@ -111,7 +107,7 @@ export function peerStatusPayload(args: {
   witnesses?: string[];
 }): PeerStatusPayload {
   const { record, event, incidentMs, coordinator, epoch, now } = args;
-  const path = event === 'path_broken' || event === 'path_restored';
+  const path = isPathEvent(event);
   return {
     peer: peerPayload(record),
     coordinator: coordinator.id,

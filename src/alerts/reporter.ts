@@ -4,18 +4,14 @@ import type { Logger } from '../core/logger.js';
 import type { NodeRef } from '../wire/node-ref.js';
 import type { RoundReport, SelfSuspicion } from '../prober/rounds.js';
 import {
-  type ClusterStatusPayload,
-  type ClusterStatusReason,
   isJudgementEvent,
   opensIncident,
   type PeerStatusEvent,
   type PeerStatusPayload,
-  type SanityState,
 } from '../wire/webhooks.js';
 import {
   fromView,
   placeholderId,
-  seenAlive,
   type Judgement,
   type PeerRecord,
   type Withhold,
@@ -26,12 +22,11 @@ import { CannotJudge, resolveInherited } from './cannot-judge.js';
 import type { MaintenanceWindow } from '../wire/maintenance-window.js';
 import type { EventSink } from './event-sink.js';
 import { trimOldest } from '../core/trim-oldest.js';
-import {
-  clusterStatusPayload,
-  incidentOf,
-  incidentStartOf,
-  peerStatusPayload,
-} from './payloads.js';
+import { incidentStartOf, peerStatusPayload } from './payloads.js';
+import { ClusterStatuses } from './cluster-statuses.js';
+import { IdIndex } from './id-index.js';
+import type { Leadership } from './term-view.js';
+import { incidentOf } from '../wire/incident.js';
 import { DeliveryLog, HandoverLedger } from './term-handover.js';
 import type { TermHandover } from '../wire/term-handover.js';
 
@@ -69,16 +64,11 @@ export interface ReporterOptions {
   handoverWaitMs?: number;
 }
 
+export type { Leadership } from './term-view.js';
+export { CLUSTER_STATUS_MIN_GAP_MS } from './cluster-statuses.js';
+
 /** How a term ends: another node took over (what is unsent is its now), or this node stops. */
 export type TermEnd = 'hand-over' | 'drain';
-
-/** What the reporter reads of the current leadership. */
-export interface Leadership {
-  epoch(): number;
-  records(): PeerRecord[];
-  sanity(): SanityState;
-  selfSuspicion(): SelfSuspicion;
-}
 
 /** How many delivered event keys a node remembers to avoid repeating them on a handover. */
 const MAX_REMEMBERED = 1_000;
@@ -108,24 +98,6 @@ function isOpen(
     : r.brokenPath?.sinceMs === incident;
 }
 
-/** A cluster status decided and waiting its turn: built when its turn comes, in its term only. */
-interface WaitingStatus {
-  lead: Leadership;
-  /** The term it belongs to (Reporter.term). */
-  term: number;
-  reason: ClusterStatusReason;
-  /** In the outbox; until then it waits out CLUSTER_STATUS_MIN_GAP_MS after the last one. */
-  queued: boolean;
-}
-
-/**
- * Cluster statuses of one term go at least this far apart; changes meanwhile ride on the next. A
- * start-up or a lost zone among 5,000 peers changes verdicts one confirmation at a time, and each
- * status is a snapshot of every peer, built and checked against its schema.
- */
-export const CLUSTER_STATUS_MIN_GAP_MS = 1_000;
-
-/** Why a verdict is withheld, as the warning says it. */
 const WITHHELD_BECAUSE: Record<NonNullable<Withhold>, (peer: string) => string> = {
   'self-suspect': (peer) =>
     `cannot reach ${peer}, but this coordinator cannot reach most of its peers either: suspecting itself, not declaring it dead`,
@@ -135,14 +107,9 @@ const WITHHELD_BECAUSE: Record<NonNullable<Withhold>, (peer: string) => string> 
     `${peer} timed out, but this coordinator's event loop was running too late to tell a slow peer from its own slowness: not declaring it dead or its path broken`,
 };
 
-/** Which reason a coalesced cluster status gives: the first report of a term, then a change. */
-const REASON_RANK: Record<ClusterStatusReason, number> = { periodic: 0, change: 1, election: 2 };
-
 /** Handlers run synchronously from the prober's callbacks; they only queue work. */
 export class Reporter {
   private leadership: Leadership | null = null;
-  private reportedElection = false;
-  private periodic: TimerHandle | null = null;
   /** Webhooks go out in the order they were decided, each after the sharing before it. */
   private outbox: Promise<void> = Promise.resolve();
   /**
@@ -182,15 +149,19 @@ export class Reporter {
   private ids: IdIndex | null = null;
   /** Peer-status events queued in the outbox whose turn has not come: they go together. */
   private batch: { payload: PeerStatusPayload; share: boolean }[] | null = null;
-  /** The cluster status waiting to be built (in the outbox, or for its gap), and for which term. */
-  private clusterStatusWaiting: WaitingStatus | null = null;
-  /** When this term's last cluster status went into the outbox; null: none yet. */
-  private lastStatusAt: number | null = null;
-  private statusTimer: TimerHandle | null = null;
+  /** This term's cluster statuses, which go through the outbox too. */
+  private readonly statuses: ClusterStatuses;
 
   constructor(private readonly opts: ReporterOptions) {
     this.ledger = new HandoverLedger(opts.handoverWaitMs ?? 7_000);
     this.cannotJudge = new CannotJudge(opts.self);
+    this.statuses = new ClusterStatuses({
+      ...opts,
+      intervalMs: opts.clusterStatusIntervalMs,
+      startGraceMs: opts.startGraceMs ?? 0,
+      send: (work) => this.send(work),
+      eventsWaiting: () => this.batch !== null,
+    });
   }
 
   /**
@@ -218,10 +189,8 @@ export class Reporter {
     this.ledger.took([...handedIn, ...inherited, ...reclaimed]);
     this.term++;
     this.leadership = leadership;
-    this.reportedElection = false;
-    this.lastStatusAt = null;
+    this.statuses.startTerm(leadership);
     this.holdOutboxUntil(ready);
-    this.schedulePeriodic();
     // Whether or not its opening went out (it may be in flight still), an incident the
     // predecessor left open is resolved: a resolution too many beats an incident open for good.
     if (cannotJudge) this.resolveCannotJudge(cannotJudge);
@@ -239,7 +208,7 @@ export class Reporter {
    */
   termRenewed(ready?: Promise<void>): void {
     if (!this.leadership) return;
-    this.reportedElection = false;
+    this.statuses.renewTerm();
     this.holdOutboxUntil(ready);
   }
 
@@ -411,13 +380,9 @@ export class Reporter {
    */
   stopLeading(end: TermEnd = 'drain'): void {
     const lead = this.leadership;
-    this.clusterStatusWaiting = null;
-    if (this.statusTimer) this.opts.clock.clearTimeout(this.statusTimer);
-    this.statusTimer = null;
+    this.statuses.stop();
     this.leadership = null;
     this.ids = null;
-    if (this.periodic) this.opts.clock.clearTimeout(this.periodic);
-    this.periodic = null;
     if (this.awaitTimer) this.opts.clock.clearTimeout(this.awaitTimer);
     this.awaitTimer = null;
     this.awaiting = [];
@@ -603,9 +568,7 @@ export class Reporter {
 
   /** A confirmation changed a verdict between rounds: the cluster status goes out now. */
   onVerdictsChanged(): void {
-    // Before the first round's report, that report (the election status) will carry it.
-    if (!this.leadership || !this.reportedElection) return;
-    this.sendClusterStatus('change');
+    this.statuses.verdictsChanged();
   }
 
   onRound(report: RoundReport): void {
@@ -618,12 +581,7 @@ export class Reporter {
       `round ${report.round}: probed ${report.probed}, ${report.changed} changed` +
         (report.membership > 0 ? `, ${report.membership} joined or left` : ''),
     );
-    if (!this.reportedElection) {
-      this.reportedElection = true;
-      this.sendClusterStatus('election');
-    } else if (changed) {
-      this.sendClusterStatus('change');
-    }
+    this.statuses.roundEnded(changed);
   }
 
   /** Another peer's address that answered with the same id as `record`, if any. */
@@ -631,99 +589,6 @@ export class Reporter {
     const ids = (this.ids ??= new IdIndex(lead.records()));
     ids.set(record);
     return ids.other(record);
-  }
-
-  private schedulePeriodic(): void {
-    const every = this.opts.clusterStatusIntervalMs;
-    if (every <= 0) return;
-    this.periodic = this.opts.clock.setTimeout(() => {
-      if (!this.leadership) return;
-      try {
-        this.sendClusterStatus('periodic');
-      } catch (err) {
-        this.opts.logger.error({ err }, 'BUG: building the periodic cluster status failed');
-      }
-      this.schedulePeriodic();
-    }, every);
-  }
-
-  private sendClusterStatus(reason: ClusterStatusReason): void {
-    const lead = this.leadership;
-    if (!lead) return;
-    // One cluster status waits in the outbox at a time, built when its turn comes: it carries
-    // every change made meanwhile. A storm of changes (thousands of peers suspect at once) then
-    // costs one snapshot per turn, not a 5,000-peer snapshot held in memory for each change.
-    const waiting = this.clusterStatusWaiting;
-    if (waiting?.term === this.term) {
-      if (REASON_RANK[reason] > REASON_RANK[waiting.reason]) waiting.reason = reason;
-      return;
-    }
-    const entry: WaitingStatus = { lead, term: this.term, reason, queued: false };
-    this.clusterStatusWaiting = entry;
-    const { clock } = this.opts;
-    // Never more than the gap, even if the wall clock stepped back meanwhile.
-    const wait =
-      this.lastStatusAt === null
-        ? 0
-        : Math.min(
-            CLUSTER_STATUS_MIN_GAP_MS,
-            this.lastStatusAt + CLUSTER_STATUS_MIN_GAP_MS - clock.now(),
-          );
-    if (wait <= 0) {
-      this.queueClusterStatus(entry);
-      return;
-    }
-    this.statusTimer = clock.setTimeout(() => {
-      this.statusTimer = null;
-      if (this.clusterStatusWaiting === entry) this.queueClusterStatus(entry);
-    }, wait);
-  }
-
-  private queueClusterStatus(entry: WaitingStatus): void {
-    entry.queued = true;
-    this.lastStatusAt = this.opts.clock.now();
-    this.send(() => {
-      if (this.clusterStatusWaiting === entry) this.clusterStatusWaiting = null;
-      // A term that ended sends no more cluster statuses: the next coordinator's say.
-      if (!this.leadership || this.term !== entry.term) return;
-      // Peer-status events decided since wait behind it (a batch not yet started came after it):
-      // it goes after them, so that no cluster status shows a verdict before that peer's event.
-      if (this.batch) {
-        this.sendClusterStatus(entry.reason);
-        return;
-      }
-      this.postClusterStatus(this.clusterStatusOf(entry));
-    });
-  }
-
-  /** The cluster status of a term, as its records (and its epoch) are now. */
-  private clusterStatusOf({ lead, reason }: WaitingStatus): ClusterStatusPayload {
-    return clusterStatusPayload({
-      records: lead.records(),
-      coordinator: this.opts.self,
-      epoch: lead.epoch(),
-      reason,
-      sanity: lead.sanity(),
-      selfSuspicion: lead.selfSuspicion(),
-      startGraceMs: this.opts.startGraceMs ?? 0,
-      now: this.opts.clock.now(),
-    });
-  }
-
-  private postClusterStatus(payload: ClusterStatusPayload): void {
-    const { reason } = payload;
-    const alive = payload.peer_map.filter((p) => p.alive).length;
-    this.opts.logger.info(
-      {
-        event: 'cluster-status',
-        reason,
-        epoch: payload.epoch,
-        alive,
-        peers: payload.peer_map.length,
-      },
-      `cluster status (${reason}): ${alive}/${payload.peer_map.length} peers alive`,
-    );
-    this.opts.notifier.clusterStatus(payload);
   }
 
   /**
@@ -795,9 +660,7 @@ export class Reporter {
     const batch = [{ payload, share }];
     this.batch = batch;
     const term = this.term;
-    // A change from here on gets a cluster status after these events, not folded into one before
-    // (one still waiting out its gap goes into the outbox after them anyway).
-    if (this.clusterStatusWaiting?.queued) this.clusterStatusWaiting = null;
+    this.statuses.eventQueued();
     this.send(async () => {
       if (this.batch === batch) this.batch = null;
       if (this.handedOverTerm === term) return; // the successor sends them
@@ -850,35 +713,5 @@ export class Reporter {
     this.outbox = this.outbox
       .then(work)
       .catch((err: unknown) => this.opts.logger.error({ err }, 'BUG: queuing a webhook failed'));
-  }
-}
-
-/** Which addresses answered with each id, and each address's id. */
-class IdIndex {
-  private readonly byId = new Map<string, Set<string>>();
-  private readonly idOf = new Map<string, string>();
-
-  constructor(records: readonly PeerRecord[]) {
-    for (const r of records) this.set(r);
-  }
-
-  set(record: PeerRecord): void {
-    const { address, id } = record;
-    // Not an identity: the IP standing in for a name, or discovery's name for a node that has not
-    // answered (a misnamed EndpointSlice must not make two nodes twins).
-    if (id === placeholderId(address) || !seenAlive(record)) return;
-    const before = this.idOf.get(address);
-    if (before === id) return;
-    if (before !== undefined) this.byId.get(before)?.delete(address);
-    this.idOf.set(address, id);
-    let addresses = this.byId.get(id);
-    if (!addresses) this.byId.set(id, (addresses = new Set()));
-    addresses.add(address);
-  }
-
-  /** An address other than `record`'s with its id. */
-  other({ address, id }: PeerRecord): string | undefined {
-    for (const a of this.byId.get(id) ?? []) if (a !== address) return a;
-    return undefined;
   }
 }

@@ -7,7 +7,8 @@ import type { PeerStatusPayload } from '../wire/webhooks.js';
 import type { NodeRef } from '../wire/node-ref.js';
 import type { PeerRecord } from '../prober/verdict.js';
 import type { Alert } from '../wire/alert.js';
-import { alertKeyOf, alertOf } from './lifecycle.js';
+import { alertOf } from './lifecycle.js';
+import { incidentOf } from '../wire/incident.js';
 
 export function succession(args: {
   inherited: readonly Alert[];
@@ -28,7 +29,7 @@ export function succession(args: {
     [
       ...(args.cannotJudge ? [args.cannotJudge] : []),
       ...args.undelivered.filter((p) => p.event === 'can_judge'),
-    ].map(alertKeyOf),
+    ].map(incidentOf),
   );
   // This node's own alert (it was reported dead and now leads) is resolved by its own recovery.
   const inherited = args.inherited.filter(

@@ -9,10 +9,9 @@ import type {
   ElectionRequest,
 } from '../wire/peer-messages.js';
 import type { PeerTransport } from '../core/transport.js';
-import type { Alert } from '../wire/alert.js';
-import type { PeerStatusPayload } from '../wire/webhooks.js';
-import type { ElectionDelegate, TermState } from './delegate.js';
+import type { ElectionDelegate } from './delegate.js';
 import { alertsFor, undeliveredFor } from './compat.js';
+import { alertsToShare, Announcements, termStateOf } from './announcements.js';
 import { evidenceOf } from '../core/evidence.js';
 import {
   initialState,
@@ -76,35 +75,6 @@ export interface ElectionDriverOptions {
   protocolOf?(address: string): number;
 }
 
-/** The term state an announcement, or a refusal handing a newer term over, carries. */
-function termStateOf(m: {
-  peers: TermState['peers'];
-  undelivered?: TermState['undelivered'];
-  alerts?: Alert[];
-  cannot_judge?: PeerStatusPayload;
-}): TermState {
-  return {
-    peers: m.peers,
-    undelivered: m.undelivered ?? [],
-    alerts: m.alerts ?? [],
-    cannotJudge: m.cannot_judge ?? null,
-  };
-}
-
-/** The announcement with the verdicts, for peers of this protocol, and of protocol 1. */
-interface FullAnnouncements {
-  current: Announcement;
-  previous: Announcement;
-}
-
-/** At most this many firing alerts ride on an announcement (the newest). */
-export const MAX_SHARED_ALERTS = 500;
-
-function alertsToShare(alerts: Alert[]): { alerts?: Alert[] } {
-  if (alerts.length === 0) return {};
-  return { alerts: alerts.slice(-MAX_SHARED_ALERTS) };
-}
-
 /**
  * In a mesh of more peers than this, the coordinator's verdicts, undelivered events and alerts go
  * to its successors only: the full map to 5,000 followers twice a second would be gigabytes.
@@ -164,12 +134,8 @@ export class ElectionDriver {
   /** The current term's first announcement to every follower, until all answered or timed out. */
   private termAnnounced: Promise<void> = Promise.resolve();
   private termAnnouncedEpoch = 0;
-  /** The last announcements with verdicts, and what they were built from (fullAnnouncement). */
-  private lastFull: {
-    peers: TermState['peers'];
-    key: string;
-    announcements: FullAnnouncements;
-  } | null = null;
+  /** What the announcements carry, built once per change. */
+  private readonly built: Announcements;
   /** Periodic heartbeats sent this term (a large mesh: every LARGE_MESH_HEARTBEAT_EVERY-th goes to all). */
   private heartbeats = 0;
   /** The successors named in the last announcement to every follower (a large mesh). */
@@ -183,6 +149,7 @@ export class ElectionDriver {
 
   constructor(private readonly opts: ElectionDriverOptions) {
     this.state = initialState(opts.self, opts.timing);
+    this.built = new Announcements(opts);
     this.tickMs = Math.max(10, Math.min(100, opts.timing.heartbeatIntervalMs / 2));
   }
 
@@ -598,74 +565,19 @@ export class ElectionDriver {
     );
   }
 
-  /**
-   * The announcement for each peer: the full one (as a node of protocol 1 takes it, to one that
-   * has not said it speaks 2), or in a large mesh a thin one to non-successors.
-   */
-  private announcements(
-    epoch: number,
-    successors: readonly string[],
-  ): (address: string) => Announcement {
-    const windows = this.opts.delegate.windows();
-    const common = {
-      from: this.opts.self,
-      epoch,
-      ...(windows.length > 0 ? { maintenance: windows } : {}),
-      successors: [...successors],
-    };
-    const { current, previous } = this.fullAnnouncement(common);
-    const full = (address: string) =>
-      (this.opts.protocolOf?.(address) ?? 1) >= 2 ? current : previous;
-    if (!this.largeMesh) return full;
-    const thin: Announcement = {
-      ...common,
-      peers: [],
-      peers_omitted: true,
-      // Heartbeated by announcements every so often, or by this node's probes once a round.
-      heartbeat_ms: Math.max(
-        this.opts.timing.heartbeatIntervalMs * LARGE_MESH_HEARTBEAT_EVERY,
-        this.opts.probeEveryMs ?? 0,
-      ),
-    };
-    const inLine = new Set(successors);
-    return (address) => (inLine.has(address) ? full(address) : thin);
-  }
-
-  /**
-   * The announcement with the verdicts: the last one again, the same object (so the same bytes,
-   * serialized once), while `view()` returns the same array and nothing else in it changed. A
-   * large mesh's successors get it at every heartbeat: 2 MB of JSON at 5,000 peers.
-   */
-  private fullAnnouncement(common: Omit<Announcement, 'peers'>): FullAnnouncements {
-    const { peers, undelivered, alerts, cannotJudge } = this.opts.delegate.localState();
-    const rest = {
-      ...common,
-      undelivered,
-      ...alertsToShare(alerts),
-      ...(cannotJudge ? { cannot_judge: cannotJudge } : {}),
-    };
-    const key = JSON.stringify(rest);
-    const last = this.lastFull;
-    if (last && last.peers === peers && last.key === key) return last.announcements;
-    const current: Announcement = { ...rest, peers };
-    // A node of protocol 1 refuses what it does not know: the same, without it.
-    const older = undeliveredFor(1, undelivered);
-    const olderAlerts = alertsFor(1, alerts);
-    const previous: Announcement =
-      cannotJudge || older.length < undelivered.length || olderAlerts.length < alerts.length
-        ? { ...common, undelivered: older, ...alertsToShare(olderAlerts), peers }
-        : current;
-    const announcements = { current, previous };
-    this.lastFull = { peers, key, announcements };
-    return announcements;
-  }
-
   private async announce(
     epoch: number,
     to: readonly string[],
     successors: readonly string[],
   ): Promise<void> {
-    const announcementFor = this.announcements(epoch, successors);
+    // Heartbeated by announcements every so often, or by this node's probes once a round.
+    const thinHeartbeatMs = this.largeMesh
+      ? Math.max(
+          this.opts.timing.heartbeatIntervalMs * LARGE_MESH_HEARTBEAT_EVERY,
+          this.opts.probeEveryMs ?? 0,
+        )
+      : null;
+    const announcementFor = this.built.forPeers(epoch, successors, thinHeartbeatMs);
     const replies = new Map<string, AnnouncementReply | null>();
     /** Peers whose host answered with a refusal or an error: nothing there holds another term. */
     const refused = new Set<string>();

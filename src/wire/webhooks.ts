@@ -30,6 +30,22 @@ export function opensIncident(event: PeerStatusEvent): event is OpeningEvent {
   return Object.hasOwn(RESOLVED_BY, event);
 }
 
+/** The event that opened the incident an event opens or resolves: the incident's kind. */
+export function openingOf(event: PeerStatusEvent): OpeningEvent {
+  if (opensIncident(event)) return event;
+  const opening = (Object.keys(RESOLVED_BY) as OpeningEvent[]).find(
+    (o) => RESOLVED_BY[o] === event,
+  );
+  // Every event either opens an incident or resolves one (the schema's enum, RESOLVED_BY's).
+  if (!opening) throw new Error(`BUG: ${event} neither opens nor resolves an incident`);
+  return opening;
+}
+
+/** Events about the path from the coordinator to a peer, not about the peer itself. */
+export function isPathEvent(event: PeerStatusEvent): boolean {
+  return openingOf(event) === 'path_broken';
+}
+
 /** Events about the coordinator's own ability to judge, not about a peer (peer: the coordinator). */
 export function isJudgementEvent(event: PeerStatusEvent): boolean {
   return event === 'cannot_judge' || event === 'can_judge';

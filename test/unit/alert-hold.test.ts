@@ -2,7 +2,8 @@
 // what goes out when the window is over.
 import { expect } from 'chai';
 import { AlertHold } from '../../src/alerts/alert-hold.js';
-import { incidentOf, peerStatusPayload } from '../../src/alerts/payloads.js';
+import { peerStatusPayload } from '../../src/alerts/payloads.js';
+import { incidentOf } from '../../src/wire/incident.js';
 import type { PeerStatusPayload } from '../../src/wire/webhooks.js';
 import { pausing } from '../../src/maintenance/windows.js';
 import type { MaintenanceWindow } from '../../src/wire/maintenance-window.js';

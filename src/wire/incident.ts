@@ -1,0 +1,47 @@
+// An incident's identity: what it is about and when it started. Every event of an incident (the
+// one that opens it, the one that resolves it) names it in its dedup key,
+// `knh:<subject>:<started ms>:<event>`, so an alert and its resolution share a stem and a repeated
+// delivery (by a successor too: it resends the very payload) carries the same key. The other
+// receivers' alerts are keyed by the incident alone, `knh:<subject>:<started ms>`.
+import type { PeerStatusEvent, PeerStatusPayload } from './webhooks.js';
+
+/** `knh:<subject>:<started ms>`: an incident, as the alerts of the other receivers name it. */
+export type IncidentKey = string;
+
+/** What an incident is about: a peer, the path from one node to another, or a coordinator's view. */
+export const incidentSubject = {
+  /** A peer dead: its address. */
+  peer: (address: string): string => address,
+  /** A path broken: `<from>-><to>`. */
+  path: (from: string, to: string): string => `${from}->${to}`,
+  /** A coordinator that cannot judge the mesh: `judge:<its address>`. */
+  judge: (address: string): string => `judge:${address}`,
+};
+
+const EVENT_SUFFIX: Record<PeerStatusEvent, string> = {
+  peer_dead: 'dead',
+  peer_recovered: 'recovered',
+  path_broken: 'path-broken',
+  path_restored: 'path-restored',
+  cannot_judge: 'cannot-judge',
+  can_judge: 'can-judge',
+};
+
+export function incidentKey(subject: string, startedMs: number): IncidentKey {
+  return `knh:${subject}:${startedMs}`;
+}
+
+/** The dedup key of one event of an incident. */
+export function eventKey(incident: IncidentKey, event: PeerStatusEvent): string {
+  return `${incident}:${EVENT_SUFFIX[event]}`;
+}
+
+/** The incident a payload belongs to: its dedup key without the event suffix. */
+export function incidentOf(payload: Pick<PeerStatusPayload, 'dedup_key'>): IncidentKey {
+  return payload.dedup_key.slice(0, payload.dedup_key.lastIndexOf(':'));
+}
+
+/** When an incident started (epoch ms); NaN for a key that is not an incident's. */
+export function incidentStart(incident: IncidentKey): number {
+  return Number(incident.slice(incident.lastIndexOf(':') + 1));
+}
