@@ -18,19 +18,20 @@ import {
   attemptFailed,
   fromView,
   newRecord,
-  sameVerdict,
   silentNow,
-  suspicionCounts,
-  suspicionOf,
-  unreachableNow,
   type Judgement,
   type PeerRecord,
   type SelfSuspicion,
   type Transition,
 } from './verdict.js';
 import type { PeerView } from '../wire/peer-view.js';
+import { DeadRechecks } from './dead-rechecks.js';
+import { PACE_ABOVE_PEERS, paced } from './pacing.js';
+import { RecordBook } from './record-book.js';
 
 export type { SelfSuspicion } from './verdict.js';
+export { MAX_PROBES_IN_FLIGHT, PACE_ABOVE_PEERS } from './pacing.js';
+export { DEAD_RECHECKS_PER_ROUND } from './dead-rechecks.js';
 import type { SanityState } from '../wire/webhooks.js';
 
 export interface RoundReport {
@@ -88,26 +89,6 @@ export interface ProbeRoundsOptions {
   onSelfSuspicion?(suspicion: SelfSuspicion): void;
 }
 
-/**
- * Rounds over more peers than this are paced: the probes go out evenly over the first half of the
- * interval (each peer at the same place in every round, so each is still probed once an interval)
- * rather than all at once, and at most MAX_PROBES_IN_FLIGHT at a time.
- */
-export const PACE_ABOVE_PEERS = 64;
-/** Direct probes of one round in flight at once, at most (a black-holed peer holds one a timeout). */
-export const MAX_PROBES_IN_FLIGHT = 1_024;
-/** How often a paced round launches the probes that are due. */
-const PACE_TICK_MS = 10;
-
-/** A dead peer's failed probes get a new confirmation (relays) once per this many rounds. */
-const DEAD_RECHECK_ROUNDS = 10;
-/**
- * At most this many dead peers get that confirmation in one round, the longest waiting first: when
- * a zone of 1,666 is lost, each is rechecked every 34 rounds or so rather than 167 a second, each
- * with its relays, keeping the coordinator free to deliver their alerts.
- */
-export const DEAD_RECHECKS_PER_ROUND = 50;
-
 /** Transitions that change what the cluster status shows. */
 const VISIBLE: ReadonlySet<Transition> = new Set<Transition>([
   'died',
@@ -123,10 +104,8 @@ const VISIBLE: ReadonlySet<Transition> = new Set<Transition>([
  * rather than holding them up, so one bad peer never delays the verdicts on the others.
  */
 export class ProbeRounds {
-  /** The verdicts; changed only through put/drop/clearRecords, which keep `suspicion` counted. */
-  private readonly records = new Map<string, PeerRecord>();
-  /** selfSuspect's counts over `records`, kept as they change (not recounted over 5,000). */
-  private readonly suspicion = { considered: 0, unreachable: 0, silent: 0 };
+  /** The verdicts. */
+  private readonly book = new RecordBook();
   private readonly inFlight = new Set<string>();
   /** Peers of a paced round not launched yet (they count as in flight meanwhile). */
   private readonly queued = new Set<string>();
@@ -135,25 +114,21 @@ export class ProbeRounds {
   private sanityState: SanityState;
   private membershipChanges = 0;
   private verdictChanges = 0;
-  /** Bumped when the verdicts as a view shows them change (latencies aside), or the peer list. */
-  private shownVersion = 0;
   private wasSelfSuspect = false;
-  /** Dead peers: when their last confirmation ran. */
-  private readonly rechecked = new Map<string, number>();
-  /** Dead peers whose failed probe this round starts a confirmation (pickRechecks). */
-  private rechecks = new Set<string>();
+  private readonly rechecks: DeadRechecks;
   private lastRound: number | null = null;
 
   private readonly confirmation: ConfirmationContext;
 
   constructor(private readonly opts: ProbeRoundsOptions) {
     this.sanityState = opts.sanity ? 'ok' : 'not-configured';
+    this.rechecks = new DeadRechecks(opts.intervalMs);
     this.confirmation = {
       ...opts,
       random: opts.random ?? Math.random,
       lastHeard: (address) => opts.lastHeard?.(address) ?? null,
       peers: () => this.peers,
-      record: (address) => this.records.get(address),
+      record: (address) => this.book.get(address),
       selfSuspect: () => this.selfSuspicion.suspect,
       overloaded: (sinceMs) => {
         const { clock, policy, loopLag } = opts;
@@ -184,38 +159,7 @@ export class ProbeRounds {
 
   /** Whether this coordinator cannot reach most of its peers (and so alerts on none of them). */
   get selfSuspicion(): SelfSuspicion {
-    return suspicionOf(this.suspicion);
-  }
-
-  private put(address: string, record: PeerRecord): void {
-    const before = this.records.get(address);
-    if (before) this.count(before, -1);
-    if (!before || !sameVerdict(before, record)) this.shownVersion++;
-    this.records.set(address, record);
-    this.count(record, 1);
-  }
-
-  private drop(address: string): void {
-    const before = this.records.get(address);
-    if (!before) return;
-    this.count(before, -1);
-    this.records.delete(address);
-    this.shownVersion++;
-  }
-
-  private clearRecords(): void {
-    this.records.clear();
-    this.shownVersion++;
-    this.suspicion.considered = 0;
-    this.suspicion.unreachable = 0;
-    this.suspicion.silent = 0;
-  }
-
-  private count(record: PeerRecord, sign: 1 | -1): void {
-    if (!suspicionCounts(record)) return;
-    this.suspicion.considered += sign;
-    if (unreachableNow(record)) this.suspicion.unreachable += sign;
-    if (silentNow(record)) this.suspicion.silent += sign;
+    return this.book.selfSuspicion;
   }
 
   /**
@@ -224,7 +168,7 @@ export class ProbeRounds {
    */
   probeSoon(address: string): void {
     const signal = this.controller?.signal;
-    if (!signal || this.records.get(address)?.health !== 'alive') return;
+    if (!signal || this.book.get(address)?.health !== 'alive') return;
     // Waiting for its place in a paced round: probed now instead (the round then skips it).
     if (this.inFlight.has(address) && !this.queued.delete(address)) return;
     let sanity: Promise<boolean> | null = null;
@@ -238,29 +182,29 @@ export class ProbeRounds {
    * round of answers leaves it alone): what is shared need not be rebuilt until it does.
    */
   get verdictsVersion(): number {
-    return this.shownVersion;
+    return this.book.version;
   }
 
   /** The verdicts, in the order of the peer list. */
   snapshot(): PeerRecord[] {
-    return this.peers.flatMap((a) => this.records.get(a) ?? []);
+    return this.peers.flatMap((a) => this.book.get(a) ?? []);
   }
 
   setPeers(peers: readonly string[]): void {
     this.peers = [...peers];
-    this.shownVersion++;
+    this.book.touch();
     if (!this.running) return;
     const now = this.opts.clock.now();
     const listed = new Set(peers);
-    for (const address of this.records.keys()) {
+    for (const address of [...this.book.addresses()]) {
       if (listed.has(address)) continue;
-      this.drop(address);
-      this.rechecked.delete(address);
+      this.book.drop(address);
+      this.rechecks.forget(address);
       this.membershipChanges++;
     }
     for (const address of peers) {
-      if (this.records.has(address)) continue;
-      this.put(address, this.fresh(address, now));
+      if (this.book.has(address)) continue;
+      this.book.put(address, this.fresh(address, now));
       this.membershipChanges++;
     }
     // Silent peers that left the list may end this node's suspicion of itself (a zone removed).
@@ -272,9 +216,9 @@ export class ProbeRounds {
    * node that never came back is reported dead rather than waited for as a newcomer.
    */
   presumeAlive(address: string, id: string, sinceMs: number): void {
-    const r = this.records.get(address);
+    const r = this.book.get(address);
     if (!r || r.health !== 'unknown' || r.lastProbeMs !== null) return;
-    this.put(address, { ...r, id, nodeName: nodeNameOf(id), health: 'alive', sinceMs });
+    this.book.put(address, { ...r, id, nodeName: nodeNameOf(id), health: 'alive', sinceMs });
     this.noteSelfSuspicion();
   }
 
@@ -286,10 +230,10 @@ export class ProbeRounds {
     if (this.running) return;
     const now = this.opts.clock.now();
     const known = new Map(inherited.map((v) => [v.address, v]));
-    this.clearRecords();
+    this.book.clear();
     for (const address of this.peers) {
       const view = known.get(address);
-      this.put(address, view ? fromView(view) : this.fresh(address, now));
+      this.book.put(address, view ? fromView(view) : this.fresh(address, now));
     }
     this.membershipChanges = 0;
     this.verdictChanges = 0;
@@ -316,8 +260,8 @@ export class ProbeRounds {
     this.controller = null;
     this.inFlight.clear();
     this.queued.clear();
-    this.clearRecords();
-    this.rechecked.clear();
+    this.book.clear();
+    this.rechecks.clear();
   }
 
   private async loop(signal: AbortSignal): Promise<void> {
@@ -348,13 +292,19 @@ export class ProbeRounds {
     const targets = this.peers.filter((a) => !this.inFlight.has(a));
     const membership = this.membershipChanges;
     this.membershipChanges = 0;
-    this.rechecks = this.pickRechecks();
+    this.rechecks.pick(this.book.entries(), started);
     let sanity: Promise<boolean> | null = null;
     // One sanity check per round, and only when some peer would otherwise be declared dead.
     const selfHealthy = () => (sanity ??= this.checkSanity());
     const launch = (address: string) => this.probe(address, signal, selfHealthy);
-    if (targets.length > PACE_ABOVE_PEERS) await this.paced(targets, started, signal, launch);
-    else await Promise.all(targets.map(launch));
+    if (targets.length > PACE_ABOVE_PEERS) {
+      // Counted in flight from the start, so a round that runs long is not probed twice by the next.
+      for (const address of targets) this.inFlight.add(address);
+      const { clock, intervalMs } = this.opts;
+      await paced(targets, { clock, intervalMs, started, signal, queued: this.queued, launch });
+    } else {
+      await Promise.all(targets.map(launch));
+    }
     if (signal.aborted) return;
     const changed = this.verdictChanges;
     this.verdictChanges = 0;
@@ -368,87 +318,11 @@ export class ProbeRounds {
     });
   }
 
-  /**
-   * Launches the round's probes evenly over half the interval, target i at i/n of it, never more
-   * than MAX_PROBES_IN_FLIGHT at once; resolves when every probe has answered or failed. Targets
-   * count as in flight from the start, so a round that runs long is not probed twice by the next.
-   */
-  private async paced(
-    targets: readonly string[],
-    started: number,
-    signal: AbortSignal,
-    launch: (address: string) => Promise<void>,
-  ): Promise<void> {
-    const { clock } = this.opts;
-    const spreadMs = this.opts.intervalMs / 2;
-    for (const address of targets) {
-      this.inFlight.add(address);
-      this.queued.add(address);
-    }
-    // Probes counted rather than kept in a list: a round's 5,000 promises would all outlive the
-    // young generation, to be collected from the old.
-    let open = 0;
-    let allDone: (() => void) | null = null;
-    let failure: { err: unknown } | null = null;
-    const ended = () => {
-      if (--open === 0) allDone?.();
-    };
-    const failed = (err: unknown) => {
-      failure ??= { err };
-      ended();
-    };
-    let next = 0;
-    while (next < targets.length && !signal.aborted) {
-      // Those due before the next tick go now (at the defaults, 5,000 peers: 100 a tick).
-      const until = clock.now() - started + PACE_TICK_MS;
-      const due = Math.min(targets.length, Math.ceil((until / spreadMs) * targets.length));
-      while (next < due && open < MAX_PROBES_IN_FLIGHT) {
-        const address = targets[next++]!;
-        if (!this.queued.delete(address)) continue; // probed early (probeSoon), or stopped
-        open++;
-        launch(address).then(ended, failed);
-      }
-      if (next < targets.length) {
-        try {
-          await clock.sleep(PACE_TICK_MS, signal);
-        } catch {
-          break;
-        }
-      }
-    }
-    if (open > 0) await new Promise<void>((resolve) => (allDone = resolve));
-    if (failure) throw (failure as { err: unknown }).err;
-  }
-
   private async checkSanity(): Promise<boolean> {
     if (!this.opts.sanity) return true;
     const outcome = await this.opts.sanity.check();
     this.sanityState = outcome.ok ? 'ok' : 'failed';
     return outcome.ok;
-  }
-
-  /** Whether this round rechecks the dead peer (it is among those picked as the round began). */
-  private recheckDue(address: string): boolean {
-    if (!this.rechecks.delete(address)) return false;
-    this.rechecked.set(address, this.opts.clock.now());
-    return true;
-  }
-
-  /**
-   * The dead peers this round rechecks: those due (DEAD_RECHECK_ROUNDS since their last one), the
-   * longest waiting first, at most DEAD_RECHECKS_PER_ROUND, so every dead peer gets its turn.
-   */
-  private pickRechecks(): Set<string> {
-    const now = this.opts.clock.now();
-    const dueBefore = now - DEAD_RECHECK_ROUNDS * this.opts.intervalMs;
-    const due: { address: string; at: number }[] = [];
-    for (const [address, r] of this.records) {
-      if (r.health !== 'dead') continue;
-      const at = this.rechecked.get(address) ?? 0;
-      if (at <= dueBefore) due.push({ address, at });
-    }
-    due.sort((a, b) => a.at - b.at);
-    return new Set(due.slice(0, DEAD_RECHECKS_PER_ROUND).map((d) => d.address));
   }
 
   /**
@@ -457,10 +331,10 @@ export class ProbeRounds {
    */
   adopt(views: readonly PeerView[]): void {
     for (const view of views) {
-      const current = this.records.get(view.address);
+      const current = this.book.get(view.address);
       if (!current || view.health !== 'dead' || !view.alerted) continue;
       if (current.health === 'dead' && current.alerted) continue;
-      this.put(view.address, {
+      this.book.put(view.address, {
         ...current,
         health: 'dead',
         alerted: true,
@@ -478,13 +352,13 @@ export class ProbeRounds {
 
   /** Applies a pure transition to the peer's current record. */
   private apply(address: string, judge: (r: PeerRecord) => Judgement): void {
-    const current = this.records.get(address);
+    const current = this.book.get(address);
     if (!current) return;
     const judgement = judge(current);
-    this.put(address, judgement.record);
+    this.book.put(address, judgement.record);
     // Just confirmed dead: the next confirmation is due DEAD_RECHECK_ROUNDS from now.
     if (judgement.record.health === 'dead' && current.health !== 'dead') {
-      this.rechecked.set(address, this.opts.clock.now());
+      this.rechecks.confirmed(address, this.opts.clock.now());
     }
     if (judgement.transition) this.opts.onJudgement(judgement);
     // Whether this node suspects itself may have changed only if this peer's reachability did.
@@ -541,11 +415,11 @@ export class ProbeRounds {
         this.apply(address, (r) => answered(r, answerOf(first), clock.now()));
         return done();
       }
-      const before = this.records.get(address)?.health;
+      const before = this.book.get(address)?.health;
       this.apply(address, (r) => attemptFailed(r, failureOf(first, 1), started, clock.now()));
       // A dead peer stays dead until it answers: no new confirmation every round, only now and
       // then, in case others reach it (then it is alive, and the path from here broken).
-      if (before === 'dead' && !this.recheckDue(address)) return done();
+      if (before === 'dead' && !this.rechecks.due(address, clock.now())) return done();
       void confirmUnreachable(this.confirmation, address, first, signal, selfHealthy)
         .then(() => {
           if (signal.aborted || this.verdictChanges === 0) return;
