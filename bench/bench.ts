@@ -1,14 +1,14 @@
 // `npm run bench`: failure detection on 5 network-namespace hosts (root only; bench/hosts.ts), then
 // elections, crash detection and false alarms of 5 real nodes on loopback, then malformed input,
 // slow clients and floods (bench/hostile.ts), then scale: one coordinator of 1,000 and 5,000
-// simulated peers (bench/scale.ts), the election simulated at 100 to 5,000 nodes
+// simulated peers (bench/scale.ts), knh's peer client against node:http and undici
+// (bench/peer-client.ts), the election simulated at 100 to 5,000 nodes
 // (bench/election-scale.ts) and 50 real nodes (bench/mesh-settle.ts); prints each table against
 // its targets and writes them to docs/benchmarks.md.
 import { writeFileSync } from 'node:fs';
 import { positiveInt, runMain } from './entry.js';
 import { fileURLToPath } from 'node:url';
 import { format, resolveConfig } from 'prettier';
-import { SETTINGS, type Setting } from '../src/config/settings.js';
 import { parseDuration } from '../src/config/duration.js';
 import { clusterStatusOf, peerStatusOf } from '../src/demo/received-webhooks.js';
 import { Receiver } from '../src/demo/webhook-sink.js';
@@ -18,6 +18,7 @@ import { hostileSection } from './hostile.js';
 import { electionScaleSection } from './election-scale.js';
 import { meshSettleSection } from './mesh-settle.js';
 import { scaleSection } from './scale.js';
+import { peerClientSection } from './peer-client.js';
 import { rowPassed, runHostsBench } from './hosts.js';
 import { LivenessLedger } from './liveness-ledger.js';
 import {
@@ -28,6 +29,7 @@ import {
   type BenchContext,
 } from './measurements.js';
 import {
+  defaultOf,
   machineFacts,
   markdownReport,
   passed,
@@ -41,12 +43,6 @@ const DOC = fileURLToPath(new URL('../../docs/benchmarks.md', import.meta.url));
 /** Markdown as the repository's Prettier settings lay it out (aligned tables), so lint passes. */
 async function prettyMarkdown(text: string): Promise<string> {
   return format(text, { ...(await resolveConfig(DOC)), filepath: DOC });
-}
-
-function defaultOf(env: string): string {
-  const setting = (SETTINGS as readonly Setting[]).find((s) => s.env === env);
-  if (setting?.default === undefined) throw new Error(`no default for ${env} in settings.ts`);
-  return setting.default;
 }
 
 /** The longest one probe can take with every retry timing out: how far back a real death can lie. */
@@ -141,6 +137,9 @@ async function main(): Promise<number> {
     // election simulated at 100 to 5,000 nodes (BENCH_ELECTION=0), and 50 real nodes settling
     // and replacing a crashed coordinator (BENCH_MESH=0).
     const scale = await scaleSection(progress);
+    // knh's peer client against node:http and undici under a coordinator's load of pings
+    // (BENCH_PEER_CLIENT=0 skips it).
+    const peerClient = await peerClientSection(progress);
     const electionScale = electionScaleSection(progress);
     const meshSettle = await meshSettleSection(progress);
 
@@ -250,6 +249,8 @@ async function main(): Promise<number> {
       '',
       scale.markdown.trim(),
       '',
+      peerClient.markdown.trim(),
+      '',
       electionScale.markdown.trim(),
       '',
       meshSettle.markdown.trim(),
@@ -258,10 +259,12 @@ async function main(): Promise<number> {
 
     process.stdout.write(`\n${await prettyMarkdown(hosts.markdown)}\n`);
     process.stdout.write(`\n${await prettyMarkdown(resultsTable(rows))}\n${notes.join('\n')}\n`);
+    process.stdout.write(`\n${await prettyMarkdown(peerClient.markdown)}`);
     const missed = [
       ...hosts.missed,
       ...hostile.missed,
       ...scale.missed,
+      ...peerClient.missed,
       ...electionScale.missed,
       ...meshSettle.missed,
       ...rows.filter((r) => passed(r) === false).map((r) => r.name),

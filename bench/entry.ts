@@ -1,4 +1,6 @@
-// What the bench entry points share: numeric settings from the environment, and running main().
+// What the bench entry points share: numeric settings from the environment, running main(), and
+// running one section alone.
+import { format } from 'prettier';
 
 /** A whole number ≥ 1 from the environment, or `fallback`; anything else stops with a message. */
 export function positiveInt(name: string, fallback: number): number {
@@ -23,4 +25,30 @@ export function runMain(main: () => Promise<number>): void {
       process.exitCode = 1;
     },
   );
+}
+
+/**
+ * Runs one section of the bench alone (`node dist/bench/<section>.js`): its progress on stdout,
+ * timed from the start, then its markdown and the targets it missed. Ctrl-C exits, and the
+ * section's own exit handler kills what it started.
+ */
+export function runSectionAlone(
+  section: (progress: (text: string) => void) => Promise<{ markdown: string; missed: string[] }>,
+): void {
+  runMain(async () => {
+    const began = Date.now();
+    const progress = (text: string) =>
+      process.stdout.write(`[${((Date.now() - began) / 1000).toFixed(1).padStart(6)} s] ${text}\n`);
+    const onSignal = (signal: NodeJS.Signals) => process.exit(signal === 'SIGINT' ? 130 : 143);
+    process.once('SIGINT', onSignal);
+    process.once('SIGTERM', onSignal);
+    const { markdown, missed } = await section(progress);
+    process.stdout.write(`\n${await format(markdown, { parser: 'markdown', printWidth: 100 })}`);
+    process.stdout.write(
+      missed.length === 0
+        ? '\nall targets met\n'
+        : `\n${missed.length} target(s) missed:\n${missed.map((m) => `  FAIL  ${m}`).join('\n')}\n`,
+    );
+    return 0;
+  });
 }

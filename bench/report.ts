@@ -114,6 +114,13 @@ export const RELEVANT_SETTINGS = [
   'LOG_LEVEL',
 ] as const;
 
+/** A setting's default as settings.ts declares it; throws for one without. */
+export function defaultOf(env: string): string {
+  const setting = (SETTINGS as readonly Setting[]).find((s) => s.env === env);
+  if (setting?.default === undefined) throw new Error(`no default for ${env} in settings.ts`);
+  return setting.default;
+}
+
 export function relevantSettings(): Setting[] {
   const all = SETTINGS as readonly Setting[];
   return RELEVANT_SETTINGS.flatMap((name) => all.filter((s) => s.env === name));

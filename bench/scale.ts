@@ -12,9 +12,8 @@
 // kubernetes, as deployed: bench/scale-discovery.ts).
 // Alone: `node dist/bench/scale-main.js`.
 import { manifestNodeOptions } from './manifest.js';
-import { execFileSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { appendFileSync, readFileSync } from 'node:fs';
+import { appendFileSync } from 'node:fs';
 import { loadavg } from 'node:os';
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { PeerStatusPayload } from '../src/wire/webhooks.js';
@@ -30,6 +29,7 @@ import {
   type SimulatorStats,
 } from '../test/support/peer-simulator.js';
 import { positiveInt } from './entry.js';
+import { cpuMsOf, rssOf } from './proc-usage.js';
 import {
   listPeers,
   scaleDiscovery,
@@ -101,31 +101,6 @@ export interface ScaleRun {
 }
 
 const msg = (err: unknown) => (err instanceof Error ? err.message : String(err));
-
-const CLK_TCK = (() => {
-  try {
-    return Number(execFileSync('getconf', ['CLK_TCK'], { encoding: 'utf8' }).trim()) || 100;
-  } catch {
-    return 100;
-  }
-})();
-
-/** User + system CPU of a process so far, in ms (/proc/<pid>/stat fields 14 and 15). */
-function cpuMsOf(pid: number): number {
-  const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
-  const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-  return ((Number(fields[11]) + Number(fields[12])) * 1000) / CLK_TCK;
-}
-
-/** Resident memory of a process now (VmRSS), in bytes; null once it is gone. */
-function rssOf(pid: number): number | null {
-  try {
-    const m = /^VmRSS:\s+(\d+) kB$/m.exec(readFileSync(`/proc/${pid}/status`, 'utf8'));
-    return m ? Number(m[1]) * 1024 : null;
-  } catch {
-    return null;
-  }
-}
 
 /** `work`, unless the coordinator exits first or `ms` pass. */
 function bounded<T>(
