@@ -4,9 +4,9 @@
 // because KNH's CONNECT_* and SEND_* retry budgets count them apart.
 //
 // By hand over node:net rather than node:http, axios or undici: a coordinator of a large mesh sends
-// a request to every peer each second, and measured at that load this client takes a fraction of
-// the CPU and memory of the others (docs/benchmarks.md, "Why knh has its own HTTP client for
-// peers"). Peers are knh nodes speaking plain HTTP/1.1 JSON; response-parser.ts reads what any
+// a request to every peer each second, and measured at that load this client takes the least CPU
+// and clearly the least memory of them (npm run bench:peer-client; docs/benchmarks.md, "Why knh
+// has its own HTTP client for peers"). Peers are knh nodes speaking plain HTTP/1.1 JSON; response-parser.ts reads what any
 // HTTP/1.1 server may send back, within limits.
 import type { Failure, FailureReason } from '../core/transport.js';
 import { onAbort } from '../core/on-abort.js';
