@@ -17,23 +17,12 @@ import { loadSchemas } from '../../src/wire/schemas.js';
 import { CapturingLogger } from '../support/capturing-logger.js';
 import { DEFAULT_TIMING as TIMING } from '../support/election-sim.js';
 import { FakeClock } from '../support/fake-clock.js';
+import { LOW, MID, HIGH, failed, ok } from '../support/election-peers.js';
 import { TestDelegate } from '../support/test-delegate.js';
 
-const LOW: NodeRef = { id: 'low@10.0.0.1', address: '10.0.0.1:8080' };
-const MID: NodeRef = { id: 'mid@10.0.0.2', address: '10.0.0.2:8080' };
-const HIGH: NodeRef = { id: 'high@10.0.0.9', address: '10.0.0.9:8080' };
 const STRANGER: NodeRef = { id: 'other@10.9.9.9', address: '10.9.9.9:8080' };
 const MIN = 60_000;
 const schemas = loadSchemas();
-
-const failed = <T>(): Outcome<T> => ({
-  ok: false,
-  reason: 'refused',
-  phase: 'connect',
-  detail: 'ECONNREFUSED',
-  latencyMs: 1,
-});
-const ok = <T>(value: T): Outcome<T> => ({ ok: true, value, latencyMs: 1 });
 
 function window(id: string, now: number, over: Partial<MaintenanceWindow> = {}): MaintenanceWindow {
   return {

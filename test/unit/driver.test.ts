@@ -23,11 +23,9 @@ import { loadSchemas } from '../../src/wire/schemas.js';
 import { CapturingLogger } from '../support/capturing-logger.js';
 import { DEFAULT_TIMING as TIMING } from '../support/election-sim.js';
 import { FakeClock } from '../support/fake-clock.js';
+import { LOW, MID, HIGH, failed, highAnswers, ok } from '../support/election-peers.js';
 import { TestDelegate } from '../support/test-delegate.js';
 
-const LOW: NodeRef = { id: 'low@10.0.0.1', address: '10.0.0.1:8080' };
-const MID: NodeRef = { id: 'mid@10.0.0.2', address: '10.0.0.2:8080' };
-const HIGH: NodeRef = { id: 'high@10.0.0.9', address: '10.0.0.9:8080' };
 const schemas = loadSchemas();
 
 const view = (ref: NodeRef, health: PeerView['health'], since = 1_000, alerted = false) => ({
@@ -56,14 +54,6 @@ function deadAlert(ref: NodeRef, coordinator: NodeRef, incidentMs: number): Peer
     now: incidentMs,
   });
 }
-
-const failed = <T>(): Outcome<T> => ({
-  ok: false,
-  reason: 'refused',
-  phase: 'connect',
-  detail: 'ECONNREFUSED',
-  latencyMs: 1,
-});
 
 /** A driver whose transport answers from the test's functions, recording what it sends. */
 function node(
@@ -160,14 +150,18 @@ function node(
   };
 }
 
+/** LOW, started: HIGH answered its election, so it waits to be told who leads. */
+async function lowWaitingForHigh() {
+  const n = node(LOW, [MID, HIGH], { election: highAnswers });
+  n.driver.start();
+  await n.clock.advanceAsync(0);
+  return n;
+}
+
 describe('ElectionDriver handover', () => {
   it('sends its view and its undelivered events with every announcement', async () => {
     const n = node(HIGH, [LOW, MID], {
-      announce: (_to, a) => ({
-        ok: true,
-        value: { accepted: true, epoch: a.epoch, coordinator: HIGH },
-        latencyMs: 1,
-      }),
+      announce: (_to, a) => ok({ accepted: true, epoch: a.epoch, coordinator: HIGH }),
     });
     const views = [view(LOW, 'alive'), view(MID, 'dead', 2_000, true)];
     const pending = [deadAlert(MID, HIGH, 2_000)];
@@ -204,24 +198,16 @@ describe('ElectionDriver handover', () => {
     const n = node(MID, [LOW, LOW2, HIGH], {
       announce: (to, a) => {
         if (to === LOW.address) {
-          return {
-            ok: true,
-            value: { accepted: false, reason: 'conflict', epoch: 1, coordinator: HIGH },
-            latencyMs: 1,
-          };
+          return ok({ accepted: false, reason: 'conflict', epoch: 1, coordinator: HIGH });
         }
         if (to === LOW2.address) {
-          return {
-            ok: true,
-            value: {
-              accepted: false,
-              reason: 'stale-epoch',
-              epoch: a.epoch,
-              coordinator: LOW2,
-              peers: [view(HIGH, 'unknown')],
-            },
-            latencyMs: 1,
-          };
+          return ok({
+            accepted: false,
+            reason: 'stale-epoch',
+            epoch: a.epoch,
+            coordinator: LOW2,
+            peers: [view(HIGH, 'unknown')],
+          });
         }
         return failed<AnnouncementReply>();
       },
@@ -244,16 +230,13 @@ describe('ElectionDriver handover', () => {
   it('a follower keeps the views and undelivered events of the announcement it accepts', async () => {
     const n = node(LOW, [MID, HIGH], {
       // Higher-ranked peers answer the election: LOW waits for an announcement.
-      election: (to) => ({
-        ok: true,
-        value: {
+      election: (to) =>
+        ok({
           type: 'answer',
           from: to === HIGH.address ? HIGH : MID,
           epoch: 0,
           coordinator: null,
-        },
-        latencyMs: 1,
-      }),
+        }),
     });
     n.driver.start();
     await n.clock.advanceAsync(0);
@@ -290,15 +273,7 @@ describe('ElectionDriver handover', () => {
   });
 
   it("answers a restarted higher-ranked node's stale epoch with its view and undelivered events", async () => {
-    const n = node(LOW, [MID, HIGH], {
-      election: () => ({
-        ok: true,
-        value: { type: 'answer', from: HIGH, epoch: 0, coordinator: null },
-        latencyMs: 1,
-      }),
-    });
-    n.driver.start();
-    await n.clock.advanceAsync(0);
+    const n = await lowWaitingForHigh();
     n.driver.handleAnnouncement({ from: HIGH, epoch: 5, peers: [] });
     const mine = [view(MID, 'dead', 3_000, true), view(HIGH, 'alive')];
     const pending = [deadAlert(MID, HIGH, 3_000)];
@@ -336,17 +311,9 @@ describe('ElectionDriver handover', () => {
         // The mesh is at epoch 7 (LOW lagging at 4); both follow MID until HIGH's epoch is newer.
         if (a.epoch <= 7) {
           const [epoch, handed] = to === LOW.address ? [4, fromLow] : [7, fromMid];
-          return {
-            ok: true,
-            value: { accepted: false, reason: 'stale-epoch', epoch, coordinator: MID, ...handed },
-            latencyMs: 1,
-          };
+          return ok({ accepted: false, reason: 'stale-epoch', epoch, coordinator: MID, ...handed });
         }
-        return {
-          ok: true,
-          value: { accepted: true, epoch: a.epoch, coordinator: HIGH },
-          latencyMs: 1,
-        };
+        return ok({ accepted: true, epoch: a.epoch, coordinator: HIGH });
       },
     });
     n.driver.start();
@@ -373,22 +340,14 @@ describe('ElectionDriver handover', () => {
     const n = node(HIGH, [LOW, MID], {
       announce: (_to, a) =>
         mesh && a.epoch <= mesh.epoch
-          ? {
-              ok: true,
-              value: {
-                accepted: false,
-                reason: 'stale-epoch',
-                epoch: mesh.epoch,
-                coordinator: null,
-                ...mesh.handed,
-              },
-              latencyMs: 1,
-            }
-          : {
-              ok: true,
-              value: { accepted: true, epoch: a.epoch, coordinator: HIGH },
-              latencyMs: 1,
-            },
+          ? ok({
+              accepted: false,
+              reason: 'stale-epoch',
+              epoch: mesh.epoch,
+              coordinator: null,
+              ...mesh.handed,
+            })
+          : ok({ accepted: true, epoch: a.epoch, coordinator: HIGH }),
     });
     n.driver.start();
     await n.clock.advanceAsync(0);
@@ -417,23 +376,15 @@ describe('ElectionDriver handover', () => {
         announce: (to, a) => {
           const side = mesh?.get(to);
           return side && a.epoch <= side.epoch
-            ? {
-                ok: true,
-                value: {
-                  accepted: false,
-                  reason: 'stale-epoch',
-                  epoch: side.epoch,
-                  coordinator: MID,
-                  peers: side.peers,
-                  ...(side.undelivered ? { undelivered: side.undelivered } : {}),
-                },
-                latencyMs: 1,
-              }
-            : {
-                ok: true,
-                value: { accepted: true, epoch: a.epoch, coordinator: HIGH },
-                latencyMs: 1,
-              };
+            ? ok({
+                accepted: false,
+                reason: 'stale-epoch',
+                epoch: side.epoch,
+                coordinator: MID,
+                peers: side.peers,
+                ...(side.undelivered ? { undelivered: side.undelivered } : {}),
+              })
+            : ok({ accepted: true, epoch: a.epoch, coordinator: HIGH });
         },
       },
       { handover: true },
@@ -473,22 +424,14 @@ describe('ElectionDriver handover', () => {
       {
         announce: (_to, a) =>
           mesh && a.epoch <= mesh.epoch
-            ? {
-                ok: true,
-                value: {
-                  accepted: false,
-                  reason: 'stale-epoch',
-                  epoch: mesh.epoch,
-                  coordinator: null,
-                  peers: mesh.peers,
-                },
-                latencyMs: 1,
-              }
-            : {
-                ok: true,
-                value: { accepted: true, epoch: a.epoch, coordinator: HIGH },
-                latencyMs: 1,
-              },
+            ? ok({
+                accepted: false,
+                reason: 'stale-epoch',
+                epoch: mesh.epoch,
+                coordinator: null,
+                peers: mesh.peers,
+              })
+            : ok({ accepted: true, epoch: a.epoch, coordinator: HIGH }),
       },
       { handover: true },
     );
@@ -501,15 +444,7 @@ describe('ElectionDriver handover', () => {
   });
 
   it('keepOwnView replaces what it would inherit (minus itself), with no events to hand on', async () => {
-    const n = node(LOW, [MID, HIGH], {
-      election: () => ({
-        ok: true,
-        value: { type: 'answer', from: HIGH, epoch: 0, coordinator: null },
-        latencyMs: 1,
-      }),
-    });
-    n.driver.start();
-    await n.clock.advanceAsync(0);
+    const n = await lowWaitingForHigh();
     n.driver.handleAnnouncement({
       from: HIGH,
       epoch: 4,
@@ -645,11 +580,8 @@ describe('ElectionDriver: confirming a new term', () => {
 /** Every follower accepts `leader`'s announcements. */
 const acceptedBy =
   (leader: NodeRef) =>
-  (_to: string, a: Announcement): Outcome<AnnouncementReply> => ({
-    ok: true,
-    value: { accepted: true, epoch: a.epoch, coordinator: leader },
-    latencyMs: 1,
-  });
+  (_to: string, a: Announcement): Outcome<AnnouncementReply> =>
+    ok({ accepted: true, epoch: a.epoch, coordinator: leader });
 
 describe('ElectionDriver: announcements in a large mesh', () => {
   const many = Array.from({ length: FULL_VIEW_PEERS + 50 }, (_, i) => ({
@@ -761,11 +693,7 @@ describe('ElectionDriver: announcements in a large mesh', () => {
       timing: TIMING,
       transport: {
         sendElection: () =>
-          Promise.resolve({
-            ok: true,
-            value: { type: 'answer', from: HIGH, epoch: 0, coordinator: null },
-            latencyMs: 1,
-          }),
+          Promise.resolve(ok({ type: 'answer', from: HIGH, epoch: 0, coordinator: null })),
         announce: () => Promise.resolve(failed<AnnouncementReply>()),
       },
       clock,
@@ -796,11 +724,7 @@ describe('ElectionDriver: announcements in a large mesh', () => {
     const n = node(TOP, many, {
       announce: (to, a) => {
         if (a.epoch > 4) {
-          return {
-            ok: true,
-            value: { accepted: true, epoch: a.epoch, coordinator: TOP },
-            latencyMs: 1,
-          };
+          return ok({ accepted: true, epoch: a.epoch, coordinator: TOP });
         }
         // The mesh is at epoch 4; thin followers of an older knh hand over only their leader.
         const peers = to === successor ? full : [view(many[0]!, 'alive')];
