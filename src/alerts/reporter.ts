@@ -3,19 +3,8 @@ import type { Clock, TimerHandle } from '../core/clock.js';
 import type { Logger } from '../core/logger.js';
 import type { NodeRef } from '../wire/node-ref.js';
 import type { RoundReport, SelfSuspicion } from '../prober/rounds.js';
-import {
-  isJudgementEvent,
-  opensIncident,
-  type PeerStatusEvent,
-  type PeerStatusPayload,
-} from '../wire/webhooks.js';
-import {
-  fromView,
-  placeholderId,
-  type Judgement,
-  type PeerRecord,
-  type Withhold,
-} from '../prober/verdict.js';
+import { isJudgementEvent, opensIncident, type PeerStatusPayload } from '../wire/webhooks.js';
+import { fromView, placeholderId, type Judgement, type PeerRecord } from '../prober/verdict.js';
 import type { PeerView } from '../wire/peer-view.js';
 import type { AlertHold } from './alert-hold.js';
 import { CannotJudge, resolveInherited } from './cannot-judge.js';
@@ -23,6 +12,7 @@ import type { MaintenanceWindow } from '../wire/maintenance-window.js';
 import type { EventSink } from './event-sink.js';
 import { trimOldest } from '../core/trim-oldest.js';
 import { incidentStartOf, peerStatusPayload } from './payloads.js';
+import { eventsOf, logDecided, logUndecided, WITHHELD_BECAUSE } from './judgement-events.js';
 import { ClusterStatuses } from './cluster-statuses.js';
 import { IdIndex } from './id-index.js';
 import type { Leadership } from './term-view.js';
@@ -75,13 +65,6 @@ const MAX_REMEMBERED = 1_000;
 /** How many undelivered events ride on each announcement (newest first kept). */
 export const MAX_SHARED_UNDELIVERED = 500;
 
-const EVENT: Partial<Record<NonNullable<Judgement['transition']>, PeerStatusEvent>> = {
-  died: 'peer_dead',
-  recovered: 'peer_recovered',
-  'path-broken': 'path_broken',
-  'path-restored': 'path_restored',
-};
-
 /**
  * Whether the peer incident an alert opened is still open in `records`: the peer is dead since
  * that very moment, or its path broken since then. Null when the peer has no record here.
@@ -97,15 +80,6 @@ function isOpen(
     ? r.health === 'dead' && r.sinceMs === incident
     : r.brokenPath?.sinceMs === incident;
 }
-
-const WITHHELD_BECAUSE: Record<NonNullable<Withhold>, (peer: string) => string> = {
-  'self-suspect': (peer) =>
-    `cannot reach ${peer}, but this coordinator cannot reach most of its peers either: suspecting itself, not declaring it dead`,
-  'sanity-check': (peer) =>
-    `cannot reach ${peer}, but this coordinator cannot reach SANITY_CHECK_URL either: not declaring it dead`,
-  overloaded: (peer) =>
-    `${peer} timed out, but this coordinator's event loop was running too late to tell a slow peer from its own slowness: not declaring it dead or its path broken`,
-};
 
 /** Handlers run synchronously from the prober's callbacks; they only queue work. */
 export class Reporter {
@@ -425,108 +399,50 @@ export class Reporter {
   }
 
   onJudgement(judgement: Judgement): void {
-    const { record, transition, incidentMs } = judgement;
+    const { record, transition } = judgement;
     if (transition !== 'withheld') this.withheld.delete(record.address);
     const lead = this.leadership;
     if (!lead) return;
     const log = this.opts.logger.child({ peer: record.id, peerAddress: record.address });
-    switch (transition) {
-      case 'died':
-      case 'recovered':
-      case 'path-broken':
-      case 'path-restored': {
-        const event = EVENT[transition] as PeerStatusEvent;
-        const payload = peerStatusPayload({
-          record,
-          event,
-          incidentMs: incidentMs ?? record.sinceMs,
-          coordinator: this.opts.self,
-          epoch: lead.epoch(),
-          now: this.opts.clock.now(),
-          ...(transition === 'path-restored' && judgement.restoredPath
-            ? { witnesses: judgement.restoredPath.witnesses }
-            : {}),
-        });
-        const closed = judgement.restoredPath;
-        if (transition === 'died' && closed) {
-          // The path incident ends here: the peer itself is down, as its peer_dead says next.
-          this.deliver(
-            peerStatusPayload({
-              record,
-              event: 'path_restored',
-              incidentMs: closed.sinceMs,
-              coordinator: this.opts.self,
-              epoch: lead.epoch(),
-              now: this.opts.clock.now(),
-              witnesses: closed.witnesses,
-            }),
-            false,
-          );
-        }
-        const fields = { event: event.replace('_', '-'), dedupKey: payload.dedup_key };
-        if (transition === 'died') {
-          log.warn({ ...fields, reason: record.lastFailure }, `peer ${record.id} is dead`);
-        } else if (transition === 'path-broken') {
-          log.warn(
-            { ...fields, reason: record.lastFailure, witnesses: payload.path?.witnesses },
-            `cannot reach ${record.id}, but ${payload.path?.witnesses.join(', ') ?? 'other peers'} can: the path from this node to it is broken, the peer is not dead`,
-          );
-        } else {
-          log.info(
-            fields,
-            `peer ${record.id} ${transition === 'recovered' ? 'recovered' : 'is reachable again'}`,
-          );
-        }
-        this.deliver(payload, true);
-        return;
-      }
-      case 'suspected':
-        log.info(
-          { event: 'peer-suspect', reason: record.lastFailure },
-          `peer ${record.id} did not answer: confirming (retries, indirect probes)`,
-        );
-        return;
-      case 'cleared':
-        log.info({ event: 'peer-cleared' }, `peer ${record.id} answered again: not dead`);
-        return;
-      case 'first-alive': {
-        log.info({ event: 'peer-alive' }, `peer ${record.id} is alive`);
-        // Alive by another answer than a probe's (an announcement's), it has no id of its own yet.
-        const twin =
-          record.id === this.opts.self.id
-            ? this.opts.self.address
-            : record.id === placeholderId(record.address)
-              ? undefined
-              : this.twinOf(record, lead);
-        if (twin) {
-          log.error(
-            { event: 'duplicate-id', otherAddress: twin },
-            `nodes at ${record.address} and ${twin} share the id ${record.id}: give each node its own NODE_NAME`,
-          );
-        }
-        return;
-      }
-      case 'never-alive':
-        log.warn(
-          { event: 'peer-never-alive', reason: record.lastFailure },
-          `peer ${record.address} has not answered since it was discovered; no alert until it has been seen alive`,
-        );
-        return;
-      case 'withheld':
-        if (judgement.withheld === 'self-suspect') this.noteCannotJudge(judgement, lead);
-        if (this.withheld.has(record.address)) {
-          log.debug({ event: 'verdict-withheld', why: judgement.withheld }, 'still withheld');
-          return;
-        }
-        this.withheld.add(record.address);
-        log.warn(
-          { event: 'verdict-withheld', reason: record.lastFailure, why: judgement.withheld },
-          WITHHELD_BECAUSE[judgement.withheld ?? 'self-suspect'](record.id),
-        );
-        return;
-      case null:
-        return;
+    const events = eventsOf(judgement, this.opts.self, lead.epoch(), this.opts.clock.now());
+    const last = events.at(-1);
+    if (last) {
+      logDecided(log, judgement, last);
+      // A path incident the death closes goes unshared: the peer_dead right behind it is shared.
+      events.forEach((payload, i) => this.deliver(payload, i === events.length - 1));
+      return;
     }
+    if (transition === 'first-alive') {
+      log.info({ event: 'peer-alive' }, `peer ${record.id} is alive`);
+      // Alive by another answer than a probe's (an announcement's), it has no id of its own yet.
+      const twin =
+        record.id === this.opts.self.id
+          ? this.opts.self.address
+          : record.id === placeholderId(record.address)
+            ? undefined
+            : this.twinOf(record, lead);
+      if (twin) {
+        log.error(
+          { event: 'duplicate-id', otherAddress: twin },
+          `nodes at ${record.address} and ${twin} share the id ${record.id}: give each node its own NODE_NAME`,
+        );
+      }
+      return;
+    }
+    if (transition === 'withheld') {
+      if (judgement.withheld === 'self-suspect') this.noteCannotJudge(judgement, lead);
+      if (this.withheld.has(record.address)) {
+        log.debug({ event: 'verdict-withheld', why: judgement.withheld }, 'still withheld');
+        return;
+      }
+      this.withheld.add(record.address);
+      log.warn(
+        { event: 'verdict-withheld', reason: record.lastFailure, why: judgement.withheld },
+        WITHHELD_BECAUSE[judgement.withheld ?? 'self-suspect'](record.id),
+      );
+      return;
+    }
+    logUndecided(log, judgement);
   }
 
   /** A verdict withheld for self-suspicion: the mesh cannot be judged, and every receiver hears. */
