@@ -29,12 +29,13 @@ module.exports = {
     CORE_ONLY('election', ['core', 'wire']),
     CORE_ONLY('prober', ['core', 'wire']),
     CORE_ONLY('alerts', ['prober', 'core', 'wire']),
+    CORE_ONLY('paths', ['core', 'wire']),
     {
       name: 'core-without-io-libraries',
       comment:
         'The core sees small interfaces; express, axios and the Kubernetes client stay at the edge.',
       severity: 'error',
-      from: { path: '^src/(wire|core|election|prober|alerts)/' },
+      from: { path: '^src/(wire|core|election|prober|alerts|paths)/' },
       to: { path: '(^|/)node_modules/(express|axios|@kubernetes/client-node)/|^node:http$|^http$' },
     },
     {
