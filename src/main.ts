@@ -139,7 +139,7 @@ export async function startNode(config: Config, deps: NodeDeps): Promise<Running
   const stopTicking = every(clock, 1_000, () => {
     book.prune(clock.now());
     reporter.releaseHeld();
-    for (const d of membership.expireDepartures()) rounds.presumeAlive(d.address, d.id, d.atMs);
+    membership.expireDepartures((d) => rounds.presumeAlive(d.address, d.id, d.atMs));
   });
   const queues = [notifier, dispatcher];
   const node = { ...parts, source, reporter, server, health, loopLag, membership, leadership };

@@ -23,7 +23,7 @@ const REASON_RANK: Record<ClusterStatusReason, number> = { periodic: 0, change: 
 /** A cluster status decided and waiting its turn: built when its turn comes, in its term only. */
 interface WaitingStatus {
   lead: Leadership;
-  /** The term it belongs to (ClusterStatuses.term). */
+  /** The term it belongs to (the reporter's count). */
   term: number;
   reason: ClusterStatusReason;
   /** In the outbox; until then it waits out CLUSTER_STATUS_MIN_GAP_MS after the last one. */
@@ -41,12 +41,12 @@ export interface ClusterStatusesOptions {
   send(work: () => void): void;
   /** Peer-status events wait in the outbox, not yet started: a status goes after them. */
   eventsWaiting(): boolean;
+  /** The reporter's count of the terms it led: a status of a term that ended is not sent. */
+  term(): number;
 }
 
 export class ClusterStatuses {
   private lead: Leadership | null = null;
-  /** Counts the terms: a status of a term that ended is not sent. */
-  private term = 0;
   private reportedElection = false;
   private waiting: WaitingStatus | null = null;
   /** When this term's last cluster status went into the outbox; null: none yet. */
@@ -59,7 +59,6 @@ export class ClusterStatuses {
   /** A term starts: its first round's report sends its first status (reason election). */
   startTerm(lead: Leadership): void {
     this.stop();
-    this.term++;
     this.lead = lead;
     this.reportedElection = false;
     this.lastAt = null;
@@ -128,11 +127,11 @@ export class ClusterStatuses {
     // every change made meanwhile. A storm of changes (thousands of peers suspect at once) then
     // costs one snapshot per turn, not a snapshot of every peer held in memory for each change.
     const waiting = this.waiting;
-    if (waiting?.term === this.term) {
+    if (waiting?.term === this.o.term()) {
       if (REASON_RANK[reason] > REASON_RANK[waiting.reason]) waiting.reason = reason;
       return;
     }
-    const entry: WaitingStatus = { lead, term: this.term, reason, queued: false };
+    const entry: WaitingStatus = { lead, term: this.o.term(), reason, queued: false };
     this.waiting = entry;
     const { clock } = this.o;
     // Never more than the gap, even if the wall clock stepped back meanwhile.
@@ -159,7 +158,7 @@ export class ClusterStatuses {
     this.o.send(() => {
       if (this.waiting === entry) this.waiting = null;
       // A term that ended sends no more cluster statuses: the next coordinator's say.
-      if (!this.lead || this.term !== entry.term) return;
+      if (!this.lead || this.o.term() !== entry.term) return;
       // Peer-status events decided since wait behind it (a batch not yet started came after it):
       // it goes after them, so that no cluster status shows a verdict before that peer's event.
       if (this.o.eventsWaiting()) {

@@ -135,6 +135,7 @@ export class Reporter {
       startGraceMs: opts.startGraceMs ?? 0,
       send: (work) => this.send(work),
       eventsWaiting: () => this.batch !== null,
+      term: () => this.term,
     });
   }
 
@@ -407,9 +408,10 @@ export class Reporter {
     const events = eventsOf(judgement, this.opts.self, lead.epoch(), this.opts.clock.now());
     const last = events.at(-1);
     if (last) {
-      logDecided(log, judgement, last);
       // A path incident the death closes goes unshared: the peer_dead right behind it is shared.
-      events.forEach((payload, i) => this.deliver(payload, i === events.length - 1));
+      for (const closed of events.slice(0, -1)) this.deliver(closed, false);
+      logDecided(log, judgement, last);
+      this.deliver(last, true);
       return;
     }
     if (transition === 'first-alive') {

@@ -57,8 +57,6 @@ export class Announcements {
   /**
    * The announcement for each peer: the full one (as a node of protocol 1 takes it, to one that
    * has not said it speaks 2), or in a large mesh a thin one to non-successors.
-   */
-  /**
    * `thinHeartbeatMs`: a large mesh's, whose peers other than the successors get no verdicts and
    * are told how often they hear from the coordinator; null: every peer gets them.
    */
@@ -90,7 +88,7 @@ export class Announcements {
 
   /**
    * The announcement with the verdicts: the last one again, the same object (so the same bytes,
-   * serialized once), while `view()` returns the same array and nothing else in it changed. A
+   * serialized once), while the delegate's `localState().peers` is the same array and nothing else in it changed. A
    * large mesh's successors get it at every heartbeat: 2 MB of JSON at 5,000 peers.
    */
   private full(common: Omit<Announcement, 'peers'>): FullAnnouncements {

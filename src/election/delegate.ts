@@ -45,9 +45,7 @@ export interface ElectionDelegate {
   mergeHandover(handover: TermHandover): void;
 }
 
-export const EMPTY_TERM_STATE: TermState = Object.freeze({
-  peers: [],
-  undelivered: [],
-  alerts: [],
-  cannotJudge: null,
-});
+/** No term state: what a node that followed no coordinator yet starts from. */
+export function emptyTermState(): TermState {
+  return { peers: [], undelivered: [], alerts: [], cannotJudge: null };
+}

@@ -1,10 +1,10 @@
 // What a node remembers of the last term it followed: where it starts from if it leads next.
 import { nodeNameOf, type NodeRef } from '../wire/node-ref.js';
 import type { PeerView } from '../wire/peer-view.js';
-import { EMPTY_TERM_STATE, type TermState } from './delegate.js';
+import { emptyTermState, type TermState } from './delegate.js';
 
 export class TermMemory {
-  private last: TermState = EMPTY_TERM_STATE;
+  private last: TermState = emptyTermState();
 
   constructor(private readonly selfAddress: string) {}
 

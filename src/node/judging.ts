@@ -19,6 +19,7 @@ import type { EventLog } from '../status/event-log.js';
 import { heldText, judgementEntry } from '../status/event-feed.js';
 import type { NodeRef } from '../wire/node-ref.js';
 import { isJudgementEvent } from '../wire/webhooks.js';
+import { SHARE_WAIT_MS } from './term-sharing.js';
 
 /** The election's side of sharing verdicts, as the reporter needs it. */
 export interface VerdictSharing {
@@ -54,8 +55,7 @@ export interface Judging {
 
 export function judging(o: JudgingOptions): Judging {
   const { config, self, clock, logger, events, metrics, dispatcher } = o;
-  // Bounded well below a probe round, so a slow follower never holds an alert up for long.
-  const shareVerdicts = () => o.sharing().shareNow(Math.min(300, config.probeTimeoutMs));
+  const shareVerdicts = () => o.sharing().shareNow(Math.min(SHARE_WAIT_MS, config.probeTimeoutMs));
   const reporter = new Reporter({
     onSent: (payload) => {
       dispatcher.onPeerStatus(payload);

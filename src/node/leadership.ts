@@ -18,10 +18,8 @@ import { toView } from '../prober/verdict.js';
 import type { EventLog } from '../status/event-log.js';
 import type { NodeRef } from '../wire/node-ref.js';
 import type { Announcement, AnnouncementReply } from '../wire/peer-messages.js';
-import { TermSharing } from './term-sharing.js';
 
-/** How long a coordinator's last announcement may take before it steps out or stops. */
-const LAST_SHARE_MS = 300;
+import { SHARE_WAIT_MS, TermSharing } from './term-sharing.js';
 
 export interface LeadershipOptions {
   config: Config;
@@ -43,6 +41,8 @@ export interface LeadershipOptions {
 export class Leadership {
   readonly election: ElectionDriver;
   readonly sharing: TermSharing;
+  /** The node is stopping: it never takes part again. */
+  private ended = false;
 
   constructor(private readonly o: LeadershipOptions) {
     const { config, self, clock, transport, rounds, shared } = o;
@@ -68,6 +68,7 @@ export class Leadership {
 
   /** Discovery lists this node (it takes part), or no longer does (it steps out). */
   listed(listed: boolean): void {
+    if (this.ended) return;
     if (listed && !this.election.started) this.election.start();
     else if (!listed && this.election.started) this.stepOut();
   }
@@ -90,7 +91,7 @@ export class Leadership {
    */
   windowsChanged(): void {
     this.sharing.windowsChanged();
-    void this.election.shareNow(LAST_SHARE_MS);
+    void this.election.shareNow(SHARE_WAIT_MS);
   }
 
   /**
@@ -98,10 +99,11 @@ export class Leadership {
    * what it decided still goes out, drained by the caller. Returns the epoch it ends in.
    */
   async end(): Promise<{ epoch: number; wasStarted: boolean }> {
+    this.ended = true;
     const { dispatcher, reporter, rounds } = this.o;
     // What is in the receivers' grouping window goes out first, so what it shares is as sent.
     dispatcher.flushNow();
-    if (this.election.role === 'coordinator') await this.election.shareNow(LAST_SHARE_MS);
+    if (this.election.role === 'coordinator') await this.election.shareNow(SHARE_WAIT_MS);
     const { epoch, started } = this.election;
     // Ended first, so that stopping the election is no hand-over, which would withdraw it.
     reporter.stopLeading('drain');
@@ -125,7 +127,7 @@ export class Leadership {
       `${self.address} is no longer among the endpoints (being removed?): stepping out of the election`,
     );
     dispatcher.flushNow();
-    void this.election.shareNow(LAST_SHARE_MS);
+    void this.election.shareNow(SHARE_WAIT_MS);
     reporter.stopLeading('drain');
     dispatcher.stopLeading('drain');
     this.election.stop();

@@ -37,6 +37,8 @@ export class Membership {
   private presentPeers: readonly string[] = [];
   private selfListed = false;
   private waitWarning: TimerHandle | null = null;
+  /** Stopping: discovery may still call back until it has stopped, and changes nothing. */
+  private closed = false;
   private readonly departures: Departures;
   /**
    * Kubernetes: take part only while this pod is listed, so that every peer can reach it too
@@ -76,13 +78,15 @@ export class Membership {
     if (this.mustSeeSelf) this.waitForSelf();
   }
 
-  stop(): void {
-    if (this.waitWarning) this.o.clock.clearTimeout(this.waitWarning);
-    this.waitWarning = null;
+  /** The node is stopping: what discovery says from now on changes nothing. */
+  close(): void {
+    this.closed = true;
+    this.stopWaiting();
   }
 
   /** Discovery's list of addresses (this node's own among them, when listed). */
   update(addresses: readonly string[]): void {
+    if (this.closed) return;
     const { self, logger } = this.o;
     const next = addresses.filter((a) => a !== self.address);
     const change = diffPeers(this.listedPeers, next);
@@ -100,7 +104,7 @@ export class Membership {
     }
     const listed = !this.mustSeeSelf || addresses.includes(self.address);
     this.selfListed = listed;
-    if (listed) this.stop();
+    if (listed) this.stopWaiting();
     this.o.onSelfListed(listed);
     if (!listed) this.waitForSelf();
   }
@@ -125,10 +129,13 @@ export class Membership {
     this.apply();
   }
 
-  /** Peers gone longer than DEPARTED_FOR_MS take part again; returns them, to be probed anew. */
-  expireDepartures(): Departed[] {
+  /**
+   * Peers gone longer than DEPARTED_FOR_MS take part again: each is handed to `probeAgain`, to be
+   * probed as the live node it last was.
+   */
+  expireDepartures(probeAgain: (d: Departed) => void): void {
     const expired = this.departures.expire(this.o.clock.now());
-    if (expired.length === 0) return expired;
+    if (expired.length === 0) return;
     this.apply();
     for (const d of expired) {
       this.o.events.add(
@@ -136,8 +143,8 @@ export class Membership {
         `${d.id} left ${DEPARTED_FOR_MS / 60_000} min ago: probed again`,
         d.id,
       );
+      probeAgain(d);
     }
-    return expired;
   }
 
   private apply(): void {
@@ -146,6 +153,11 @@ export class Membership {
     if (added.length === 0 && removed.length === 0) return;
     this.presentPeers = next;
     this.o.onPresent(next);
+  }
+
+  private stopWaiting(): void {
+    if (this.waitWarning) this.o.clock.clearTimeout(this.waitWarning);
+    this.waitWarning = null;
   }
 
   private waitForSelf(): void {

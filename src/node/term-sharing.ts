@@ -16,6 +16,12 @@ import type { PeerView } from '../wire/peer-view.js';
 import type { MaintenanceWindow } from '../wire/maintenance-window.js';
 import type { TermHandover } from '../wire/term-handover.js';
 
+/**
+ * How long sharing the verdicts with the followers is waited for at most: well below a probe
+ * round, so a slow follower never holds an alert (or a stop) up for long.
+ */
+export const SHARE_WAIT_MS = 300;
+
 export interface FollowedView {
   views: PeerView[];
   atMs: number;

@@ -17,8 +17,8 @@ export interface StoppingNode {
   clock: Clock;
   logger: Logger;
   health: Stops & { markStopping(): void };
-  /** Stops waiting for this node to be listed; `present`: the peers to say goodbye to. */
-  membership: Stops & { readonly present: readonly string[] };
+  /** Closed first (discovery may call back until it stops); `present`: the peers to tell. */
+  membership: { close(): void; readonly present: readonly string[] };
   /** The 1-second housekeeping. */
   stopTicking(): void;
   /** Ends this node's part in the election (a coordinator first shares what it holds). */
@@ -36,7 +36,7 @@ export async function orderlyStop(n: StoppingNode, graceMs: number): Promise<voi
   const { clock, logger } = n;
   n.health.markStopping();
   logger.info({ event: 'stopping' }, 'stopping');
-  n.membership.stop();
+  n.membership.close();
   n.stopTicking();
   const { epoch, wasStarted } = await n.leadership.end();
   // Then every peer hears it is leaving: the next node takes over at once, nobody reports it.

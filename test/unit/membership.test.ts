@@ -85,6 +85,17 @@ describe('Membership', () => {
     expect(clock.pendingTimers, 'no warning timer left once listed').to.equal(0);
   });
 
+  it('once closed (the node is stopping), takes nothing discovery says and stops warning', () => {
+    const { m, clock, selfListed, presents, logger } = membership('kubernetes');
+    m.start();
+    m.close();
+    m.update([A.address, SELF.address]);
+    expect(selfListed, 'never takes part again').to.deep.equal([]);
+    expect(presents).to.deep.equal([]);
+    clock.advance(60_000);
+    expect(logger.at('warn')).to.deep.equal([]);
+  });
+
   it('leaves a peer that left in order out, and refuses a leave from an undiscovered address', () => {
     const { m, events } = membership();
     m.update([A.address, B.address, SELF.address]);
@@ -120,10 +131,13 @@ describe('Membership', () => {
     const { m, clock, events } = membership();
     m.update([A.address, SELF.address]);
     m.leave(A);
+    const probedAgain: string[] = [];
     clock.advance(DEPARTED_FOR_MS - 1);
-    expect(m.expireDepartures()).to.deep.equal([]);
+    m.expireDepartures((d) => probedAgain.push(d.id));
+    expect(probedAgain).to.deep.equal([]);
     clock.advance(1);
-    expect(m.expireDepartures().map((d) => d.id)).to.deep.equal([A.id]);
+    m.expireDepartures((d) => probedAgain.push(d.id));
+    expect(probedAgain).to.deep.equal([A.id]);
     expect(m.present).to.deep.equal([A.address]);
     expect(events.recent()[0]).to.deep.include({ kind: 'returned' });
   });
