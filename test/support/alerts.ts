@@ -3,15 +3,10 @@ import { CannotJudge, resolveInherited } from '../../src/alerts/cannot-judge.js'
 import { peerStatusPayload } from '../../src/alerts/payloads.js';
 import type { PeerStatusPayload } from '../../src/wire/webhooks.js';
 import type { NodeRef } from '../../src/wire/node-ref.js';
-import {
-  answered,
-  attemptFailed,
-  confirm,
-  newRecord,
-  type PeerRecord,
-} from '../../src/prober/verdict.js';
+import type { PeerRecord } from '../../src/prober/verdict.js';
 import type { Alert } from '../../src/wire/alert.js';
 import { alertOf } from '../../src/alerts/lifecycle.js';
+import { answersAgain, deadRecord, silentRecord, upRecord } from './verdicts.js';
 
 export const COORDINATOR: NodeRef = { id: 'worker-1@10.0.0.1', address: '10.0.0.1:8080' };
 
@@ -35,22 +30,6 @@ export function deadAlert(
   };
 }
 
-/** A peer seen alive at `at`. */
-export function upRecord(name: string, ip: string, at: number): PeerRecord {
-  return answered(
-    newRecord(`${ip}:8080`, at),
-    { latencyMs: 1, id: `${name}@${ip}`, nodeName: name },
-    at,
-  ).record;
-}
-
-/** That peer's record once confirmed dead at `at` (probes failing from 1 s before). */
-export function deadRecord(up: PeerRecord, at: number): PeerRecord {
-  const suspected = attemptFailed(up, { latencyMs: 1, detail: 'refused' }, at - 1_000, at - 999);
-  return confirm(suspected.record, { reachedBy: [], unhealthyMs: 1_000, withhold: null }, at)
-    .record;
-}
-
 /** The peer_dead (at `at`) and peer_recovered (at `back`) KNH sends for a death. */
 export function deathAndRecovery(
   up: PeerRecord,
@@ -59,15 +38,10 @@ export function deathAndRecovery(
   coordinator = COORDINATOR,
 ): [PeerStatusPayload, PeerStatusPayload] {
   const dead = deadRecord(up, at);
-  const recovered = answered(dead, { latencyMs: 1, id: up.id, nodeName: up.nodeName }, back).record;
+  const recovered = answersAgain(dead, back).record;
   const make = (r: PeerRecord, event: 'peer_dead' | 'peer_recovered', now: number) =>
     peerStatusPayload({ record: r, event, incidentMs: at, coordinator, epoch: 1, now });
   return [make(dead, 'peer_dead', at), make(recovered, 'peer_recovered', back)];
-}
-
-/** That peer's record once silent to this node since `at` (suspect: not answering, not refusing). */
-export function silentRecord(up: PeerRecord, at: number): PeerRecord {
-  return attemptFailed(up, { latencyMs: 1, detail: 'timeout' }, at - 1_000, at).record;
 }
 
 /** The `judgement` of cannotJudgeIncident's opening with its defaults (3 silent, one relay). */

@@ -4,7 +4,7 @@ import { Notifier } from '../../src/delivery/notifier.js';
 import { clusterStatusPayload, peerStatusPayload } from '../../src/alerts/payloads.js';
 import type { ClusterStatusPayload, PeerStatusPayload } from '../../src/wire/webhooks.js';
 import { WebhookQueue } from '../../src/delivery/webhook-queue.js';
-import { answered, attemptFailed, confirm, newRecord } from '../../src/prober/verdict.js';
+import { newRecord } from '../../src/prober/verdict.js';
 import { loadSchemas } from '../../src/wire/schemas.js';
 import { CapturingLogger } from '../support/capturing-logger.js';
 import { FakeClock } from '../support/fake-clock.js';
@@ -17,6 +17,7 @@ import {
   type PostCall,
 } from '../support/fake-poster.js';
 import type { DeliveryOutcome } from '../../src/alerts/event-sink.js';
+import { confirmed, upRecord } from '../support/verdicts.js';
 
 const PEER_URL = 'http://alerts.example/peer';
 const CLUSTER_URL = 'http://alerts.example/cluster';
@@ -24,14 +25,9 @@ const T0 = Date.UTC(2025, 4, 1);
 const coordinator = { id: 'worker-9@10.0.0.9', address: '10.0.0.9:8080' };
 const schemas = loadSchemas();
 
+/** The peer_dead of worker-<n>, alive at T0, its probes failing from T0 + 1, dead 1 s later. */
 function deadAlert(n = 5): PeerStatusPayload {
-  const alive = answered(
-    newRecord(`10.0.0.${n}:8080`, T0),
-    { latencyMs: 1, id: `worker-${n}@10.0.0.${n}`, nodeName: `worker-${n}` },
-    T0,
-  ).record;
-  const suspect = attemptFailed(alive, { latencyMs: 1, detail: 'refused' }, T0 + 1, T0 + 1).record;
-  const died = confirm(suspect, { reachedBy: [], unhealthyMs: 1_000, withhold: null }, T0 + 1_001);
+  const { verdict: died } = confirmed(upRecord(`worker-${n}`, `10.0.0.${n}`, T0), T0 + 1);
   expect(died.transition).to.equal('died');
   return peerStatusPayload({
     record: died.record,
