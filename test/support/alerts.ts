@@ -6,7 +6,7 @@ import type { NodeRef } from '../../src/wire/node-ref.js';
 import type { PeerRecord } from '../../src/prober/verdict.js';
 import type { Alert } from '../../src/wire/alert.js';
 import { alertOf } from '../../src/alerts/lifecycle.js';
-import { answersAgain, deadRecord, silentRecord, upRecord } from './verdicts.js';
+import { answersAgain, confirmed, silentRecord, UNHEALTHY_MS, upRecord } from './verdicts.js';
 
 export const COORDINATOR: NodeRef = { id: 'worker-1@10.0.0.1', address: '10.0.0.1:8080' };
 
@@ -30,6 +30,30 @@ export function deadAlert(
   };
 }
 
+/** `up` confirmed dead at `at` (its probes failing from 1 s before). */
+function death(up: PeerRecord, at: number): PeerRecord {
+  const { verdict } = confirmed(up, at - UNHEALTHY_MS);
+  if (verdict.transition !== 'died') throw new Error(`${up.id} did not die: ${verdict.transition}`);
+  return verdict.record;
+}
+
+/** The peer_dead `coordinator` sends at `at` for that death. */
+export function deadPayload(
+  up: PeerRecord,
+  at: number,
+  { coordinator = COORDINATOR, epoch = 1 } = {},
+): PeerStatusPayload {
+  const record = death(up, at);
+  return peerStatusPayload({
+    record,
+    event: 'peer_dead',
+    incidentMs: at,
+    coordinator,
+    epoch,
+    now: at,
+  });
+}
+
 /** The peer_dead (at `at`) and peer_recovered (at `back`) KNH sends for a death. */
 export function deathAndRecovery(
   up: PeerRecord,
@@ -37,11 +61,18 @@ export function deathAndRecovery(
   back: number,
   coordinator = COORDINATOR,
 ): [PeerStatusPayload, PeerStatusPayload] {
-  const dead = deadRecord(up, at);
-  const recovered = answersAgain(dead, back).record;
-  const make = (r: PeerRecord, event: 'peer_dead' | 'peer_recovered', now: number) =>
-    peerStatusPayload({ record: r, event, incidentMs: at, coordinator, epoch: 1, now });
-  return [make(dead, 'peer_dead', at), make(recovered, 'peer_recovered', back)];
+  const recovered = answersAgain(death(up, at), back).record;
+  return [
+    deadPayload(up, at, { coordinator }),
+    peerStatusPayload({
+      record: recovered,
+      event: 'peer_recovered',
+      incidentMs: at,
+      coordinator,
+      epoch: 1,
+      now: back,
+    }),
+  ];
 }
 
 /** The `judgement` of cannotJudgeIncident's opening with its defaults (3 silent, one relay). */

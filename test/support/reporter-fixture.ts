@@ -1,6 +1,5 @@
 // The reporter as its tests drive it: a fake clock and poster, the real queues, a leadership whose
 // records and self-suspicion the test sets, and shares held until released.
-import { peerStatusPayload } from '../../src/alerts/payloads.js';
 import type { ClusterStatusPayload, PeerStatusPayload } from '../../src/wire/webhooks.js';
 import { Reporter, type Leadership } from '../../src/alerts/reporter.js';
 import type { AlertHold } from '../../src/alerts/alert-hold.js';
@@ -10,7 +9,8 @@ import { CapturingLogger } from './capturing-logger.js';
 import { FakeClock } from './fake-clock.js';
 import { FakePoster, type Answer, type PostCall } from './fake-poster.js';
 import { PEER_URL, testNotifier } from './test-notifier.js';
-import { alive, confirmed } from './verdicts.js';
+import { alive, confirmed, upRecord } from './verdicts.js';
+import { deadPayload } from './alerts.js';
 
 export const SELF = { id: 'lead@10.0.0.9', address: '10.0.0.9:8080' };
 
@@ -112,15 +112,7 @@ export function peerDeath(ip = '10.0.0.1', name = 'a'): Judgement {
   return confirmed(alive(`${ip}:8080`, `${name}@${ip}`, 1).record, 1_000).verdict;
 }
 
-/** A peer_dead another coordinator decided (for 10.0.0.1). */
+/** The peer_dead another coordinator decided for peerDeath() (a@10.0.0.1 dead at 2 s). */
 export function deadAlertFrom(coordinator: typeof SELF): PeerStatusPayload {
-  const verdict = peerDeath();
-  return peerStatusPayload({
-    record: verdict.record,
-    event: 'peer_dead',
-    incidentMs: verdict.incidentMs ?? 0,
-    coordinator,
-    epoch: 2,
-    now: 2_000,
-  });
+  return deadPayload(upRecord('a', '10.0.0.1', 1), 2_000, { coordinator, epoch: 2 });
 }

@@ -3,7 +3,6 @@
 // other; heartbeats only while leading.
 import { expect } from 'chai';
 import type { PeerStatusPayload } from '../../src/wire/webhooks.js';
-import { WebhookQueue } from '../../src/delivery/webhook-queue.js';
 import { alertmanagerAdapter } from '../../src/receivers/alertmanager.js';
 import { AlertDispatcher } from '../../src/delivery/alert-dispatcher.js';
 import { pagerDutyAdapter } from '../../src/receivers/pagerduty.js';
@@ -13,6 +12,7 @@ import { loadSchemas } from '../../src/wire/schemas.js';
 import { CapturingLogger } from '../support/capturing-logger.js';
 import { FakeClock } from '../support/fake-clock.js';
 import { FakePoster, OK } from '../support/fake-poster.js';
+import { testQueue } from '../support/test-notifier.js';
 import { deathAndRecovery } from '../support/alerts.js';
 import { upRecord } from '../support/verdicts.js';
 
@@ -49,16 +49,7 @@ function dispatcher(clock: FakeClock, poster: FakePoster, adapters: ReceiverAdap
     logger,
     holdDownMs: 0,
     groupWaitMs: 2_000,
-    makeQueue: (url) =>
-      new WebhookQueue({
-        url,
-        poster,
-        clock,
-        logger,
-        timeoutMs: 1_000,
-        retryForMs: 60_000,
-        maxSize: 100,
-      }),
+    makeQueue: (url) => testQueue(url, poster, clock, logger, { retryForMs: 60_000 }),
   });
 }
 

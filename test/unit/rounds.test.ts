@@ -1,14 +1,13 @@
 // The coordinator's rounds: suspicion, confirmation (retries, relays, the unhealthy duration),
 // self-suspicion, the sanity check, slow peers, inherited verdicts.
 import { expect } from 'chai';
-import type { NodeRef } from '../../src/wire/node-ref.js';
 import type { Outcome, SanityCheck } from '../../src/core/transport.js';
 import type {
   PingResponse,
   RelayProbeRequest,
   RelayProbeResult,
 } from '../../src/wire/peer-messages.js';
-import { DEAD_RECHECKS_PER_ROUND, ProbeRounds, type RoundReport } from '../../src/prober/rounds.js';
+import { DEAD_RECHECKS_PER_ROUND, type RoundReport } from '../../src/prober/rounds.js';
 import {
   overloadLagMs,
   overloadPatienceMs,
@@ -16,10 +15,10 @@ import {
 } from '../../src/prober/policy.js';
 import { selfSuspect, toView, type Judgement, type Transition } from '../../src/prober/verdict.js';
 import type { PeerView } from '../../src/wire/peer-view.js';
-import { CapturingLogger } from '../support/capturing-logger.js';
 import { FakeClock } from '../support/fake-clock.js';
+import { ABORTED, answer, pingResponse, REFUSED } from '../support/pings.js';
+import { DETECTION, LEAD as SELF, probeRounds } from '../support/probe-rounds.js';
 
-const SELF: NodeRef = { id: 'lead@10.0.0.100', address: '10.0.0.100:8080' };
 const addr = (n: number) => `10.0.0.${n}:8080`;
 const idOf = (n: number) => `n${n}@10.0.0.${n}`;
 const [A, B, C, D, E, F] = [1, 2, 3, 4, 5, 6].map(addr) as [
@@ -31,15 +30,7 @@ const [A, B, C, D, E, F] = [1, 2, 3, 4, 5, 6].map(addr) as [
   string,
 ];
 
-const POLICY: DetectionPolicy = {
-  connectMaxRetries: 2,
-  connectCooldownMs: 200,
-  sendMaxRetries: 2,
-  sendCooldownMs: 200,
-  probeTimeoutMs: 1_000,
-  unhealthyMs: 1_000,
-  indirectProbes: 3,
-};
+const POLICY: DetectionPolicy = { ...DETECTION, indirectProbes: 3 };
 const INTERVAL = 1_000;
 
 /**
@@ -73,25 +64,9 @@ function network(
     if (b === 'fail-once') behaviour.set(address, 'up');
     if (b === 'up') {
       const n = Number(address.split('.')[3]?.split(':')[0]);
-      const value: PingResponse = {
-        id: idOf(n),
-        address,
-        node_name: `n${n}`,
-        role: 'follower',
-        epoch: 1,
-        coordinator: null,
-      };
-      return Promise.resolve({ ok: true, value, latencyMs: 1 });
+      return Promise.resolve(answer(pingResponse(address, `n${n}`)));
     }
-    if (b === 'refused' || b === 'fail-once') {
-      return Promise.resolve({
-        ok: false,
-        reason: 'refused',
-        phase: 'connect',
-        detail: 'ECONNREFUSED',
-        latencyMs: 1,
-      });
-    }
+    if (b === 'refused' || b === 'fail-once') return Promise.resolve(REFUSED);
     return clock.sleep(1000, signal).then(
       () =>
         ({
@@ -101,8 +76,7 @@ function network(
           detail: 'timeout',
           latencyMs: 1000,
         }) as const,
-      () =>
-        ({ ok: false, reason: 'aborted', phase: 'send', detail: 'aborted', latencyMs: 0 }) as const,
+      () => ABORTED,
     );
   };
   const probeVia = (
@@ -162,12 +136,11 @@ function setup(
   const judged: Judged[] = [];
   const reports: RoundReport[] = [];
   const changedAt: number[] = [];
-  const rounds = new ProbeRounds({
-    self: SELF,
-    transport: { ping: net.ping, probeVia: net.probeVia },
-    sanity: opts.sanity ?? null,
+  const rounds = probeRounds({
     clock,
-    logger: new CapturingLogger(),
+    ping: net.ping,
+    probeVia: net.probeVia,
+    sanity: opts.sanity ?? null,
     policy: { ...POLICY, ...opts.policy },
     intervalMs: INTERVAL,
     ...(opts.lastHeard ? { lastHeard: opts.lastHeard } : {}),
