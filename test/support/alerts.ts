@@ -5,6 +5,7 @@ import type { PeerStatusPayload } from '../../src/wire/webhooks.js';
 import type { NodeRef } from '../../src/wire/node-ref.js';
 import type { PeerRecord } from '../../src/prober/verdict.js';
 import type { Alert } from '../../src/wire/alert.js';
+import type { AlertChange, AlertGroup } from '../../src/alerts/receiver-adapter.js';
 import { alertOf } from '../../src/alerts/lifecycle.js';
 import { answersAgain, confirmed, silentRecord, UNHEALTHY_MS, upRecord } from './verdicts.js';
 
@@ -26,6 +27,47 @@ export function deadAlert(
     path: null,
     startsAt: at,
     endsAt: null,
+    ...over,
+  };
+}
+
+/** worker-<n>'s path from COORDINATOR broken since `at`, reached by `witnesses` still. */
+export function brokenPathAlert(
+  n: number,
+  at: number,
+  {
+    reason = 'refused',
+    witnesses = ['worker-2@10.0.0.2'],
+  }: { reason?: Alert['reason']; witnesses?: string[] } = {},
+): Alert {
+  return deadAlert(n, at, {
+    key: `knh:${COORDINATOR.address}->10.0.0.${n}:8080:${at}`,
+    kind: 'path_broken',
+    reason,
+    path: { from: COORDINATOR.id, to: `worker-${n}@10.0.0.${n}`, witnesses },
+  });
+}
+
+export const firing = (alert: Alert): AlertChange => ({ type: 'firing', alert });
+
+/** The alert resolved 2 min 5 s after it started. */
+export const resolved = (alert: Alert): AlertChange => ({
+  type: 'resolved',
+  alert: { ...alert, endsAt: alert.startsAt + 125_000 },
+});
+
+/** The group a grouping window closing at `at` sends for `changes`: it fires what they fire. */
+export function alertGroup(
+  changes: AlertChange[],
+  at: number,
+  over: Partial<AlertGroup> = {},
+): AlertGroup {
+  return {
+    key: changes[0]?.alert.key ?? `knh:test:${at}`,
+    at,
+    changes,
+    firing: changes.filter((c) => c.type === 'firing').map((c) => c.alert),
+    test: false,
     ...over,
   };
 }
