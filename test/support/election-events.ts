@@ -2,7 +2,7 @@
 // happens to the node (a tick at 1.5 s, an announcement from D at epoch 3) rather than as a record.
 import type { NodeRef } from '../../src/wire/node-ref.js';
 import type { ElectionEffect, ElectionEvent, StepResult } from '../../src/election/bully.js';
-import type { ElectionAnswer } from '../../src/wire/peer-messages.js';
+import type { AnnouncementReply, ElectionAnswer } from '../../src/wire/peer-messages.js';
 
 type Event<T extends ElectionEvent['type']> = Extract<ElectionEvent, { type: T }>;
 type EffectOf<T extends ElectionEffect['type']> = Extract<ElectionEffect, { type: T }>;
@@ -61,6 +61,13 @@ export const electionRequest = (
   now,
   request: { from, epoch },
 });
+
+/** A refusal of an announcement, naming the epoch and coordinator the refuser holds to. */
+export const refusal = (
+  reason: AnnouncementReply['reason'],
+  epoch: number,
+  coordinator: NodeRef | null,
+): AnnouncementReply => ({ accepted: false, reason, epoch, coordinator });
 
 /** The answer `from` gives an election message, vouching for `leader` (null: none). */
 export const answer = (from: NodeRef, epoch: number, leader: NodeRef | null): ElectionAnswer => ({

@@ -22,6 +22,7 @@ import {
   electionRequest,
   electionResult,
   peerList,
+  refusal,
   tick,
   type Told,
 } from '../support/election-events.js';
@@ -354,12 +355,7 @@ describe('bully election: step', () => {
     it("rejects a lower-ranked announcer as 'outranked', sending it to the live coordinator it keeps following", () => {
       const s = follower(C, [A, B, D], D, 3);
       const result = step(s, announcement(A, 9, 10));
-      expect(rejection(result)).to.deep.equal({
-        accepted: false,
-        reason: 'outranked',
-        epoch: 3,
-        coordinator: D,
-      });
+      expect(rejection(result)).to.deep.equal(refusal('outranked', 3, D));
       // D is alive and outranks A: the refusal sends A to it, and C keeps following D.
       expect(result.state.role).to.equal('follower');
       expect(result.state.coordinator).to.deep.equal(D);
@@ -398,12 +394,7 @@ describe('bully election: step', () => {
     it("rejects an older epoch as 'stale-epoch', telling its own epoch and coordinator", () => {
       const s = follower(B, [A, C, D], D, 3);
       const result = step(s, announcement(C, 2, 10));
-      expect(rejection(result)).to.deep.equal({
-        accepted: false,
-        reason: 'stale-epoch',
-        epoch: 3,
-        coordinator: D,
-      });
+      expect(rejection(result)).to.deep.equal(refusal('stale-epoch', 3, D));
       expect(result.state).to.equal(s);
     });
 
@@ -428,12 +419,7 @@ describe('bully election: step', () => {
       // C leads epoch 1; D starts later, knows no epoch, and claims epoch 1 too.
       const c = knowing(coordinator(C, [A, B], 1), [A, B, D]);
       const refused = step(c, announcement(D, 1, 5));
-      expect(rejection(refused)).to.deep.equal({
-        accepted: false,
-        reason: 'stale-epoch',
-        epoch: 1,
-        coordinator: C,
-      });
+      expect(rejection(refused)).to.deep.equal(refusal('stale-epoch', 1, C));
       expect(refused.state.role).to.equal('coordinator');
       // D takes epoch 2, which C accepts: it steps down.
       const d = start(D, [A, B, C]).state;
@@ -503,7 +489,7 @@ describe('bully election: step', () => {
       reason: AnnouncementReply['reason'],
       epoch: number,
       leader: NodeRef | null,
-    ) => ({ address, reply: { accepted: false, reason, epoch, coordinator: leader } });
+    ) => ({ address, reply: refusal(reason, epoch, leader) });
 
     it('re-announces above the highest epoch when rejecters follow a lower-ranked coordinator', () => {
       const s = coordinator(D, [A, B, C], 1);
@@ -706,7 +692,7 @@ describe('bully election: step', () => {
           [
             {
               address: A.address,
-              reply: { accepted: false, reason: 'stale-epoch', epoch: 4, coordinator: B },
+              reply: refusal('stale-epoch', 4, B),
             },
           ],
           1,
