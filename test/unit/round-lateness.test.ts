@@ -6,6 +6,7 @@ import { Registry } from 'prom-client';
 import { ProbeMetrics } from '../../src/metrics/probe-metrics.js';
 import { lateThresholdMs } from '../../src/prober/policy.js';
 import { FakeClock } from '../support/fake-clock.js';
+import { sampleOf as sample } from '../support/metrics-text.js';
 import { answer, pingResponse } from '../support/pings.js';
 import { probeRounds } from '../support/probe-rounds.js';
 
@@ -33,12 +34,6 @@ function setup(intervalMs = INTERVAL) {
   });
   rounds.setPeers(['10.0.0.1:8080', '10.0.0.2:8080']);
   return { clock, rounds, lateness };
-}
-
-/** The value of one sample line, e.g. `knh_probe_rounds_late_total`; undefined if absent. */
-function sample(text: string, series: string): number | undefined {
-  const line = text.split('\n').find((l) => l.startsWith(`${series} `));
-  return line === undefined ? undefined : Number(line.slice(series.length + 1));
 }
 
 describe('probe round lateness', () => {
