@@ -6,12 +6,16 @@
 // recorded. The seed is fixed (FUZZ_SEED overrides it) and printed, so a failure replays.
 import { expect } from 'chai';
 import fc from 'fast-check';
-import type { Context } from 'mocha';
 import type { MeshNode } from '../../src/demo/mesh.js';
 import { compareRank } from '../../src/wire/node-ref.js';
 import { loadSchemas } from '../../src/wire/schemas.js';
 import { bodyLimitFor, openSocket, send, targetOf } from '../support/hostile-clients.js';
-import { LoopbackIpsMesh, pingNode, type Leadership } from '../support/loopback-ips-mesh.js';
+import {
+  meshForSuite,
+  pingNode,
+  type Leadership,
+  type LoopbackIpsMesh,
+} from '../support/loopback-ips-mesh.js';
 import {
   localRequest,
   randomRequest,
@@ -33,17 +37,15 @@ const log = (text: string) => console.log(`      ${text}`);
 
 describe('fuzz: malformed requests to every endpoint (4 real nodes)', function () {
   this.timeout(120_000);
-  let fx: LoopbackIpsMesh | null = null;
   let before: Leadership;
   let lateBefore = 0;
   let targets: MeshNode[] = [];
   let ctx: FuzzContext;
   const tally = { requests: 0, closed: 0, byStatus: new Map<string, number>() };
 
-  const mesh = (): LoopbackIpsMesh => {
-    if (!fx) throw new Error('no mesh');
-    return fx;
-  };
+  this.beforeAll(() => log(`fast-check seed ${SEED} (FUZZ_SEED=${SEED} replays this run)`));
+  const shared = meshForSuite(this, 4);
+  const mesh = (): LoopbackIpsMesh => shared().fx;
 
   /** Sends one generated request (and its replay), checks the answer and that the node is up. */
   async function check(generated: FuzzRequest, node: MeshNode): Promise<void> {
@@ -97,12 +99,9 @@ describe('fuzz: malformed requests to every endpoint (4 real nodes)', function (
     );
   }
 
-  this.beforeAll(async function () {
-    this.timeout(60_000);
-    log(`fast-check seed ${SEED} (FUZZ_SEED=${SEED} replays this run)`);
-    fx = await LoopbackIpsMesh.start({ size: 4 });
-    before = await fx.settled();
-    lateBefore = await fx.lateRounds(before.coordinator);
+  this.beforeAll(() => {
+    const { fx } = shared();
+    ({ before, lateBefore } = shared());
     const lowest = [...fx.nodes].sort((a, b) => compareRank(a.address, b.address))[0];
     targets = [before.coordinator, ...(lowest ? [lowest] : [])];
     ctx = {
@@ -110,17 +109,6 @@ describe('fuzz: malformed requests to every endpoint (4 real nodes)', function (
       peerSecret: fx.peerSecret,
       peers: fx.nodes.map((n) => n.address),
     };
-  });
-
-  this.afterEach(function (this: Context) {
-    if (this.currentTest?.state === 'failed' && fx) {
-      log(`evidence: ${fx.saveEvidence(this.currentTest.fullTitle())}`);
-    }
-  });
-
-  this.afterAll(async () => {
-    await fx?.stop();
-    fx = null;
   });
 
   it('peer routes, unsigned or badly signed: 401 before anything else (415 compressed, 413 too large)', async () => {

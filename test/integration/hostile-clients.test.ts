@@ -3,7 +3,6 @@
 // flood of malformed requests gets 4xx (or closed connections), and meanwhile /ping answers at
 // once, probe rounds start on time, the coordinator and its epoch stay, and nobody is reported dead.
 import { expect } from 'chai';
-import type { Context } from 'mocha';
 import type { MeshNode } from '../../src/demo/mesh.js';
 import { DEFAULT_LIMITS } from '../../src/http/server.js';
 import {
@@ -15,7 +14,12 @@ import {
   targetOf,
   type PingStats,
 } from '../support/hostile-clients.js';
-import { LoopbackIpsMesh, pingNode, type Leadership } from '../support/loopback-ips-mesh.js';
+import {
+  meshForSuite,
+  pingNode,
+  type Leadership,
+  type LoopbackIpsMesh,
+} from '../support/loopback-ips-mesh.js';
 import { sleep } from '../support/poll.js';
 
 /** How late past a timeout the server may close: its check interval, plus a loaded machine's slack. */
@@ -34,17 +38,15 @@ const log = (text: string) => console.log(`      ${text}`);
 
 describe('hostile clients (4 real nodes, each on its own loopback IP)', function () {
   this.timeout(60_000);
-  let fx: LoopbackIpsMesh | null = null;
   let before: Leadership;
   let lateBefore = 0;
   /** Source IPs of the attackers and of the pinger: none of them a node's. */
   let attackers: string[] = [];
   let bystander = '';
 
-  const mesh = (): LoopbackIpsMesh => {
-    if (!fx) throw new Error('no mesh');
-    return fx;
-  };
+  // One mesh for both attacks: the second also shows the first left nothing behind.
+  const shared = meshForSuite(this, 4);
+  const mesh = (): LoopbackIpsMesh => shared().fx;
 
   /** What must hold after any attack: all up, same coordinator and epoch, none late, no death. */
   async function expectUndisturbed(coordinator: MeshNode): Promise<void> {
@@ -81,25 +83,11 @@ describe('hostile clients (4 real nodes, each on its own loopback IP)', function
     expect(stats.maxMs, 'slowest /ping (ms)').to.be.below(maxMs);
   }
 
-  // One mesh for both attacks: the second also shows the first left nothing behind.
-  this.beforeAll(async function () {
-    this.timeout(60_000);
-    fx = await LoopbackIpsMesh.start({ size: 4 });
-    before = await fx.settled();
-    lateBefore = await fx.lateRounds(before.coordinator);
-    attackers = Array.from({ length: 10 }, (_, i) => `${fx?.prefix ?? ''}${101 + i}`);
+  this.beforeAll(() => {
+    const { fx } = shared();
+    ({ before, lateBefore } = shared());
+    attackers = Array.from({ length: 10 }, (_, i) => `${fx.prefix}${101 + i}`);
     bystander = `${fx.prefix}200`;
-  });
-
-  this.afterEach(function (this: Context) {
-    if (this.currentTest?.state === 'failed' && fx) {
-      log(`evidence: ${fx.saveEvidence(this.currentTest.fullTitle())}`);
-    }
-  });
-
-  this.afterAll(async () => {
-    await fx?.stop();
-    fx = null;
   });
 
   it('closes 200 dripping-header and 50 dripping-body connections within its timeouts, undisturbed', async () => {

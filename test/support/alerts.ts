@@ -3,15 +3,11 @@ import { CannotJudge, resolveInherited } from '../../src/alerts/cannot-judge.js'
 import { peerStatusPayload } from '../../src/alerts/payloads.js';
 import type { PeerStatusPayload } from '../../src/wire/webhooks.js';
 import type { NodeRef } from '../../src/wire/node-ref.js';
-import {
-  answered,
-  attemptFailed,
-  confirm,
-  newRecord,
-  type PeerRecord,
-} from '../../src/prober/verdict.js';
+import type { PeerRecord } from '../../src/prober/verdict.js';
 import type { Alert } from '../../src/wire/alert.js';
+import type { AlertChange, AlertGroup } from '../../src/alerts/receiver-adapter.js';
 import { alertOf } from '../../src/alerts/lifecycle.js';
+import { answersAgain, confirmed, silentRecord, UNHEALTHY_MS, upRecord } from './verdicts.js';
 
 export const COORDINATOR: NodeRef = { id: 'worker-1@10.0.0.1', address: '10.0.0.1:8080' };
 
@@ -35,20 +31,69 @@ export function deadAlert(
   };
 }
 
-/** A peer seen alive at `at`. */
-export function upRecord(name: string, ip: string, at: number): PeerRecord {
-  return answered(
-    newRecord(`${ip}:8080`, at),
-    { latencyMs: 1, id: `${name}@${ip}`, nodeName: name },
-    at,
-  ).record;
+/** worker-<n>'s path from COORDINATOR broken since `at`, reached by `witnesses` still. */
+export function brokenPathAlert(
+  n: number,
+  at: number,
+  {
+    reason = 'refused',
+    witnesses = ['worker-2@10.0.0.2'],
+  }: { reason?: Alert['reason']; witnesses?: string[] } = {},
+): Alert {
+  return deadAlert(n, at, {
+    key: `knh:${COORDINATOR.address}->10.0.0.${n}:8080:${at}`,
+    kind: 'path_broken',
+    reason,
+    path: { from: COORDINATOR.id, to: `worker-${n}@10.0.0.${n}`, witnesses },
+  });
 }
 
-/** That peer's record once confirmed dead at `at` (probes failing from 1 s before). */
-export function deadRecord(up: PeerRecord, at: number): PeerRecord {
-  const suspected = attemptFailed(up, { latencyMs: 1, detail: 'refused' }, at - 1_000, at - 999);
-  return confirm(suspected.record, { reachedBy: [], unhealthyMs: 1_000, withhold: null }, at)
-    .record;
+export const firing = (alert: Alert): AlertChange => ({ type: 'firing', alert });
+
+/** The alert resolved 2 min 5 s after it started. */
+export const resolved = (alert: Alert): AlertChange => ({
+  type: 'resolved',
+  alert: { ...alert, endsAt: alert.startsAt + 125_000 },
+});
+
+/** The group a grouping window closing at `at` sends for `changes`: it fires what they fire. */
+export function alertGroup(
+  changes: AlertChange[],
+  at: number,
+  over: Partial<AlertGroup> = {},
+): AlertGroup {
+  return {
+    key: changes[0]?.alert.key ?? `knh:test:${at}`,
+    at,
+    changes,
+    firing: changes.filter((c) => c.type === 'firing').map((c) => c.alert),
+    test: false,
+    ...over,
+  };
+}
+
+/** `up` confirmed dead at `at` (its probes failing from 1 s before). */
+function death(up: PeerRecord, at: number): PeerRecord {
+  const { verdict } = confirmed(up, at - UNHEALTHY_MS);
+  if (verdict.transition !== 'died') throw new Error(`${up.id} did not die: ${verdict.transition}`);
+  return verdict.record;
+}
+
+/** The peer_dead `coordinator` sends at `at` for that death. */
+export function deadPayload(
+  up: PeerRecord,
+  at: number,
+  { coordinator = COORDINATOR, epoch = 1 } = {},
+): PeerStatusPayload {
+  const record = death(up, at);
+  return peerStatusPayload({
+    record,
+    event: 'peer_dead',
+    incidentMs: at,
+    coordinator,
+    epoch,
+    now: at,
+  });
 }
 
 /** The peer_dead (at `at`) and peer_recovered (at `back`) KNH sends for a death. */
@@ -58,16 +103,18 @@ export function deathAndRecovery(
   back: number,
   coordinator = COORDINATOR,
 ): [PeerStatusPayload, PeerStatusPayload] {
-  const dead = deadRecord(up, at);
-  const recovered = answered(dead, { latencyMs: 1, id: up.id, nodeName: up.nodeName }, back).record;
-  const make = (r: PeerRecord, event: 'peer_dead' | 'peer_recovered', now: number) =>
-    peerStatusPayload({ record: r, event, incidentMs: at, coordinator, epoch: 1, now });
-  return [make(dead, 'peer_dead', at), make(recovered, 'peer_recovered', back)];
-}
-
-/** That peer's record once silent to this node since `at` (suspect: not answering, not refusing). */
-export function silentRecord(up: PeerRecord, at: number): PeerRecord {
-  return attemptFailed(up, { latencyMs: 1, detail: 'timeout' }, at - 1_000, at).record;
+  const recovered = answersAgain(death(up, at), back).record;
+  return [
+    deadPayload(up, at, { coordinator }),
+    peerStatusPayload({
+      record: recovered,
+      event: 'peer_recovered',
+      incidentMs: at,
+      coordinator,
+      epoch: 1,
+      now: back,
+    }),
+  ];
 }
 
 /** The `judgement` of cannotJudgeIncident's opening with its defaults (3 silent, one relay). */

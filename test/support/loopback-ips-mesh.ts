@@ -5,13 +5,18 @@
 // X.Y are random, so two such meshes on one machine never hear each other.
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
+import type { Suite } from 'mocha';
 import type { PeerStatusPayload } from '../../src/wire/webhooks.js';
 import { compareRank } from '../../src/wire/node-ref.js';
 import type { PingResponse } from '../../src/wire/peer-messages.js';
 import { LocalMesh, type MeshNode } from '../../src/demo/mesh.js';
 import { Receiver } from '../../src/demo/webhook-sink.js';
 import { loadSchemas } from '../../src/wire/schemas.js';
+import { sampleOf } from './metrics-text.js';
 import { pollUntil } from './poll.js';
+
+// The benchmarks read their samples through this module.
+export { sampleOf };
 
 const OUTPUT_DIR = fileURLToPath(new URL('../../../test-output/integration/', import.meta.url));
 
@@ -30,12 +35,6 @@ export async function pingNode(node: MeshNode, timeoutMs = 2_000): Promise<PingR
   } catch {
     return null;
   }
-}
-
-/** The value of an unlabelled sample (`name value`) in a Prometheus text exposition. */
-export function sampleOf(text: string, name: string): number | undefined {
-  const line = text.split('\n').find((l) => l.startsWith(`${name} `));
-  return line === undefined ? undefined : Number(line.slice(name.length + 1));
 }
 
 /** A random 127.X.Y. prefix away from 127.0.0.x (where other meshes and the attackers are). */
@@ -195,4 +194,41 @@ export class LoopbackIpsMesh {
     await bounded(this.mesh.stop());
     await bounded(this.receiver.close());
   }
+}
+
+/** A settled mesh as a suite's tests find it: who led then, and how many rounds had started late. */
+export interface SettledMesh {
+  fx: LoopbackIpsMesh;
+  before: Leadership;
+  lateBefore: number;
+}
+
+/**
+ * One mesh of `size` nodes for every test of `suite`, so that each test also shows the ones before
+ * it left nothing behind: started and settled before them (its late rounds counted then), a failed
+ * test's evidence saved, stopped after them all. The function returned gives it once settled.
+ */
+export function meshForSuite(suite: Suite, size: number): () => SettledMesh {
+  let fx: LoopbackIpsMesh | null = null;
+  let settled: SettledMesh | null = null;
+  suite.beforeAll(async function () {
+    this.timeout(60_000);
+    fx = await LoopbackIpsMesh.start({ size });
+    const before = await fx.settled();
+    settled = { fx, before, lateBefore: await fx.lateRounds(before.coordinator) };
+  });
+  suite.afterEach(function () {
+    if (this.currentTest?.state === 'failed' && fx) {
+      console.log(`      evidence: ${fx.saveEvidence(this.currentTest.fullTitle())}`);
+    }
+  });
+  suite.afterAll(async () => {
+    await fx?.stop();
+    fx = null;
+    settled = null;
+  });
+  return () => {
+    if (!settled) throw new Error('no mesh');
+    return settled;
+  };
 }

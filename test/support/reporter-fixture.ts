@@ -1,26 +1,18 @@
 // The reporter as its tests drive it: a fake clock and poster, the real queues, a leadership whose
 // records and self-suspicion the test sets, and shares held until released.
-import { peerStatusPayload } from '../../src/alerts/payloads.js';
 import type { ClusterStatusPayload, PeerStatusPayload } from '../../src/wire/webhooks.js';
 import { Reporter, type Leadership } from '../../src/alerts/reporter.js';
 import type { AlertHold } from '../../src/alerts/alert-hold.js';
 import type { RoundReport, SelfSuspicion } from '../../src/prober/rounds.js';
-import {
-  answered,
-  attemptFailed,
-  confirm,
-  newRecord,
-  type Judgement,
-  type PeerRecord,
-  type Withhold,
-} from '../../src/prober/verdict.js';
+import type { Judgement, PeerRecord } from '../../src/prober/verdict.js';
 import { CapturingLogger } from './capturing-logger.js';
 import { FakeClock } from './fake-clock.js';
 import { FakePoster, type Answer, type PostCall } from './fake-poster.js';
 import { PEER_URL, testNotifier } from './test-notifier.js';
+import { alive, confirmed, upRecord } from './verdicts.js';
+import { deadPayload } from './alerts.js';
 
 export const SELF = { id: 'lead@10.0.0.9', address: '10.0.0.9:8080' };
-export const UNHEALTHY = 1_000;
 
 export interface SetupOptions {
   intervalMs?: number;
@@ -32,6 +24,12 @@ export interface SetupOptions {
   self?: typeof SELF;
   /** Maintenance: alerts about paused nodes held back. */
   hold?: AlertHold;
+}
+
+export interface Suppressed {
+  event: string;
+  key: string;
+  window: string | null;
 }
 
 export function setupReporter({
@@ -49,6 +47,8 @@ export function setupReporter({
   const shares: (() => void)[] = [];
   /** What the other receivers (the dispatcher) heard, in order. */
   const fed: PeerStatusPayload[] = [];
+  /** What the hold kept back (with its window) or cancelled (window null), in order. */
+  const suppressed: Suppressed[] = [];
   const reporter = new Reporter({
     onSent: (payload) => fed.push(payload),
     notifier,
@@ -57,6 +57,8 @@ export function setupReporter({
     self,
     clusterStatusIntervalMs: intervalMs,
     ...(hold ? { hold } : {}),
+    onSuppressed: (payload, window) =>
+      suppressed.push({ event: payload.event, key: payload.dedup_key, window: window?.id ?? null }),
     shareVerdicts: () => {
       order.push('share');
       if (!holdShares) return Promise.resolve();
@@ -82,6 +84,7 @@ export function setupReporter({
     leadership,
     order,
     fed,
+    suppressed,
     posted,
     peerPosts,
     lead: (
@@ -104,35 +107,12 @@ export const round = (n: number, changed = 0, membership = 0): RoundReport => ({
   sanity: 'not-configured',
 });
 
-const refused = { latencyMs: 1, detail: 'refused' };
-
-export const alive = (address: string, id: string, now: number) =>
-  answered(newRecord(address, 0), { latencyMs: 1, id, nodeName: id.split('@')[0] ?? '' }, now);
-
-/** The confirmation of a peer whose probes have failed since `failedAt`, at failedAt + 1 s. */
-export function confirmed(
-  record: PeerRecord,
-  failedAt: number,
-  { reachedBy = [] as string[], withhold = null as Withhold } = {},
-): { suspected: Judgement; verdict: Judgement } {
-  const suspected = attemptFailed(record, refused, failedAt, failedAt + 1);
-  const verdict = confirm(
-    suspected.record,
-    { reachedBy, unhealthyMs: UNHEALTHY, withhold },
-    failedAt + UNHEALTHY,
-  );
-  return { suspected, verdict };
+/** The death of peer `name`@`ip`: alive at 1, its probes failing from 1 s, dead at 2 s. */
+export function peerDeath(ip = '10.0.0.1', name = 'a'): Judgement {
+  return confirmed(alive(`${ip}:8080`, `${name}@${ip}`, 1).record, 1_000).verdict;
 }
 
-/** A peer_dead another coordinator decided (for 10.0.0.1). */
+/** The peer_dead another coordinator decided for peerDeath() (a@10.0.0.1 dead at 2 s). */
 export function deadAlertFrom(coordinator: typeof SELF): PeerStatusPayload {
-  const { verdict } = confirmed(alive('10.0.0.1:8080', 'a@10.0.0.1', 1).record, 1_000);
-  return peerStatusPayload({
-    record: verdict.record,
-    event: 'peer_dead',
-    incidentMs: verdict.incidentMs ?? 0,
-    coordinator,
-    epoch: 2,
-    now: 2_000,
-  });
+  return deadPayload(upRecord('a', '10.0.0.1', 1), 2_000, { coordinator, epoch: 2 });
 }

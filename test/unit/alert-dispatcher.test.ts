@@ -2,16 +2,7 @@
 // own queue; a grouped PagerDuty page survives a change of coordinator; a hung receiver delays no
 // other; heartbeats only while leading.
 import { expect } from 'chai';
-import { peerStatusPayload } from '../../src/alerts/payloads.js';
 import type { PeerStatusPayload } from '../../src/wire/webhooks.js';
-import { WebhookQueue } from '../../src/delivery/webhook-queue.js';
-import {
-  answered,
-  attemptFailed,
-  confirm,
-  newRecord,
-  type PeerRecord,
-} from '../../src/prober/verdict.js';
 import { alertmanagerAdapter } from '../../src/receivers/alertmanager.js';
 import { AlertDispatcher } from '../../src/delivery/alert-dispatcher.js';
 import { pagerDutyAdapter } from '../../src/receivers/pagerduty.js';
@@ -21,6 +12,9 @@ import { loadSchemas } from '../../src/wire/schemas.js';
 import { CapturingLogger } from '../support/capturing-logger.js';
 import { FakeClock } from '../support/fake-clock.js';
 import { FakePoster, OK } from '../support/fake-poster.js';
+import { testQueue } from '../support/test-notifier.js';
+import { deathAndRecovery } from '../support/alerts.js';
+import { upRecord } from '../support/verdicts.js';
 
 const schemas = loadSchemas();
 const COORD = { id: 'lead@10.0.0.9', address: '10.0.0.9:8080' };
@@ -33,31 +27,16 @@ interface PdEvent {
   dedup_key: string;
 }
 
+/** The peer_dead of each of `ips` (dead at `at`), and their peer_recovered once back at `t`. */
 function events(
   at: number,
   ...ips: string[]
 ): { dead: PeerStatusPayload[]; back: (t: number) => PeerStatusPayload[] } {
-  const records = ips.map((ip) => {
-    const up: PeerRecord = answered(
-      newRecord(`${ip}:8080`, at - 10_000),
-      { latencyMs: 1, id: `n${ip}@${ip}`, nodeName: `n${ip}` },
-      at - 10_000,
-    ).record;
-    const s = attemptFailed(up, { latencyMs: 1, detail: 'refused' }, at - 1_000, at - 999);
-    return confirm(s.record, { reachedBy: [], unhealthyMs: 1_000, withhold: null }, at).record;
-  });
-  const make = (r: PeerRecord, event: 'peer_dead' | 'peer_recovered', now: number) =>
-    peerStatusPayload({ record: r, event, incidentMs: at, coordinator: COORD, epoch: 1, now });
+  const ups = ips.map((ip) => upRecord(`n${ip}`, ip, at - 10_000));
+  const incidents = (back: number) => ups.map((up) => deathAndRecovery(up, at, back, COORD));
   return {
-    dead: records.map((r) => make(r, 'peer_dead', at)),
-    back: (t) =>
-      records.map((r) =>
-        make(
-          answered(r, { latencyMs: 1, id: r.id, nodeName: r.nodeName }, t).record,
-          'peer_recovered',
-          t,
-        ),
-      ),
+    dead: incidents(at).map(([dead]) => dead),
+    back: (t) => incidents(t).map(([, recovered]) => recovered),
   };
 }
 
@@ -70,16 +49,7 @@ function dispatcher(clock: FakeClock, poster: FakePoster, adapters: ReceiverAdap
     logger,
     holdDownMs: 0,
     groupWaitMs: 2_000,
-    makeQueue: (url) =>
-      new WebhookQueue({
-        url,
-        poster,
-        clock,
-        logger,
-        timeoutMs: 1_000,
-        retryForMs: 60_000,
-        maxSize: 100,
-      }),
+    makeQueue: (url) => testQueue(url, poster, clock, logger, { retryForMs: 60_000 }),
   });
 }
 

@@ -8,6 +8,7 @@ import type { PeerStatusPayload } from '../../src/wire/webhooks.js';
 import { pausing } from '../../src/maintenance/windows.js';
 import type { MaintenanceWindow } from '../../src/wire/maintenance-window.js';
 import { newRecord, type PeerRecord } from '../../src/prober/verdict.js';
+import { maintenanceWindow } from '../support/maintenance-window.js';
 
 const T = Date.UTC(2025, 0, 1);
 const MIN = 60_000;
@@ -44,19 +45,6 @@ function payload(
   });
 }
 
-function window(id: string, over: Partial<MaintenanceWindow> = {}): MaintenanceWindow {
-  return {
-    id,
-    scope: 'mesh',
-    nodes: [],
-    starts: T,
-    until: T + 30 * MIN,
-    reason: 'node upgrades',
-    cancelled: false,
-    ...over,
-  };
-}
-
 /** A hold over a window list the test changes, as main wires it to the book. */
 function hold(initial: MaintenanceWindow[]) {
   let windows = initial;
@@ -66,13 +54,13 @@ function hold(initial: MaintenanceWindow[]) {
 
 describe('AlertHold', () => {
   it('sends alerts about a peer no window pauses', () => {
-    const { h } = hold([window('w', { starts: T + 10 * MIN })]);
+    const { h } = hold([maintenanceWindow('w', T + 10 * MIN)]);
     expect(h.admit(payload(A, 'peer_dead', T), T)).to.deep.equal({ send: true });
     expect(h.size).to.equal(0);
   });
 
   it('holds a peer_dead or path_broken about a paused peer, naming the window', () => {
-    const w = window('w');
+    const w = maintenanceWindow('w', T);
     const { h } = hold([w]);
     expect(h.admit(payload(A, 'peer_dead', T + MIN), T + MIN)).to.deep.equal({
       send: false,
@@ -88,7 +76,7 @@ describe('AlertHold', () => {
   });
 
   it('cancels a held opening with its resolution: neither is sent, nothing is left to release', () => {
-    const { h } = hold([window('w')]);
+    const { h } = hold([maintenanceWindow('w', T)]);
     const dead = payload(A, 'peer_dead', T + MIN);
     h.admit(dead, T + MIN);
     const recovered = payload(A, 'peer_recovered', T + MIN);
@@ -102,7 +90,7 @@ describe('AlertHold', () => {
   });
 
   it('cancels a held path_broken with its path_restored', () => {
-    const { h } = hold([window('w')]);
+    const { h } = hold([maintenanceWindow('w', T)]);
     const broken = payload(A, 'path_broken', T + MIN);
     h.admit(broken, T + MIN);
     expect(h.admit(payload(A, 'path_restored', T + MIN), T + 2 * MIN)).to.deep.include({
@@ -113,13 +101,13 @@ describe('AlertHold', () => {
   });
 
   it('sends a resolution whose opening was not held (it went out before the window)', () => {
-    const { h } = hold([window('w')]);
+    const { h } = hold([maintenanceWindow('w', T)]);
     expect(h.admit(payload(A, 'peer_recovered', T - MIN), T + MIN)).to.deep.equal({ send: true });
     expect(h.admit(payload(A, 'path_restored', T - MIN), T + MIN)).to.deep.equal({ send: true });
   });
 
   it('does not let a resolution of another incident cancel a held opening', () => {
-    const { h } = hold([window('w')]);
+    const { h } = hold([maintenanceWindow('w', T)]);
     const dead = payload(A, 'peer_dead', T + 5 * MIN);
     h.admit(dead, T + 5 * MIN);
     // An older dead spell of the same peer, a path incident of the same peer, another peer.
@@ -131,7 +119,7 @@ describe('AlertHold', () => {
   });
 
   it('releases a held opening once its pause is over, exactly once', () => {
-    const { h } = hold([window('w')]);
+    const { h } = hold([maintenanceWindow('w', T)]);
     const dead = payload(A, 'peer_dead', T + MIN);
     h.admit(dead, T + MIN);
     expect(h.release(T + 30 * MIN - 1), 'still paused').to.deep.equal([]);
@@ -144,18 +132,18 @@ describe('AlertHold', () => {
   });
 
   it('releases when the window is cancelled early', () => {
-    const { h, set } = hold([window('w')]);
+    const { h, set } = hold([maintenanceWindow('w', T)]);
     const dead = payload(A, 'peer_dead', T + MIN);
     h.admit(dead, T + MIN);
-    set([window('w', { cancelled: true })]);
+    set([maintenanceWindow('w', T, { cancelled: true })]);
     expect(h.release(T + 2 * MIN)).to.deep.equal([dead]);
   });
 
   it('releases each peer when its own pause ends, in the order they were held', () => {
     const { h } = hold([
-      window('a', { scope: 'nodes', nodes: ['node-a'], until: T + 10 * MIN }),
-      window('b', { scope: 'nodes', nodes: [B.address], until: T + 20 * MIN }),
-      window('mesh', { until: T + 5 * MIN }),
+      maintenanceWindow('a', T, { scope: 'nodes', nodes: ['node-a'], until: T + 10 * MIN }),
+      maintenanceWindow('b', T, { scope: 'nodes', nodes: [B.address], until: T + 20 * MIN }),
+      maintenanceWindow('mesh', T, { until: T + 5 * MIN }),
     ]);
     const deadB = payload(B, 'peer_dead', T + MIN);
     const brokenA = payload(A, 'path_broken', T + 2 * MIN);
@@ -172,7 +160,7 @@ describe('AlertHold', () => {
     const back = payload(v6, 'peer_recovered', 1_234);
     expect(incidentOf(dead)).to.equal('knh:[fd00::1]:8080:1234');
     expect(incidentOf(back)).to.equal(incidentOf(dead));
-    const { h } = hold([window('w')]);
+    const { h } = hold([maintenanceWindow('w', T)]);
     h.admit(dead, T);
     expect(h.admit(back, T)).to.deep.include({ cancels: dead.dedup_key });
   });

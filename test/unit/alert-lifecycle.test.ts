@@ -4,7 +4,8 @@ import { expect } from 'chai';
 import { Grouper } from '../../src/alerts/grouping.js';
 import { AlertLifecycle } from '../../src/alerts/lifecycle.js';
 import type { PeerRecord } from '../../src/prober/verdict.js';
-import { deathAndRecovery, upRecord } from '../support/alerts.js';
+import { deathAndRecovery } from '../support/alerts.js';
+import { upRecord } from '../support/verdicts.js';
 
 const T = Date.UTC(2026, 0, 1);
 const COORD = { id: 'lead@10.0.0.9', address: '10.0.0.9:8080' };

@@ -6,7 +6,7 @@ import type { AlertGroup, ReceiverRequest } from '../../src/alerts/receiver-adap
 import { alertmanagerAdapter, type PostableAlert } from '../../src/receivers/alertmanager.js';
 import { loadSchemas } from '../../src/wire/schemas.js';
 import { AlertLifecycle } from '../../src/alerts/lifecycle.js';
-import { cannotJudgeIncident } from '../support/alerts.js';
+import { alertGroup, cannotJudgeIncident } from '../support/alerts.js';
 
 const schemas = loadSchemas();
 const T0 = Date.parse('2025-03-01T10:00:00.000Z');
@@ -36,17 +36,8 @@ const pathAlert = alert({
   },
 });
 
-function group(changes: AlertGroup['changes'], overrides: Partial<AlertGroup> = {}): AlertGroup {
-  const first = changes[0];
-  return {
-    key: first ? first.alert.key : 'knh:test',
-    at: T0 + 5_000,
-    changes,
-    firing: changes.filter((c) => c.type === 'firing').map((c) => c.alert),
-    test: false,
-    ...overrides,
-  };
-}
+const group = (changes: AlertGroup['changes'], overrides: Partial<AlertGroup> = {}): AlertGroup =>
+  alertGroup(changes, T0 + 5_000, overrides);
 
 /** The one request, checked against the schema, and its alerts. */
 function only(requests: ReceiverRequest[]): { request: ReceiverRequest; alerts: PostableAlert[] } {

@@ -5,15 +5,9 @@ import type { PingResponse } from '../../src/wire/peer-messages.js';
 import { probeWithRetries, type RetryBounds } from '../../src/prober/attempts.js';
 import type { RetryPolicy } from '../../src/prober/policy.js';
 import { FakeClock } from '../support/fake-clock.js';
+import { blackHole, pingResponse } from '../support/pings.js';
 
-const pong: PingResponse = {
-  id: 'worker-2@10.0.0.2',
-  address: '10.0.0.2:8080',
-  node_name: 'worker-2',
-  role: 'follower',
-  epoch: 1,
-  coordinator: null,
-};
+const pong = pingResponse('10.0.0.2:8080', 'worker-2');
 
 type Step = 'ok' | FailureReason;
 const PHASE: Record<FailureReason, 'connect' | 'send'> = {
@@ -183,10 +177,7 @@ function hangingPing(clock: FakeClock) {
   const calls: number[] = [];
   const ping = (signal?: AbortSignal): Promise<Outcome<PingResponse>> => {
     calls.push(clock.now());
-    return clock.sleep(3_600_000, signal).then(
-      () => ({ ok: true, value: pong, latencyMs: 3_600_000 }),
-      () => ({ ok: false, reason: 'aborted', phase: 'send', detail: 'aborted', latencyMs: 0 }),
-    );
+    return blackHole(clock, pong, signal);
   };
   return { ping, calls };
 }

@@ -6,7 +6,6 @@ import {
   initialState,
   step,
   SUCCESSORS,
-  type ElectionEffect,
   type ElectionEvent,
   type ElectionState,
   type ElectionTiming,
@@ -14,6 +13,19 @@ import {
 } from '../../src/election/bully.js';
 import type { AnnouncementReply, ElectionAnswer } from '../../src/wire/peer-messages.js';
 import { Cluster, prng, shuffled } from '../support/bully-cluster.js';
+import {
+  addresses,
+  announcement,
+  announceResult,
+  answer,
+  effectsOf,
+  electionRequest,
+  electionResult,
+  peerList,
+  refusal,
+  tick,
+  type Told,
+} from '../support/election-events.js';
 
 const timing: ElectionTiming = {
   heartbeatIntervalMs: 500,
@@ -31,26 +43,23 @@ const [A, B, C, D, E] = ['10.0.0.1', '10.0.0.2', '10.0.0.3', '10.0.0.4', '10.0.0
   NodeRef,
   NodeRef,
 ];
-const addresses = (...nodes: NodeRef[]) => nodes.map((n) => n.address);
-
-type EffectOf<T extends ElectionEffect['type']> = Extract<ElectionEffect, { type: T }>;
-function effectsOf<T extends ElectionEffect['type']>(result: StepResult, type: T): EffectOf<T>[] {
-  return result.effects.filter((e): e is EffectOf<T> => e.type === type);
-}
-
 /** `self` knows `peers` and has started at `now`, optionally with a remembered epoch. */
 function start(self: NodeRef, peers: NodeRef[], { now = 0, epoch = 0 } = {}): StepResult {
-  const known = step(
-    { ...initialState(self, timing), epoch },
-    { type: 'peers', now, peers: addresses(...peers) },
-  );
+  const known = step({ ...initialState(self, timing), epoch }, peerList(now, ...peers));
   return step(known.state, { type: 'start', now });
 }
 
-/** `self` follows `leader` at `epoch`, last heard at `now`. */
-function follower(self: NodeRef, peers: NodeRef[], leader: NodeRef, epoch: number, now = 0) {
+/** `self` follows `leader` at `epoch`, last heard at `now`, told what `told` says. */
+function follower(
+  self: NodeRef,
+  peers: NodeRef[],
+  leader: NodeRef,
+  epoch: number,
+  now = 0,
+  told: Told = {},
+) {
   const s = start(self, peers, { now }).state;
-  const result = step(s, { type: 'announcement', now, from: leader, epoch });
+  const result = step(s, announcement(leader, epoch, now, told));
   expect(result.state.role).to.equal('follower');
   return result.state;
 }
@@ -62,14 +71,14 @@ function coordinator(self: NodeRef, peers: NodeRef[], epoch = 1, now = 0): Elect
   expect(s.epoch).to.equal(epoch);
   const accepted = { accepted: true, epoch, coordinator: self };
   const replies = peers.slice(0, 1).map((p) => ({ address: p.address, reply: accepted }));
-  const confirmed = step(s, { type: 'announce-result', now, epoch, replies }).state;
+  const confirmed = step(s, announceResult(epoch, replies, now)).state;
   expect(confirmed.leading).to.equal(true);
   return confirmed;
 }
 
 /** `s` with `peers` known (a higher-ranked newcomer, say), without holding an election yet. */
 function knowing(s: ElectionState, peers: NodeRef[]): ElectionState {
-  return step(s, { type: 'peers', now: 0, peers: addresses(...peers) }).state;
+  return step(s, peerList(0, ...peers)).state;
 }
 
 /** `self` has sent election round 1 to its higher peers at `now` and awaits answers. */
@@ -78,13 +87,6 @@ function candidate(self: NodeRef, peers: NodeRef[], { now = 0, epoch = 0 } = {})
   expect(s.role).to.equal('candidate');
   return s;
 }
-
-const answer = (from: NodeRef, epoch: number, leader: NodeRef | null): ElectionAnswer => ({
-  type: 'answer',
-  from,
-  epoch,
-  coordinator: leader,
-});
 
 describe('bully election: step', () => {
   describe('start-up', () => {
@@ -111,7 +113,7 @@ describe('bully election: step', () => {
 
     it('does nothing on ticks before it has started', () => {
       const s = initialState(A, timing);
-      const result = step(s, { type: 'tick', now: 60_000 });
+      const result = step(s, tick(60_000));
       expect(result.effects).to.deep.equal([]);
       expect(result.state).to.equal(s);
     });
@@ -126,12 +128,7 @@ describe('bully election: step', () => {
       ];
       for (const c of cases) {
         const s = candidate(B, [A, C, D], { epoch: 2 });
-        const result = step(s, {
-          type: 'election-result',
-          now: 10,
-          round: s.round,
-          answers: c.answers,
-        });
+        const result = step(s, electionResult(s.round, c.answers, 10));
         expect(result.state.role, c.name).to.equal('coordinator');
         expect(result.state.epoch, c.name).to.equal(c.epoch);
         expect(effectsOf(result, 'announce'), c.name).to.deep.equal([
@@ -142,12 +139,7 @@ describe('bully election: step', () => {
 
     it('follows the highest coordinator vouched for by a higher-ranked answer', () => {
       const s = candidate(B, [A, C, D, E], { epoch: 1 });
-      const result = step(s, {
-        type: 'election-result',
-        now: 10,
-        round: s.round,
-        answers: [answer(C, 4, D), answer(D, 4, E)],
-      });
+      const result = step(s, electionResult(s.round, [answer(C, 4, D), answer(D, 4, E)], 10));
       expect(result.state.role).to.equal('follower');
       expect(result.state.coordinator).to.deep.equal(E);
       expect(result.state.epoch).to.equal(4);
@@ -156,20 +148,16 @@ describe('bully election: step', () => {
 
     it('waits for the announcement after a bare answer, then holds the election again', () => {
       const s = candidate(B, [A, C, D], { now: 0 });
-      const answered = step(s, {
-        type: 'election-result',
-        now: 100,
-        round: s.round,
-        // A vouched coordinator that B outranks is no leader for B.
-        answers: [answer(C, 0, null), answer(D, 0, A)],
-      });
+      // A vouched coordinator that B outranks is no leader for B.
+      const answers = [answer(C, 0, null), answer(D, 0, A)];
+      const answered = step(s, electionResult(s.round, answers, 100));
       expect(answered.state.role).to.equal('candidate');
       expect(answered.effects).to.deep.equal([]);
 
-      const early = step(answered.state, { type: 'tick', now: 100 + timing.electionTimeoutMs - 1 });
+      const early = step(answered.state, tick(100 + timing.electionTimeoutMs - 1));
       expect(early.effects).to.deep.equal([]);
 
-      const late = step(early.state, { type: 'tick', now: 100 + timing.electionTimeoutMs });
+      const late = step(early.state, tick(100 + timing.electionTimeoutMs));
       const sent = effectsOf(late, 'send-election');
       expect(sent).to.have.length(1);
       expect(sent[0]?.round).to.equal(s.round + 1);
@@ -178,36 +166,24 @@ describe('bully election: step', () => {
 
     it('follows the winner when its announcement arrives while waiting', () => {
       const s = candidate(B, [A, C, D]);
-      const answered = step(s, {
-        type: 'election-result',
-        now: 10,
-        round: s.round,
-        answers: [answer(C, 0, null)],
-      }).state;
-      const result = step(answered, { type: 'announcement', now: 20, from: D, epoch: 1 });
+      const answered = step(s, electionResult(s.round, [answer(C, 0, null)], 10)).state;
+      const result = step(answered, announcement(D, 1, 20));
       expect(result.state.role).to.equal('follower');
       expect(result.state.coordinator).to.deep.equal(D);
-      expect(step(result.state, { type: 'tick', now: 20 + timing.electionTimeoutMs }).effects).to.be
-        .empty;
+      expect(step(result.state, tick(20 + timing.electionTimeoutMs)).effects).to.be.empty;
     });
 
     it('waits for the answers past ELECTION_TIMEOUT when the requests may take longer', () => {
       const patient = { ...timing, answerTimeoutMs: 2_500 };
-      const s = step(
-        step({ ...initialState(B, patient) }, { type: 'peers', now: 0, peers: addresses(A, C) })
-          .state,
-        { type: 'start', now: 0 },
-      ).state;
-      const ticked = step(s, { type: 'tick', now: timing.electionTimeoutMs + 100 });
+      const s = step(step({ ...initialState(B, patient) }, peerList(0, A, C)).state, {
+        type: 'start',
+        now: 0,
+      }).state;
+      const ticked = step(s, tick(timing.electionTimeoutMs + 100));
       expect(ticked.effects, 'no new round while the requests are still out').to.deep.equal([]);
-      const late = step(ticked.state, {
-        type: 'election-result',
-        now: 2_000,
-        round: s.round,
-        answers: [],
-      });
+      const late = step(ticked.state, electionResult(s.round, [], 2_000));
       expect(late.state.role, 'the late result counts').to.equal('coordinator');
-      const expired = step(s, { type: 'tick', now: 2_500 });
+      const expired = step(s, tick(2_500));
       expect(
         effectsOf(expired, 'send-election'),
         'and gives up only at answerTimeoutMs',
@@ -216,14 +192,9 @@ describe('bully election: step', () => {
 
     it('ignores the result of an older election round', () => {
       const first = candidate(B, [A, C]);
-      const second = step(first, { type: 'tick', now: timing.electionTimeoutMs }).state;
+      const second = step(first, tick(timing.electionTimeoutMs)).state;
       expect(second.round).to.equal(first.round + 1);
-      const stale = step(second, {
-        type: 'election-result',
-        now: timing.electionTimeoutMs + 1,
-        round: first.round,
-        answers: [],
-      });
+      const stale = step(second, electionResult(first.round, [], timing.electionTimeoutMs + 1));
       expect(stale.effects).to.deep.equal([]);
       expect(stale.state).to.equal(second);
     });
@@ -233,11 +204,11 @@ describe('bully election: step', () => {
     it('holds an election only once the coordinator has been silent for longer than the timeout', () => {
       // C is first in line (the highest-ranked peer but the coordinator): it asks D at once.
       const s = follower(C, [A, B, D], D, 3, 100);
-      const atTimeout = step(s, { type: 'tick', now: 100 + timing.coordinatorTimeoutMs });
+      const atTimeout = step(s, tick(100 + timing.coordinatorTimeoutMs));
       expect(atTimeout.effects).to.deep.equal([]);
       expect(atTimeout.state.role).to.equal('follower');
 
-      const after = step(s, { type: 'tick', now: 100 + timing.coordinatorTimeoutMs + 1 });
+      const after = step(s, tick(100 + timing.coordinatorTimeoutMs + 1));
       expect(after.state.role).to.equal('candidate');
       expect(effectsOf(after, 'send-election')[0]?.to).to.deep.equal(addresses(D));
       expect(effectsOf(after, 'send-election')[0]?.epoch).to.equal(3);
@@ -247,124 +218,81 @@ describe('bully election: step', () => {
       // B is second in line (after C): should C have failed with D, B must lead as fast as C would.
       const s = follower(B, [A, C, D], D, 3, 100);
       const silent = 100 + timing.coordinatorTimeoutMs + 1;
-      const held = step(s, { type: 'tick', now: silent });
+      const held = step(s, tick(silent));
       expect(held.state.role).to.equal('candidate');
       expect(effectsOf(held, 'election-deferred')).to.be.empty;
       expect(effectsOf(held, 'send-election')[0]?.to).to.deep.equal(addresses(D, C));
       // Neither answers (both crashed): B leads, above the epoch it knew.
       const round = held.state.round;
-      const won = step(held.state, {
-        type: 'election-result',
-        now: silent + 5,
-        round,
-        answers: [],
-      });
+      const won = step(held.state, electionResult(round, [], silent + 5));
       expect(won.state.role).to.equal('coordinator');
       expect(won.state.epoch).to.equal(4);
     });
 
-    it('staggers the nodes not in line, and an announcement meanwhile cancels their election', () => {
-      // D names C only: B, not in line and the highest of the rest, waits SUCCESSORS steps.
+    /** B, whom D (naming C only) did not name, once D has been silent too long: B defers. */
+    function notInLine() {
       let s = start(B, [A, C, D]).state;
-      s = step(s, {
-        type: 'announcement',
-        now: 100,
-        from: D,
-        epoch: 3,
-        successors: addresses(C),
-      }).state;
+      s = step(s, announcement(D, 3, 100, { successors: addresses(C) })).state;
       const silent = 100 + timing.coordinatorTimeoutMs + 1;
-      const deferred = step(s, { type: 'tick', now: silent });
+      return { deferred: step(s, tick(silent)), silent, wait: SUCCESSORS * timing.answerTimeoutMs };
+    }
+
+    it('staggers the nodes not in line: the highest of them holds its election SUCCESSORS steps late', () => {
+      const { deferred, silent, wait } = notInLine();
       expect(deferred.state.role).to.equal('follower');
-      const wait = SUCCESSORS * timing.answerTimeoutMs;
       expect(effectsOf(deferred, 'election-deferred')).to.deep.equal([
         { type: 'election-deferred', delayMs: wait, reason: 'coordinator silent' },
       ]);
       expect(effectsOf(deferred, 'send-election')).to.be.empty;
-      const waiting = step(deferred.state, { type: 'tick', now: silent + wait - 1 });
+      const waiting = step(deferred.state, tick(silent + wait - 1));
       expect(waiting.effects).to.deep.equal([]);
-      const due = step(waiting.state, { type: 'tick', now: silent + wait });
+      const due = step(waiting.state, tick(silent + wait));
       expect(due.state.role).to.equal('candidate');
       // It forgot D when it deferred: it asks the named successor first, D in the next batch.
       expect(effectsOf(due, 'send-election')[0]?.to).to.deep.equal(addresses(C));
+    });
 
+    it('cancels a deferred election when the winner announces itself meanwhile', () => {
+      const { deferred, silent, wait } = notInLine();
       // C won meanwhile and announced: B follows it and holds no election.
-      const told = step(deferred.state, {
-        type: 'announcement',
-        now: silent + 10,
-        from: C,
-        epoch: 4,
-      });
+      const told = step(deferred.state, announcement(C, 4, silent + 10));
       expect(told.state.coordinator).to.deep.equal(C);
       // Past B's turn, with C heard from meanwhile: B holds nothing.
-      const heard = step(told.state, {
-        type: 'announcement',
-        now: silent + wait,
-        from: C,
-        epoch: 4,
-      });
-      const later = step(heard.state, { type: 'tick', now: silent + wait + 1 });
+      const heard = step(told.state, announcement(C, 4, silent + wait));
+      const later = step(heard.state, tick(silent + wait + 1));
       expect(later.effects).to.deep.equal([]);
     });
 
     it('puts the successors the coordinator named first in line, and every other node behind them', () => {
       // D names B and A (it judges C dead): B holds at once and asks D, not C, first.
-      let s = start(B, [A, C, D]).state;
-      s = step(s, {
-        type: 'announcement',
-        now: 0,
-        from: D,
-        epoch: 3,
-        successors: addresses(B, A),
-      }).state;
-      const b = step(s, { type: 'tick', now: timing.coordinatorTimeoutMs + 1 });
+      const s = follower(B, [A, C, D], D, 3, 0, { successors: addresses(B, A) });
+      const b = step(s, tick(timing.coordinatorTimeoutMs + 1));
       expect(effectsOf(b, 'send-election')[0]?.to).to.deep.equal(addresses(D));
       // C, not named and the highest of those not named, waits SUCCESSORS steps (+ log2(1 + 0)).
-      let c = start(C, [A, B, D]).state;
-      c = step(c, {
-        type: 'announcement',
-        now: 0,
-        from: D,
-        epoch: 3,
-        successors: addresses(B, A),
-      }).state;
-      const deferred = effectsOf(step(c, { type: 'tick', now: 1_501 }), 'election-deferred')[0];
+      const c = follower(C, [A, B, D], D, 3, 0, { successors: addresses(B, A) });
+      const deferred = effectsOf(step(c, tick(1_501)), 'election-deferred')[0];
       expect(deferred?.delayMs).to.equal(SUCCESSORS * timing.answerTimeoutMs);
     });
 
     it('waits as much longer as its coordinator said it heartbeats it less often', () => {
-      let s = start(B, [A, C, D]).state;
       // A large mesh: B is not a successor and is heartbeated every 4 s rather than every 0.5 s.
-      s = step(s, {
-        type: 'announcement',
-        now: 0,
-        from: D,
-        epoch: 3,
-        successors: addresses(C),
-        heartbeatMs: 4_000,
-      }).state;
+      let s = follower(B, [A, C, D], D, 3, 0, { successors: addresses(C), heartbeatMs: 4_000 });
       // One late heartbeat is allowed for: two of its intervals beyond the usual.
       const silence = timing.coordinatorTimeoutMs + 2 * (4_000 - timing.heartbeatIntervalMs);
-      expect(step(s, { type: 'tick', now: silence }).effects).to.deep.equal([]);
-      const gone = step(s, { type: 'tick', now: silence + 1 });
+      expect(step(s, tick(silence)).effects).to.deep.equal([]);
+      const gone = step(s, tick(silence + 1));
       expect(effectsOf(gone, 'election-deferred')).to.have.length(1);
       // An announcement without the field restores the usual timeout.
-      s = step(s, {
-        type: 'announcement',
-        now: 0,
-        from: D,
-        epoch: 3,
-        successors: addresses(C),
-      }).state;
-      const usual = step(s, { type: 'tick', now: timing.coordinatorTimeoutMs + 1 });
+      s = step(s, announcement(D, 3, 0, { successors: addresses(C) })).state;
+      const usual = step(s, tick(timing.coordinatorTimeoutMs + 1));
       expect(effectsOf(usual, 'election-deferred')).to.have.length(1);
     });
 
     it("a coordinator's heartbeat keeps its follower from holding an election", () => {
       let s = follower(B, [A, C, D], D, 3, 0);
       for (let now = 500; now <= 5_000; now += 500) {
-        s = step(s, { type: 'announcement', now, from: D, epoch: 3 }).state;
-        const ticked = step(s, { type: 'tick', now: now + 400 });
+        s = step(s, announcement(D, 3, now)).state;
+        const ticked = step(s, tick(now + 400));
         expect(ticked.effects, `at ${now}`).to.deep.equal([]);
       }
     });
@@ -375,7 +303,7 @@ describe('bully election: step', () => {
       let s = coordinator(D, [A, B, C], 1, 0);
       const due: number[] = [];
       for (let now = 0; now <= 2_000; now += 100) {
-        const result = step(s, { type: 'tick', now });
+        const result = step(s, tick(now));
         for (const a of effectsOf(result, 'announce')) {
           expect(a).to.deep.equal({
             type: 'announce',
@@ -396,10 +324,8 @@ describe('bully election: step', () => {
       // The coordinator's probe at 1 s keeps it followed past the timeout from the announcement.
       const beat = step(s, { type: 'probe-heartbeat', now: 1_000, from: D.address, epoch: 3 });
       expect(beat.effects).to.deep.equal([]);
-      expect(step(beat.state, { type: 'tick', now: silent }).effects).to.deep.equal([]);
-      expect(step(beat.state, { type: 'tick', now: 1_000 + silent }).state.coordinator).to.equal(
-        null,
-      );
+      expect(step(beat.state, tick(silent)).effects).to.deep.equal([]);
+      expect(step(beat.state, tick(1_000 + silent)).state.coordinator).to.equal(null);
       // Another term's, or another node's, heartbeat changes nothing: the silence counts on.
       for (const other of [
         { from: D.address, epoch: 2 },
@@ -408,19 +334,17 @@ describe('bully election: step', () => {
       ]) {
         const ignored = step(s, { type: 'probe-heartbeat', now: 1_000, ...other });
         expect(ignored.state).to.deep.equal(s);
-        const tick = step(ignored.state, { type: 'tick', now: silent });
-        expect(tick.state.coordinator).to.equal(null);
+        const later = step(ignored.state, tick(silent));
+        expect(later.state.coordinator).to.equal(null);
       }
     });
 
     it('counts the next heartbeat from a late tick', () => {
       const s = coordinator(D, [A], 1, 0);
-      const late = step(s, { type: 'tick', now: 1_700 });
+      const late = step(s, tick(1_700));
       expect(effectsOf(late, 'announce')).to.have.length(1);
-      expect(step(late.state, { type: 'tick', now: 2_199 }).effects).to.deep.equal([]);
-      expect(effectsOf(step(late.state, { type: 'tick', now: 2_200 }), 'announce')).to.have.length(
-        1,
-      );
+      expect(step(late.state, tick(2_199)).effects).to.deep.equal([]);
+      expect(effectsOf(step(late.state, tick(2_200)), 'announce')).to.have.length(1);
     });
   });
 
@@ -428,22 +352,21 @@ describe('bully election: step', () => {
     const rejection = (result: StepResult): AnnouncementReply | undefined =>
       effectsOf(result, 'reply-announcement')[0]?.reply;
 
-    it("rejects a lower-ranked announcer as 'outranked', and holds an election only if its own coordinator is gone", () => {
+    it("rejects a lower-ranked announcer as 'outranked', sending it to the live coordinator it keeps following", () => {
       const s = follower(C, [A, B, D], D, 3);
-      const result = step(s, { type: 'announcement', now: 10, from: A, epoch: 9 });
-      expect(rejection(result)).to.deep.equal({
-        accepted: false,
-        reason: 'outranked',
-        epoch: 3,
-        coordinator: D,
-      });
+      const result = step(s, announcement(A, 9, 10));
+      expect(rejection(result)).to.deep.equal(refusal('outranked', 3, D));
       // D is alive and outranks A: the refusal sends A to it, and C keeps following D.
       expect(result.state.role).to.equal('follower');
       expect(result.state.coordinator).to.deep.equal(D);
       expect(effectsOf(result, 'send-election')).to.deep.equal([]);
+    });
+
+    it("rejects a lower-ranked announcer as 'outranked' and holds an election once its own coordinator is gone", () => {
+      const s = follower(C, [A, B, D], D, 3);
       // D fell silent: C takes over from A (it outranks A) by holding an election.
       const late = timing.coordinatorTimeoutMs + 1;
-      const silent = step(s, { type: 'announcement', now: late, from: A, epoch: 9 });
+      const silent = step(s, announcement(A, 9, late));
       expect(rejection(silent)?.reason).to.equal('outranked');
       expect(silent.state.role).to.equal('candidate');
       expect(effectsOf(silent, 'send-election')[0]?.to).to.deep.equal(addresses(D));
@@ -451,7 +374,7 @@ describe('bully election: step', () => {
 
     it("as coordinator, rejects a lower-ranked announcer as 'outranked' and re-announces to it", () => {
       const s = coordinator(D, [A, B, C], 2);
-      const result = step(s, { type: 'announcement', now: 10, from: C, epoch: 5 });
+      const result = step(s, announcement(C, 5, 10));
       expect(rejection(result)).to.deep.include({ accepted: false, reason: 'outranked' });
       expect(effectsOf(result, 'announce')).to.deep.equal([
         { type: 'announce', epoch: 2, to: addresses(C) },
@@ -462,7 +385,7 @@ describe('bully election: step', () => {
 
     it('as candidate, rejects a lower-ranked announcer without starting another round', () => {
       const s = candidate(B, [A, C]);
-      const result = step(s, { type: 'announcement', now: 10, from: A, epoch: 1 });
+      const result = step(s, announcement(A, 1, 10));
       expect(rejection(result)?.reason).to.equal('outranked');
       expect(effectsOf(result, 'send-election')).to.deep.equal([]);
       expect(result.state.round).to.equal(s.round);
@@ -470,13 +393,8 @@ describe('bully election: step', () => {
 
     it("rejects an older epoch as 'stale-epoch', telling its own epoch and coordinator", () => {
       const s = follower(B, [A, C, D], D, 3);
-      const result = step(s, { type: 'announcement', now: 10, from: C, epoch: 2 });
-      expect(rejection(result)).to.deep.equal({
-        accepted: false,
-        reason: 'stale-epoch',
-        epoch: 3,
-        coordinator: D,
-      });
+      const result = step(s, announcement(C, 2, 10));
+      expect(rejection(result)).to.deep.equal(refusal('stale-epoch', 3, D));
       expect(result.state).to.equal(s);
     });
 
@@ -488,7 +406,7 @@ describe('bully election: step', () => {
       ];
       for (const c of cases) {
         const s = follower(B, [A, C, D, E], D, 3);
-        const result = step(s, { type: 'announcement', now: 10, from: c.from, epoch: 3 });
+        const result = step(s, announcement(c.from, 3, 10));
         const reply = effectsOf(result, 'reply-announcement')[0]?.reply;
         expect(reply?.accepted, c.from.id).to.equal(c.accepted);
         expect(reply?.reason, c.from.id).to.equal(c.reason);
@@ -500,27 +418,20 @@ describe('bully election: step', () => {
     it("refuses an equal epoch from a higher-ranked newcomer while leading it, so their terms' epochs differ", () => {
       // C leads epoch 1; D starts later, knows no epoch, and claims epoch 1 too.
       const c = knowing(coordinator(C, [A, B], 1), [A, B, D]);
-      const refused = step(c, { type: 'announcement', now: 5, from: D, epoch: 1 });
-      expect(rejection(refused)).to.deep.equal({
-        accepted: false,
-        reason: 'stale-epoch',
-        epoch: 1,
-        coordinator: C,
-      });
+      const refused = step(c, announcement(D, 1, 5));
+      expect(rejection(refused)).to.deep.equal(refusal('stale-epoch', 1, C));
       expect(refused.state.role).to.equal('coordinator');
       // D takes epoch 2, which C accepts: it steps down.
       const d = start(D, [A, B, C]).state;
-      const bumped = step(d, {
-        type: 'announce-result',
-        now: 6,
-        epoch: 1,
-        replies: [{ address: C.address, reply: rejection(refused) ?? null }],
-      });
+      const bumped = step(
+        d,
+        announceResult(1, [{ address: C.address, reply: rejection(refused) ?? null }], 6),
+      );
       expect(effectsOf(bumped, 'announce')).to.deep.equal([
         { type: 'announce', epoch: 2, to: addresses(A, B, C) },
       ]);
       expect(effectsOf(bumped, 'leading')).to.be.empty;
-      const accepted = step(c, { type: 'announcement', now: 7, from: D, epoch: 2 });
+      const accepted = step(c, announcement(D, 2, 7));
       expect(accepted.state.role).to.equal('follower');
       expect(accepted.state.coordinator).to.deep.equal(D);
     });
@@ -528,15 +439,11 @@ describe('bully election: step', () => {
     it('takes no announcement at an epoch it only heard of in an election message', () => {
       // B adopts epoch 5 from A's election request, not from any leader of it.
       const s = follower(B, [A, C, D], D, 3);
-      const heard = step(s, {
-        type: 'election-request',
-        now: 1,
-        request: { from: A, epoch: 5 },
-      }).state;
+      const heard = step(s, electionRequest(A, 5, 1)).state;
       expect(heard.epoch).to.equal(5);
-      const result = step(heard, { type: 'announcement', now: 2, from: D, epoch: 5 });
+      const result = step(heard, announcement(D, 5, 2));
       expect(rejection(result)?.reason).to.equal('stale-epoch');
-      const newer = step(heard, { type: 'announcement', now: 2, from: D, epoch: 6 });
+      const newer = step(heard, announcement(D, 6, 2));
       expect(newer.state.coordinator).to.deep.equal(D);
     });
 
@@ -547,7 +454,7 @@ describe('bully election: step', () => {
         candidate(B, [A, C]),
       ];
       for (const s of states) {
-        const result = step(s, { type: 'announcement', now: 50, from: D, epoch: 9 });
+        const result = step(s, announcement(D, 9, 50));
         expect(result.state, s.role).to.deep.equal(s);
         expect(effectsOf(result, 'reply-announcement')[0]?.reply, s.role).to.deep.include({
           accepted: false,
@@ -563,7 +470,7 @@ describe('bully election: step', () => {
       ];
       for (const [name, s] of states) {
         const epoch = s.epoch + 1;
-        const result = step(s, { type: 'announcement', now: 50, from: D, epoch });
+        const result = step(s, announcement(D, epoch, 50));
         expect(result.state.role, name).to.equal('follower');
         expect(result.state.coordinator, name).to.deep.equal(D);
         expect(result.state.lastHeardMs, name).to.equal(50);
@@ -582,20 +489,22 @@ describe('bully election: step', () => {
       reason: AnnouncementReply['reason'],
       epoch: number,
       leader: NodeRef | null,
-    ) => ({ address, reply: { accepted: false, reason, epoch, coordinator: leader } });
+    ) => ({ address, reply: refusal(reason, epoch, leader) });
 
     it('re-announces above the highest epoch when rejecters follow a lower-ranked coordinator', () => {
       const s = coordinator(D, [A, B, C], 1);
-      const result = step(s, {
-        type: 'announce-result',
-        now: 10,
-        epoch: 1,
-        replies: [
-          reply(A.address, 'stale-epoch', 5, C),
-          reply(B.address, 'stale-epoch', 7, C),
-          { address: C.address, reply: null },
-        ],
-      });
+      const result = step(
+        s,
+        announceResult(
+          1,
+          [
+            reply(A.address, 'stale-epoch', 5, C),
+            reply(B.address, 'stale-epoch', 7, C),
+            { address: C.address, reply: null },
+          ],
+          10,
+        ),
+      );
       expect(result.state.role).to.equal('coordinator');
       expect(result.state.epoch).to.equal(8);
       expect(result.effects).to.deep.equal([
@@ -603,17 +512,19 @@ describe('bully election: step', () => {
         { type: 'term-renewed', epoch: 8 },
       ]);
       // The re-announcement counts as the heartbeat.
-      expect(step(result.state, { type: 'tick', now: 10 + 499 }).effects).to.deep.equal([]);
+      expect(step(result.state, tick(10 + 499)).effects).to.deep.equal([]);
     });
 
     it('steps down to a higher-ranked coordinator that the rejecters follow', () => {
       const s = coordinator(C, [A, B], 1);
-      const result = step(s, {
-        type: 'announce-result',
-        now: 10,
-        epoch: 1,
-        replies: [reply(A.address, 'stale-epoch', 4, D), reply(B.address, 'conflict', 4, E)],
-      });
+      const result = step(
+        s,
+        announceResult(
+          1,
+          [reply(A.address, 'stale-epoch', 4, D), reply(B.address, 'conflict', 4, E)],
+          10,
+        ),
+      );
       expect(result.state.role).to.equal('follower');
       expect(result.state.coordinator).to.deep.equal(E);
       expect(result.state.epoch).to.equal(4);
@@ -625,111 +536,91 @@ describe('bully election: step', () => {
       expect(fresh.state).to.include({ role: 'coordinator', epoch: 1, leading: false });
       expect(effectsOf(fresh, 'leading')).to.deep.equal([]);
       // A restarted top node hears that the mesh is at epoch 4: no leading yet, a newer claim.
-      const stale = step(fresh.state, {
-        type: 'announce-result',
-        now: 5,
-        epoch: 1,
-        replies: [reply(A.address, 'stale-epoch', 4, C), reply(B.address, 'stale-epoch', 4, C)],
-      });
+      const stale = step(
+        fresh.state,
+        announceResult(
+          1,
+          [reply(A.address, 'stale-epoch', 4, C), reply(B.address, 'stale-epoch', 4, C)],
+          5,
+        ),
+      );
       expect(effectsOf(stale, 'leading')).to.deep.equal([]);
       expect(effectsOf(stale, 'announce')[0]?.epoch).to.equal(5);
-      const accepted = step(stale.state, {
-        type: 'announce-result',
-        now: 10,
-        epoch: 5,
-        replies: [{ address: A.address, reply: { accepted: true, epoch: 5, coordinator: D } }],
-      });
+      const accepted = step(
+        stale.state,
+        announceResult(
+          5,
+          [{ address: A.address, reply: { accepted: true, epoch: 5, coordinator: D } }],
+          10,
+        ),
+      );
       expect(effectsOf(accepted, 'leading')).to.deep.equal([{ type: 'leading', epoch: 5 }]);
       expect(accepted.state.leading).to.equal(true);
       // Confirmed once: later clean rounds say nothing more.
-      const again = step(accepted.state, {
-        type: 'announce-result',
-        now: 20,
-        epoch: 5,
-        replies: [],
-      });
+      const again = step(accepted.state, announceResult(5, [], 20));
       expect(effectsOf(again, 'leading')).to.deep.equal([]);
     });
 
-    it('confirms no term no peer answered at all: a node cut off from every peer leads nobody', () => {
+    /** D's first term, announced to A, B and C: none answered. */
+    function unanswered() {
       const alone = start(D, [A, B, C]).state;
       const silent = [A, B, C].map((p) => ({ address: p.address, reply: null }));
-      const unheard = step(alone, { type: 'announce-result', now: 5, epoch: 1, replies: silent });
+      return { silent, unheard: step(alone, announceResult(1, silent, 5)) };
+    }
+
+    it('confirms no term no peer answered at all: a node cut off from every peer leads nobody', () => {
+      const { unheard } = unanswered();
       expect(effectsOf(unheard, 'leading')).to.deep.equal([]);
       expect(unheard.state).to.include({ role: 'coordinator', leading: false });
-      // A host that refuses is heard (a crashed node holds no term): the term is confirmed.
+    });
+
+    it('confirms a term a peer refused: a crashed node holds no term', () => {
+      const { silent, unheard } = unanswered();
+      // A host that refuses is heard: the term is confirmed.
       const refused = silent.map((r, i) => (i === 0 ? { ...r, refused: true as const } : r));
-      const heard = step(unheard.state, {
-        type: 'announce-result',
-        now: 6,
-        epoch: 1,
-        replies: refused,
-      });
+      const heard = step(unheard.state, announceResult(1, refused, 6));
       expect(effectsOf(heard, 'leading')).to.deep.equal([{ type: 'leading', epoch: 1 }]);
+    });
+
+    it('confirms the term of a mesh of two though its one peer is silent', () => {
       // With a single peer, nobody can tell which side is cut off: it leads (and reports it).
       const pair = start(D, [A]).state;
-      const lone = step(pair, {
-        type: 'announce-result',
-        now: 5,
-        epoch: 1,
-        replies: [{ address: A.address, reply: null }],
-      });
+      const lone = step(pair, announceResult(1, [{ address: A.address, reply: null }], 5));
       expect(effectsOf(lone, 'leading')).to.deep.equal([{ type: 'leading', epoch: 1 }]);
     });
 
     it('never confirms a coordinator that steps down, and forgets leading when it does', () => {
       const led = coordinator(C, [A, B], 2);
-      const down = step(knowing(led, [A, B, D]), {
-        type: 'announcement',
-        now: 1,
-        from: D,
-        epoch: 3,
-      });
+      const down = step(knowing(led, [A, B, D]), announcement(D, 3, 1));
       expect(down.state).to.include({ role: 'follower', leading: false });
       const fresh = start(C, [A, B]).state;
-      const better = step(fresh, {
-        type: 'announce-result',
-        now: 5,
-        epoch: 1,
-        replies: [reply(A.address, 'stale-epoch', 4, D)],
-      });
+      const better = step(fresh, announceResult(1, [reply(A.address, 'stale-epoch', 4, D)], 5));
       expect(better.state).to.include({ role: 'follower', leading: false });
       expect(effectsOf(better, 'leading')).to.deep.equal([]);
     });
 
     it("stops leading on an 'outranked' reply: a live higher-ranked peer is taking over", () => {
       const s = knowing(coordinator(C, [A, B], 2), [A, B, D]);
-      const result = step(s, {
-        type: 'announce-result',
-        now: 10,
-        epoch: 2,
-        replies: [reply(D.address, 'outranked', 2, null)],
-      });
+      const result = step(s, announceResult(2, [reply(D.address, 'outranked', 2, null)], 10));
       expect(result.state).to.include({ role: 'follower', coordinator: null, leading: false });
       expect(effectsOf(result, 'coordinator-changed')).to.have.length(1);
       // With no coordinator, the next tick asks the higher-ranked peer.
-      const asked = step(result.state, { type: 'tick', now: 20 });
+      const asked = step(result.state, tick(20));
       expect(effectsOf(asked, 'send-election')[0]?.to).to.deep.equal([D.address]);
     });
 
     it('ignores acceptances, silence, and results of an older epoch', () => {
       const s = coordinator(C, [A, B], 2);
       const ignored: ElectionEvent[] = [
-        {
-          type: 'announce-result',
-          now: 10,
-          epoch: 2,
-          replies: [
+        announceResult(
+          2,
+          [
             { address: A.address, reply: { accepted: true, epoch: 2, coordinator: C } },
             { address: B.address, reply: null },
           ],
-        },
-        {
-          type: 'announce-result',
-          now: 10,
-          epoch: 1,
-          replies: [reply(A.address, 'stale-epoch', 9, E)],
-        },
+          10,
+        ),
+        announceResult(1, [reply(A.address, 'stale-epoch', 9, E)], 10),
       ];
       for (const event of ignored) {
         const result = step(s, event);
@@ -742,18 +633,13 @@ describe('bully election: step', () => {
   describe('election requests', () => {
     it('answers a stranger without adopting its epoch or acting for it', () => {
       const s = coordinator(C, [A, B], 2);
-      const result = step(s, {
-        type: 'election-request',
-        now: 100,
-        request: { from: node('10.9.9.9'), epoch: 1e9 },
-      });
+      const result = step(s, electionRequest(node('10.9.9.9'), 1e9, 100));
       expect(result.state).to.deep.equal(s);
       expect(result.effects.map((e) => e.type)).to.deep.equal(['reply-answer']);
       expect(effectsOf(result, 'reply-answer')[0]?.answer.epoch).to.equal(2);
     });
 
-    const request = (from: NodeRef, epoch: number) =>
-      ({ type: 'election-request', now: 100, request: { from, epoch } }) as const;
+    const request = (from: NodeRef, epoch: number) => electionRequest(from, epoch, 100);
 
     it('as coordinator, answers a lower-ranked asker and announces itself to it', () => {
       const s = coordinator(D, [A, B, C], 2);
@@ -799,17 +685,19 @@ describe('bully election: step', () => {
 
     it('renews its term when a confirmed leader learns from rejections of an epoch at or above its own', () => {
       const s = coordinator(D, [A, B, C], 2);
-      const result = step(s, {
-        type: 'announce-result',
-        now: 1,
-        epoch: 2,
-        replies: [
-          {
-            address: A.address,
-            reply: { accepted: false, reason: 'stale-epoch', epoch: 4, coordinator: B },
-          },
-        ],
-      });
+      const result = step(
+        s,
+        announceResult(
+          2,
+          [
+            {
+              address: A.address,
+              reply: refusal('stale-epoch', 4, B),
+            },
+          ],
+          1,
+        ),
+      );
       expect(result.state).to.include({ epoch: 5, role: 'coordinator' });
       expect(effectsOf(result, 'term-renewed')).to.deep.equal([{ type: 'term-renewed', epoch: 5 }]);
       expect(effectsOf(result, 'leading')).to.be.empty;
@@ -827,7 +715,7 @@ describe('bully election: step', () => {
       const s = follower(B, [A, C, D], D, 2);
       const result = step(s, request(A, 6));
       expect(result.state.epoch).to.equal(6);
-      const at6 = step(result.state, { type: 'announcement', now: 1, from: D, epoch: 6 });
+      const at6 = step(result.state, announcement(D, 6, 1));
       expect(effectsOf(at6, 'reply-announcement')[0]?.reply.reason).to.equal('stale-epoch');
     });
   });
@@ -835,16 +723,12 @@ describe('bully election: step', () => {
   describe('peer changes', () => {
     it('holds an election when the coordinator leaves the peer set, first in line at once', () => {
       // C is first in line: with D gone nobody outranks it, so it leads at once.
-      const c = step(follower(C, [A, B, D], D, 3), {
-        type: 'peers',
-        now: 10,
-        peers: addresses(A, B, C),
-      });
+      const c = step(follower(C, [A, B, D], D, 3), peerList(10, A, B, C));
       expect(c.state.role).to.equal('coordinator');
       expect(effectsOf(c, 'announce')[0]?.to).to.deep.equal(addresses(A, B));
       // B, second in line, asks C (the successor above it) at once; D is gone.
       const s = follower(B, [A, C, D], D, 3);
-      const result = step(s, { type: 'peers', now: 10, peers: addresses(A, B, C) });
+      const result = step(s, peerList(10, A, B, C));
       expect(result.state.role).to.equal('candidate');
       expect(result.state.coordinator).to.equal(null);
       expect(result.state.peers).to.deep.equal(addresses(A, C));
@@ -853,7 +737,7 @@ describe('bully election: step', () => {
 
     it('only records the peers when the coordinator stays', () => {
       const s = follower(B, [A, C, D], D, 3);
-      const result = step(s, { type: 'peers', now: 10, peers: addresses(A, D, E) });
+      const result = step(s, peerList(10, A, D, E));
       expect(result.effects).to.deep.equal([]);
       expect(result.state.peers).to.deep.equal(addresses(A, D, E));
       expect(result.state.coordinator).to.deep.equal(D);
@@ -866,24 +750,10 @@ describe('bully election: step', () => {
     it('is emitted, first, with the new coordinator and epoch when the coordinator changes', () => {
       const cases: [string, StepResult][] = [
         ['start-up as leader', start(D, [A, B])],
-        [
-          'first announcement',
-          step(candidate(B, [C]), { type: 'announcement', now: 1, from: C, epoch: 1 }),
-        ],
-        ['silence', step(follower(B, [C], C, 1, 0), { type: 'tick', now: 10_000 })],
-        [
-          'step down',
-          step(knowing(coordinator(C, [A], 1), [A, D]), {
-            type: 'announcement',
-            now: 1,
-            from: D,
-            epoch: 2,
-          }),
-        ],
-        [
-          'leader left',
-          step(follower(B, [A, C], C, 1), { type: 'peers', now: 1, peers: addresses(A) }),
-        ],
+        ['first announcement', step(candidate(B, [C]), announcement(C, 1, 1))],
+        ['silence', step(follower(B, [C], C, 1, 0), tick(10_000))],
+        ['step down', step(knowing(coordinator(C, [A], 1), [A, D]), announcement(D, 2, 1))],
+        ['leader left', step(follower(B, [A, C], C, 1), peerList(1, A))],
       ];
       for (const [name, result] of cases) {
         expect(changes(result), name).to.deep.equal([
@@ -901,15 +771,12 @@ describe('bully election: step', () => {
     it('is not emitted when the coordinator stays the same', () => {
       const s = follower(B, [A, C, D], D, 3);
       const cases: [string, StepResult][] = [
-        ['heartbeat', step(s, { type: 'announcement', now: 100, from: D, epoch: 3 })],
-        [
-          'newer epoch, same leader',
-          step(s, { type: 'announcement', now: 100, from: D, epoch: 4 }),
-        ],
-        ['rejected announcement', step(s, { type: 'announcement', now: 100, from: C, epoch: 1 })],
-        ['live tick', step(s, { type: 'tick', now: 100 })],
-        ['coordinator heartbeat', step(coordinator(D, [A], 1), { type: 'tick', now: 500 })],
-        ['candidate retry', step(candidate(B, [C]), { type: 'tick', now: 5_000 })],
+        ['heartbeat', step(s, announcement(D, 3, 100))],
+        ['newer epoch, same leader', step(s, announcement(D, 4, 100))],
+        ['rejected announcement', step(s, announcement(C, 1, 100))],
+        ['live tick', step(s, tick(100))],
+        ['coordinator heartbeat', step(coordinator(D, [A], 1), tick(500))],
+        ['candidate retry', step(candidate(B, [C]), tick(5_000))],
       ];
       for (const [name, result] of cases) expect(changes(result), name).to.deep.equal([]);
     });

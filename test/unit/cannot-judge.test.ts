@@ -4,7 +4,7 @@ import { expect } from 'chai';
 import type { PeerStatusPayload } from '../../src/wire/webhooks.js';
 import { confirm, type PeerRecord } from '../../src/prober/verdict.js';
 import { loadSchemas } from '../../src/wire/schemas.js';
-import { silentRecord, upRecord } from '../support/alerts.js';
+import { silentRecord, upRecord } from '../support/verdicts.js';
 import { referenceErrors } from '../support/knh-reference-schemas.js';
 import { SELF, setupReporter } from '../support/reporter-fixture.js';
 import { AlertHold } from '../../src/alerts/alert-hold.js';

@@ -2,17 +2,11 @@
 // changes become entries, and how many entries are kept.
 import { expect } from 'chai';
 import { Departures } from '../../src/discovery/departures.js';
-import {
-  answered,
-  attemptFailed,
-  confirm,
-  newRecord,
-  toView,
-  type Judgement,
-} from '../../src/prober/verdict.js';
+import { newRecord, toView, type Judgement } from '../../src/prober/verdict.js';
 import type { PeerView } from '../../src/wire/peer-view.js';
 import { judgementEntry, viewChanges } from '../../src/status/event-feed.js';
 import { EventLog, MAX_EVENTS } from '../../src/status/event-log.js';
+import { alive, answersAgain, confirmed, type Confirming } from '../support/verdicts.js';
 
 const T = Date.UTC(2025, 0, 1);
 const A = { id: 'a@10.0.0.1', address: '10.0.0.1:8080' };
@@ -89,11 +83,12 @@ describe('Departures', () => {
 });
 
 describe('event feed: judgementEntry', () => {
-  const up = answered(newRecord(A.address, T), { latencyMs: 1, id: A.id, nodeName: 'a' }, T);
-  const suspected = attemptFailed(up.record, { latencyMs: 1, detail: 'refused' }, T + 1, T + 2);
-  const confirmation = { reachedBy: [], unhealthyMs: 1_000, withhold: null };
-  const died = confirm(suspected.record, confirmation, T + 2_000);
-  const recovered = answered(died.record, { latencyMs: 1, id: A.id, nodeName: 'a' }, T + 9_000);
+  const up = alive(A.address, A.id, T);
+  /** A's confirmation: its probes failing from T + 1, over at T + 2 s. */
+  const confirmedAs = (over: Confirming = {}) =>
+    confirmed(up.record, T + 1, { at: T + 2_000, ...over });
+  const { suspected, verdict: died } = confirmedAs();
+  const recovered = answersAgain(died.record, T + 9_000);
 
   const cases: [string, Judgement, string][] = [
     ['first-alive', up, 'alive'],
@@ -111,25 +106,19 @@ describe('event feed: judgementEntry', () => {
   }
 
   it('a withheld verdict and a broken path have entries of their own', () => {
-    const withheld = confirm(
-      suspected.record,
-      { ...confirmation, withhold: 'self-suspect' },
-      T + 2_000,
-    );
+    const withheld = confirmedAs({ withhold: 'self-suspect' }).verdict;
     expect(judgementEntry(withheld)?.kind).to.equal('withheld');
     expect(judgementEntry(withheld)?.text).to.match(/most of the mesh/);
-    const late = confirm(suspected.record, { ...confirmation, withhold: 'overloaded' }, T + 2_000);
+    const late = confirmedAs({ withhold: 'overloaded' }).verdict;
     expect(judgementEntry(late)).to.deep.include({ kind: 'withheld', peer: A.id });
     expect(judgementEntry(late)?.text).to.match(/ran too late to tell/);
-    const broken = confirm(suspected.record, { ...confirmation, reachedBy: [B.id] }, T + 2_000);
+    const broken = confirmedAs({ reachedBy: [B.id] }).verdict;
     expect(broken.transition).to.equal('path-broken');
     expect(judgementEntry(broken)?.kind).to.equal('path_broken');
   });
 
   it('names a peer not yet heard from by its address, not its placeholder id', () => {
-    const fresh = newRecord(C.address, T);
-    const failing = attemptFailed(fresh, { latencyMs: 1, detail: 'refused' }, T + 1, T + 2);
-    const never = confirm(failing.record, confirmation, T + 2_000);
+    const never = confirmed(newRecord(C.address, T), T + 1, { at: T + 2_000 }).verdict;
     expect(never.transition).to.equal('never-alive');
     const entry = judgementEntry(never);
     expect(entry?.kind).to.equal('never_alive');
@@ -138,7 +127,7 @@ describe('event feed: judgementEntry', () => {
   });
 
   it('no entry when nothing changed', () => {
-    const again = answered(up.record, { latencyMs: 1, id: A.id, nodeName: 'a' }, T + 500);
+    const again = answersAgain(up.record, T + 500);
     expect(again.transition).to.equal(null);
     expect(judgementEntry(again)).to.equal(null);
   });

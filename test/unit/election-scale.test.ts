@@ -7,27 +7,23 @@ import {
   electionDelayMs,
   initialState,
   step,
-  type ElectionEffect,
   type ElectionState,
   type StepResult,
 } from '../../src/election/bully.js';
 import { DEFAULT_TIMING, simulateFailover } from '../support/election-sim.js';
+import { answer, effectsOf, electionResult, peerList, tick } from '../support/election-events.js';
 
 const node = (i: number): NodeRef => ({ id: `n${i}@10.0.0.${i}`, address: `10.0.0.${i}:8080` });
-const sends = (r: StepResult) =>
-  r.effects.filter(
-    (e): e is Extract<ElectionEffect, { type: 'send-election' }> => e.type === 'send-election',
-  );
+const sends = (r: StepResult) => effectsOf(r, 'send-election');
 
 /** Node 1 of `n` nodes, started: a candidate asking its first batch. */
 function lowest(n: number): StepResult {
-  const peers = Array.from({ length: n }, (_, i) => node(i + 1).address);
-  const known = step(initialState(node(1), DEFAULT_TIMING), { type: 'peers', now: 0, peers });
+  const nodes = Array.from({ length: n }, (_, i) => node(i + 1));
+  const known = step(initialState(node(1), DEFAULT_TIMING), peerList(0, ...nodes));
   return step(known.state, { type: 'start', now: 0 });
 }
 
-const noAnswers = (s: ElectionState, now: number) =>
-  step(s, { type: 'election-result', now, round: s.round, answers: [] });
+const noAnswers = (s: ElectionState, now: number) => step(s, electionResult(s.round, [], now));
 
 describe('election at scale', () => {
   describe('batches of election messages', () => {
@@ -50,27 +46,23 @@ describe('election at scale', () => {
 
     it('stops asking once a higher-ranked peer answers, and waits for its announcement', () => {
       const first = lowest(40);
-      const answered = step(first.state, {
-        type: 'election-result',
-        now: 10,
-        round: first.state.round,
-        answers: [{ type: 'answer', from: node(37), epoch: 0, coordinator: null }],
-      });
+      const answered = step(
+        first.state,
+        electionResult(first.state.round, [answer(node(37), 0, null)], 10),
+      );
       expect(sends(answered)).to.be.empty;
       expect(answered.state.waiting).to.equal('announcement');
     });
 
     it('asks the next batch when a batch gets no result before the answer timeout', () => {
       const first = lowest(40);
-      const late = step(first.state, { type: 'tick', now: DEFAULT_TIMING.answerTimeoutMs });
+      const late = step(first.state, tick(DEFAULT_TIMING.answerTimeoutMs));
       expect(sends(late)[0]?.to).to.have.length(2 * FIRST_BATCH);
       // A result for the earlier batch, arriving late, changes nothing.
-      const stale = step(late.state, {
-        type: 'election-result',
-        now: DEFAULT_TIMING.answerTimeoutMs + 1,
-        round: first.state.round,
-        answers: [],
-      });
+      const stale = step(
+        late.state,
+        electionResult(first.state.round, [], DEFAULT_TIMING.answerTimeoutMs + 1),
+      );
       expect(stale.state).to.equal(late.state);
     });
   });

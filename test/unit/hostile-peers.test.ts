@@ -4,11 +4,11 @@
 // leaves no connection open; the client keeps working for the next, healthy peer.
 import { expect } from 'chai';
 import type { FailureReason, Outcome } from '../../src/core/transport.js';
-import type { PingResponse } from '../../src/wire/peer-messages.js';
 import { peerClient } from '../../src/peer-client/peer-client.js';
 import { RELAY_HOP_MS } from '../../src/prober/indirect.js';
 import { loadSchemas } from '../../src/wire/schemas.js';
 import { HostileServer, type Behaviour } from '../support/hostile-server.js';
+import { pingResponse } from '../support/pings.js';
 
 const TIMEOUT_MS = 500;
 // Real sockets on a busy machine: generous, only "ends near its timeout, never hangs" is checked.
@@ -197,14 +197,7 @@ describe('peer client against hostile peers', function () {
   }
 
   it('still answers on time from a healthy peer after all that', async () => {
-    const pong: PingResponse = {
-      id: 'worker-2@127.0.0.1',
-      address: '127.0.0.1:8080',
-      node_name: 'worker-2',
-      role: 'follower',
-      epoch: 3,
-      coordinator: null,
-    };
+    const pong = pingResponse('127.0.0.1:8080', 'worker-2', { epoch: 3 });
     const server = await HostileServer.start({ kind: 'late', afterMs: 0, body: pong });
     servers.push(server);
     const result = await timed(client.ping(server.address));

@@ -172,7 +172,12 @@ describe('webhook poster against hostile receivers', function () {
     });
   }
 
-  it('a hanging receiver holds up no other, and its queue stays bounded; it recovers', async () => {
+  /**
+   * Two receivers, each with its own queue over the one poster (as outbound() builds them): one
+   * takes connections and never answers, 20 events queued for it; the other answers, one for it.
+   * `end()` lets both queues finish, withdrawing what still waits for the hanging one.
+   */
+  async function oneReceiverHangs() {
     const hanging = await start({ kind: 'silent' });
     const healthy = await start({ kind: 'ok' });
     const logger = new CapturingLogger();
@@ -203,18 +208,35 @@ describe('webhook poster against hostile receivers', function () {
     for (let i = 0; i < 20; i++) stuck.enqueue(event(`a${i}`));
     other.enqueue(event('b0'));
     const enqueueMs = performance.now() - started;
+    const end = async () => {
+      stuck.withdraw();
+      await Promise.all([stuck.drain(1_000), other.drain(1_000)]);
+    };
+    return { hanging, stuck, other, outcomes, enqueueMs, end };
+  }
+
+  it('queues for a hanging receiver without blocking, and keeps its queue bounded', async () => {
+    const { stuck, enqueueMs, end } = await oneReceiverHangs();
     expect(enqueueMs, 'enqueue never blocks').to.be.below(100);
     // Bounded: the one in flight and maxSize waiting; the oldest waiting were dropped.
     expect(stuck.pending).to.equal(6);
     expect(stuck.counts.dropped).to.equal(14);
+    await end();
+  });
 
+  it('lets a hanging receiver hold up no other', async () => {
+    const { outcomes, end } = await oneReceiverHangs();
     // The other receiver gets its event while the first still hangs.
     await pollUntil('b0 delivered', () => (outcomes.get('b0') === 'delivered' ? true : undefined), {
       timeoutMs: 3_000,
       everyMs: 20,
     });
     expect(outcomes.has('a0'), 'a0 still trying').to.be.false;
+    await end();
+  });
 
+  it('gives the hanging head up after its retry bound, and delivers what waited in order once the receiver heals', async () => {
+    const { hanging, stuck, other, outcomes } = await oneReceiverHangs();
     // Each try ends at its timeout: the head is given up after WEBHOOK_RETRY_FOR (1 s here).
     await pollUntil('a0 given up', () => (outcomes.get('a0') === 'given-up' ? true : undefined), {
       timeoutMs: 8_000,

@@ -10,9 +10,9 @@ import {
   type MaintenanceRoutesOptions,
 } from '../../src/http/routes/maintenance.js';
 import { MAX_WINDOWS, MaintenanceBook } from '../../src/maintenance/windows.js';
-import type { MaintenanceWindow } from '../../src/wire/maintenance-window.js';
 import { loadSchemas } from '../../src/wire/schemas.js';
 import { CapturingLogger } from '../support/capturing-logger.js';
+import { maintenanceWindow } from '../support/maintenance-window.js';
 
 const T = Date.UTC(2025, 0, 1);
 const MIN = 60_000;
@@ -245,18 +245,12 @@ describe('maintenance routes', () => {
 
   it('lists only windows in force (not cancelled ones, nor ones heard that start later)', async () => {
     const api = await serve();
-    const w = (id: string, over: Partial<MaintenanceWindow>): MaintenanceWindow => ({
-      id,
-      scope: 'mesh',
-      nodes: [],
-      starts: T,
-      until: T + 30 * MIN,
-      reason: 'x',
-      cancelled: false,
-      ...over,
-    });
     book.merge(
-      [w('now', {}), w('cancelled', { cancelled: true }), w('later', { starts: T + MIN })],
+      [
+        maintenanceWindow('now', T),
+        maintenanceWindow('cancelled', T, { cancelled: true }),
+        maintenanceWindow('later', T + MIN),
+      ],
       T,
     );
     expect((await api.list()).map((x) => x.id)).to.deep.equal(['now']);
@@ -301,20 +295,7 @@ describe('maintenance routes', () => {
         return false;
       },
     });
-    book.merge(
-      [
-        {
-          id: 'w1',
-          scope: 'mesh',
-          nodes: [],
-          starts: T,
-          until: T + MIN,
-          reason: 'x',
-          cancelled: false,
-        },
-      ],
-      T,
-    );
+    book.merge([maintenanceWindow('w1', T, { until: T + MIN })], T);
     const opened = await api.open({ duration: '30m', reason: 'x' });
     expect(opened.status).to.equal(403);
     expect(((await opened.json()) as { error: string }).error).to.match(/port-forward|exec/);

@@ -11,23 +11,14 @@ import {
 } from '../../src/maintenance/windows.js';
 import type { MaintenanceWindow, PeerNames } from '../../src/wire/maintenance-window.js';
 import { loadSchemas } from '../../src/wire/schemas.js';
+import { maintenanceWindow } from '../support/maintenance-window.js';
 
 const T = Date.UTC(2025, 0, 1);
 const MIN = 60_000;
 const schemas = loadSchemas();
 
-function win(id: string, over: Partial<MaintenanceWindow> = {}): MaintenanceWindow {
-  return {
-    id,
-    scope: 'mesh',
-    nodes: [],
-    starts: T,
-    until: T + 30 * MIN,
-    reason: 'kernel upgrade',
-    cancelled: false,
-    ...over,
-  };
-}
+/** A window opening at T: every window here does, unless the test says otherwise. */
+const win = (id: string, over: Partial<MaintenanceWindow> = {}) => maintenanceWindow(id, T, over);
 
 const A: PeerNames = { address: '10.0.0.1:8080', id: 'node-a@10.0.0.1', nodeName: 'node-a' };
 const B: PeerNames = { address: '10.0.0.2:8080', id: 'node-b@10.0.0.2', nodeName: 'node-b' };

@@ -114,13 +114,13 @@ describe('daemonset.yaml', () => {
     });
   });
 
-  it('creates the peer secret and mounts it readable by knh alone, which refuses it until it is replaced', () => {
+  /** The peer Secret, the placeholder it ships with, and how the DaemonSet's pod mounts it. */
+  function peerSecret() {
     const secret = only<{
       metadata: { name: string; namespace: string; labels: Record<string, string> };
       stringData: Record<string, string>;
     }>('Secret');
     const ds = only<DaemonSetShape>('DaemonSet');
-    expect(secret.metadata.namespace).to.equal(ds.metadata.namespace);
     const pod = ds.spec.template.spec as unknown as {
       securityContext: { runAsGroup: number; fsGroup: number };
       volumes: { name: string; secret?: { secretName: string; defaultMode: number } }[];
@@ -129,12 +129,18 @@ describe('daemonset.yaml', () => {
         volumeMounts: { name: string; mountPath: string; readOnly: boolean }[];
       }[];
     };
+    const [key, placeholder] = Object.entries(secret.stringData)[0] ?? [];
+    return { secret, ds, pod, key, placeholder };
+  }
+
+  it('creates the peer secret and mounts it readable by knh alone', () => {
+    const { secret, ds, pod, key } = peerSecret();
+    expect(secret.metadata.namespace).to.equal(ds.metadata.namespace);
     const volume = pod.volumes.find((v) => v.secret?.secretName === secret.metadata.name);
     expect(volume, 'a volume of the Secret').to.not.equal(undefined);
     const container = pod.containers[0];
     const mount = container?.volumeMounts.find((m) => m.name === volume?.name);
     expect(mount?.readOnly).to.equal(true);
-    const [key, placeholder] = Object.entries(secret.stringData)[0] ?? [];
     const file = container?.env.find((e) => e.name === 'PEER_SECRET_FILE')?.value;
     expect(file).to.equal(`${mount?.mountPath}/${key}`);
     // Secret files belong to root; the container runs as 1000: readable through fsGroup only.
@@ -142,7 +148,10 @@ describe('daemonset.yaml', () => {
     const mode = volume?.secret?.defaultMode ?? 0;
     expect(mode & 0o040, 'group-readable').to.not.equal(0);
     expect(mode & 0o007, 'not world-readable').to.equal(0);
+  });
 
+  it('ships a placeholder secret that knh refuses, saying what to do', () => {
+    const { placeholder } = peerSecret();
     // The placeholder never authenticates anything: knh stops with a message saying what to do.
     const dir = mkdtempSync(join(tmpdir(), 'knh-manifest-'));
     try {
@@ -156,6 +165,10 @@ describe('daemonset.yaml', () => {
     } finally {
       rmSync(dir, { recursive: true, force: true });
     }
+  });
+
+  it('has the install replace exactly the placeholder, and updates leave the Secret alone', () => {
+    const { secret, placeholder } = peerSecret();
     // The install (README and docs/deploying.md) replaces exactly it, and updates leave the
     // Secret alone.
     const readme = ['README.md', 'docs/deploying.md']

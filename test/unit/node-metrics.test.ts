@@ -125,8 +125,13 @@ describe('NodeMetrics', () => {
     expect(value(body, 'knh_build_info', { version: '1.2.3' })).to.equal(1);
   });
 
-  it('counts probes and failures per peer, with the peer verdict and last answered latency', async () => {
-    const { world, metrics, scrape } = setup();
+  /**
+   * A coordinator that probed A (answering), B (answering once, then timing out twice) and C (a
+   * probe aborted as leadership ended), with its verdicts on them.
+   */
+  async function probedThreePeers() {
+    const fx = setup();
+    const { world, metrics } = fx;
     metrics.peersListed({ added: [A, B, C], removed: [] }, 3);
     world.records = [record(A, 'alive'), record(B, 'suspect'), record(C, 'unknown')];
     const replies = new Map<string, Outcome<PingResponse>[]>([
@@ -140,7 +145,11 @@ describe('NodeMetrics', () => {
     for (const [address, outcomes] of [...replies]) {
       for (let i = outcomes.length; i > 0; i--) await transport.ping(address);
     }
+    return fx;
+  }
 
+  it('counts probes and failures per peer, with the peer verdict and last answered latency', async () => {
+    const { scrape } = await probedThreePeers();
     const body = await scrape();
     expect(value(body, 'knh_probe_failures_total', { peer: A })).to.equal(0);
     expect(value(body, 'knh_probe_failures_total', { peer: B })).to.equal(2);
@@ -160,7 +169,10 @@ describe('NodeMetrics', () => {
       value(body, 'knh_probe_duration_seconds_bucket', { outcome: 'ok', le: '0.0025' }),
     ).to.equal(1);
     expect(value(body, 'knh_probe_duration_seconds_sum', { outcome: 'failed' })).to.equal(2);
+  });
 
+  it('keeps per-peer series to the coordinator, their counts surviving a step down', async () => {
+    const { world, scrape } = await probedThreePeers();
     // Stepped down: per-peer series only on the coordinator (else they grow with the mesh squared).
     const leading = world.records;
     world.records = [];

@@ -1,10 +1,9 @@
 // The notifier: only schema-valid payloads leave knh, each to its receiver's one ordered queue.
 import { expect } from 'chai';
 import { Notifier } from '../../src/delivery/notifier.js';
-import { clusterStatusPayload, peerStatusPayload } from '../../src/alerts/payloads.js';
+import { clusterStatusPayload } from '../../src/alerts/payloads.js';
 import type { ClusterStatusPayload, PeerStatusPayload } from '../../src/wire/webhooks.js';
-import { WebhookQueue } from '../../src/delivery/webhook-queue.js';
-import { answered, attemptFailed, confirm, newRecord } from '../../src/prober/verdict.js';
+import { newRecord } from '../../src/prober/verdict.js';
 import { loadSchemas } from '../../src/wire/schemas.js';
 import { CapturingLogger } from '../support/capturing-logger.js';
 import { FakeClock } from '../support/fake-clock.js';
@@ -17,6 +16,9 @@ import {
   type PostCall,
 } from '../support/fake-poster.js';
 import type { DeliveryOutcome } from '../../src/alerts/event-sink.js';
+import { testQueue } from '../support/test-notifier.js';
+import { deadPayload } from '../support/alerts.js';
+import { upRecord } from '../support/verdicts.js';
 
 const PEER_URL = 'http://alerts.example/peer';
 const CLUSTER_URL = 'http://alerts.example/cluster';
@@ -24,24 +26,9 @@ const T0 = Date.UTC(2025, 4, 1);
 const coordinator = { id: 'worker-9@10.0.0.9', address: '10.0.0.9:8080' };
 const schemas = loadSchemas();
 
-function deadAlert(n = 5): PeerStatusPayload {
-  const alive = answered(
-    newRecord(`10.0.0.${n}:8080`, T0),
-    { latencyMs: 1, id: `worker-${n}@10.0.0.${n}`, nodeName: `worker-${n}` },
-    T0,
-  ).record;
-  const suspect = attemptFailed(alive, { latencyMs: 1, detail: 'refused' }, T0 + 1, T0 + 1).record;
-  const died = confirm(suspect, { reachedBy: [], unhealthyMs: 1_000, withhold: null }, T0 + 1_001);
-  expect(died.transition).to.equal('died');
-  return peerStatusPayload({
-    record: died.record,
-    event: 'peer_dead',
-    incidentMs: died.incidentMs ?? 0,
-    coordinator,
-    epoch: 2,
-    now: T0 + 1_001,
-  });
-}
+/** The peer_dead of worker-<n>, alive at T0, its probes failing from T0 + 1, dead 1 s later. */
+const deadAlert = (n = 5): PeerStatusPayload =>
+  deadPayload(upRecord(`worker-${n}`, `10.0.0.${n}`, T0), T0 + 1_001, { coordinator, epoch: 2 });
 
 function clusterStatus(): ClusterStatusPayload {
   return clusterStatusPayload({
@@ -73,16 +60,7 @@ function setup(
     logger,
     makeQueue: (url) => {
       queuesMade.push(url);
-      return new WebhookQueue({
-        url,
-        poster,
-        clock,
-        logger,
-        timeoutMs: 1_000,
-        retryForMs,
-        maxSize: 100,
-        maxInFlight,
-      });
+      return testQueue(url, poster, clock, logger, { retryForMs, maxInFlight });
     },
   });
   return { clock, logger, poster, notifier, queuesMade };

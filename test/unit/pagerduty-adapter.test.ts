@@ -13,33 +13,22 @@ import {
 import { loadSchemas } from '../../src/wire/schemas.js';
 import { AlertLifecycle } from '../../src/alerts/lifecycle.js';
 import {
+  alertGroup,
+  brokenPathAlert,
   cannotJudgeIncident,
-  COORDINATOR,
   deadAlert,
+  firing,
   INCIDENT_JUDGEMENT,
+  resolved,
 } from '../support/alerts.js';
 
 const ROUTING_KEY = 'e93facc04764012d7bfb002500d5d1a6';
 const T = Date.UTC(2025, 4, 6, 12, 3, 4);
 const schemas = loadSchemas();
-const coordinator = COORDINATOR;
 
 const dead = (n: number, over: Partial<Alert> = {}): Alert => deadAlert(n, T, over);
+const broken = (n: number): Alert => brokenPathAlert(n, T, { reason: null });
 
-function broken(n: number): Alert {
-  return dead(n, {
-    key: `knh:10.0.0.1:8080->10.0.0.${n}:8080:${T}`,
-    kind: 'path_broken',
-    reason: null,
-    path: { from: coordinator.id, to: `worker-${n}@10.0.0.${n}`, witnesses: ['worker-2@10.0.0.2'] },
-  });
-}
-
-const firing = (alert: Alert): AlertChange => ({ type: 'firing', alert });
-const resolved = (alert: Alert): AlertChange => ({
-  type: 'resolved',
-  alert: { ...alert, endsAt: alert.startsAt + 120_000 },
-});
 /** Groups as the lifecycle builds them: `firing` lists every alert still firing after the window. */
 function lifecycle() {
   const firingNow = new Map<string, Alert>();
@@ -48,14 +37,7 @@ function lifecycle() {
       if (c.type === 'firing') firingNow.set(c.alert.key, c.alert);
       else firingNow.delete(c.alert.key);
     }
-    return {
-      key: changes[0]?.alert.key ?? `knh:test:${T}`,
-      at: T + 30_000,
-      changes,
-      firing: [...firingNow.values()],
-      test: false,
-      ...over,
-    };
+    return alertGroup(changes, T + 30_000, { firing: [...firingNow.values()], ...over });
   };
 }
 

@@ -4,13 +4,7 @@ import { expect } from 'chai';
 import { clusterStatusPayload } from '../../src/alerts/payloads.js';
 import type { ClusterStatusPayload } from '../../src/wire/webhooks.js';
 import type { NodeRef } from '../../src/wire/node-ref.js';
-import {
-  answered,
-  attemptFailed,
-  confirm,
-  newRecord,
-  type PeerRecord,
-} from '../../src/prober/verdict.js';
+import { newRecord, type PeerRecord } from '../../src/prober/verdict.js';
 import type { Alert } from '../../src/wire/alert.js';
 import type { AlertGroup } from '../../src/alerts/receiver-adapter.js';
 import { alertmanagerAdapter } from '../../src/receivers/alertmanager.js';
@@ -19,6 +13,7 @@ import { LISTED, SLACK_LIMITS, slackMessage } from '../../src/receivers/slack.js
 import { webhookAdapter } from '../../src/receivers/webhook.js';
 import { loadSchemas } from '../../src/wire/schemas.js';
 import { referenceErrors } from '../support/knh-reference-schemas.js';
+import { alive, confirmed, failing } from '../support/verdicts.js';
 
 const schemas = loadSchemas();
 const T0 = Date.UTC(2026, 10, 22, 10, 0, 0);
@@ -47,18 +42,15 @@ const COORDINATOR: NodeRef = { id: node(MESH).id, address: node(MESH).address };
  */
 function verdicts(size: number, ipOf?: (i: number) => string): PeerRecord[] {
   return Array.from({ length: size }, (_, i) => {
-    const { address, name, id } = node(i, ipOf);
+    const { address, id } = node(i, ipOf);
     if (i % 1_000 === 999) return newRecord(address, T0);
-    const up = answered(newRecord(address, T0), { latencyMs: 2, id, nodeName: name }, T0).record;
+    const up = alive(address, id, T0, 2).record;
     const failAt = T0 + 60_000 + i;
-    const suspect = () => attemptFailed(up, { latencyMs: 1, detail: REFUSED }, failAt, failAt + 1);
     if (i % 50 === 0 || i % 500 === 7) {
       const reachedBy = i % 50 === 0 ? [] : [node(i + 1).id, node(i + 2).id];
-      const at = failAt + 1_000;
-      return confirm(suspect().record, { reachedBy, unhealthyMs: 1_000, withhold: null }, at)
-        .record;
+      return confirmed(up, failAt, { reachedBy, detail: REFUSED }).verdict.record;
     }
-    if (i % 250 === 3) return suspect().record;
+    if (i % 250 === 3) return failing(up, failAt, { detail: REFUSED }).record;
     return up;
   });
 }

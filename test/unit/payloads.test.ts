@@ -5,15 +5,9 @@ import Ajv04 from 'ajv-draft-04';
 import { clusterStatusPayload, dedupKey, peerStatusPayload } from '../../src/alerts/payloads.js';
 import type { ClusterStatusPayload, PeerStatusPayload } from '../../src/wire/webhooks.js';
 import type { NodeRef } from '../../src/wire/node-ref.js';
-import {
-  answered,
-  attemptFailed,
-  confirm,
-  newRecord,
-  type Judgement,
-  type PeerRecord,
-} from '../../src/prober/verdict.js';
+import { newRecord, type Judgement } from '../../src/prober/verdict.js';
 import { loadSchemas } from '../../src/wire/schemas.js';
+import { alive, answersAgain, confirmed, failing } from '../support/verdicts.js';
 
 const FIXTURES = new URL('../../../test/fixtures/knh-reference/', import.meta.url);
 const fixture = (name: string): unknown =>
@@ -57,23 +51,11 @@ function expectValidClusterStatus(p: ClusterStatusPayload, what: string) {
 
 const T0 = Date.UTC(2025, 4, 1, 12, 0, 0);
 const coordinator: NodeRef = { id: 'worker-9@10.0.0.9', address: '10.0.0.9:8080' };
-const UNHEALTHY = 1_000;
-const answer = (address: string, nodeName: string) => ({
-  latencyMs: 2,
-  id: `${nodeName}@${address.replace(/:\d+$/, '').replace(/^\[|\]$/g, '')}`,
-  nodeName,
-});
-const refused = { latencyMs: 1, detail: 'refused (ECONNREFUSED) after 3 attempts' };
+const REFUSED = 'refused (ECONNREFUSED) after 3 attempts';
 
-/** A peer seen alive at T0, whose probes fail from `failAt`, confirmed at `failAt` + 1 s. */
-function confirmed(record: PeerRecord, failAt: number, reachedBy: string[] = []): Judgement {
-  const suspect = attemptFailed(record, refused, failAt, failAt + 1).record;
-  return confirm(
-    suspect,
-    { reachedBy, unhealthyMs: UNHEALTHY, withhold: null },
-    failAt + UNHEALTHY,
-  );
-}
+/** Node `nodeName` at `address` answering at T0, by the id it tells (`name@ip`, IPv6 unbracketed). */
+const seen = (address: string, nodeName: string) =>
+  alive(address, `${nodeName}@${address.replace(/:\d+$/, '').replace(/^\[|\]$/g, '')}`, T0, 2);
 
 function payload(j: Judgement, event: PeerStatusPayload['event'], now: number) {
   return peerStatusPayload({
@@ -89,10 +71,10 @@ function payload(j: Judgement, event: PeerStatusPayload['event'], now: number) {
 
 /** A peer seen alive at T0, dead at T0+10s (alerted), alive again at T0+70s. */
 function incident(address = '10.0.0.5:8080', nodeName = 'worker-5') {
-  const alive = answered(newRecord(address, T0), answer(address, nodeName), T0);
-  const died = confirmed(alive.record, T0 + 9_000);
-  const recovered = answered(died.record, answer(address, nodeName), T0 + 70_000);
-  expect([alive.transition, died.transition, recovered.transition]).to.deep.equal([
+  const up = seen(address, nodeName);
+  const died = confirmed(up.record, T0 + 9_000, { detail: REFUSED }).verdict;
+  const recovered = answersAgain(died.record, T0 + 70_000, 2);
+  expect([up.transition, died.transition, recovered.transition]).to.deep.equal([
     'first-alive',
     'died',
     'recovered',
@@ -106,9 +88,10 @@ function incident(address = '10.0.0.5:8080', nodeName = 'worker-5') {
 
 /** The coordinator cannot reach a peer from T0+9s, relays can; it is reachable again at T0+70s. */
 function brokenPath(address = '10.0.0.5:8080', nodeName = 'worker-5') {
-  const alive = answered(newRecord(address, T0), answer(address, nodeName), T0);
-  const broken = confirmed(alive.record, T0 + 9_000, ['worker-1@10.0.0.1', 'worker-2@10.0.0.2']);
-  const restored = answered(broken.record, answer(address, nodeName), T0 + 70_000);
+  const up = seen(address, nodeName);
+  const reachedBy = ['worker-1@10.0.0.1', 'worker-2@10.0.0.2'];
+  const broken = confirmed(up.record, T0 + 9_000, { reachedBy, detail: REFUSED }).verdict;
+  const restored = answersAgain(broken.record, T0 + 70_000, 2);
   expect([broken.transition, restored.transition]).to.deep.equal(['path-broken', 'path-restored']);
   return {
     record: broken.record,
@@ -143,7 +126,7 @@ describe('webhook payloads', () => {
       event: 'peer_dead',
       epoch: 3,
       timestamp: new Date(T0 + 10_000).toISOString(),
-      reason: refused.detail,
+      reason: REFUSED,
     });
     expect(dead.peer).to.deep.equal({
       id: 'worker-5@10.0.0.5',
@@ -179,7 +162,7 @@ describe('webhook payloads', () => {
       to: 'worker-5@10.0.0.5',
       witnesses: ['worker-1@10.0.0.1', 'worker-2@10.0.0.2'],
     };
-    expect(broken).to.deep.include({ event: 'path_broken', reason: refused.detail, path });
+    expect(broken).to.deep.include({ event: 'path_broken', reason: REFUSED, path });
     expect(broken.peer).to.deep.include({ alive: true, health: 'alive', path_broken: true });
     // The peer was never dead: since is when it became alive.
     expect(broken.peer.since).to.equal(new Date(T0).toISOString());
@@ -189,12 +172,12 @@ describe('webhook payloads', () => {
   });
 
   it('cluster status is valid against both schemas, for every health, reason and suspicion', () => {
-    const alive = answered(newRecord('10.0.0.1:8080', T0), answer('10.0.0.1:8080', 'worker-1'), T0);
-    const dead = confirmed(alive.record, T0 + 1).record;
+    const up = seen('10.0.0.1:8080', 'worker-1');
+    const dead = confirmed(up.record, T0 + 1, { detail: REFUSED }).verdict.record;
     const unknown = newRecord('[fd00::2]:8080', T0);
-    const suspect = attemptFailed(alive.record, refused, T0 + 2, T0 + 3).record;
+    const suspect = failing(up.record, T0 + 2, { detail: REFUSED }).record;
     const { record: broken } = brokenPath('10.0.0.4:8080', 'worker-4');
-    const records = [alive.record, dead, unknown, suspect, broken];
+    const records = [up.record, dead, unknown, suspect, broken];
     for (const reason of ['election', 'change', 'periodic'] as const) {
       for (const sanity of ['ok', 'failed', 'not-configured'] as const) {
         for (const selfSuspicion of [noSuspicion, { suspect: true, unreachable: 3 }]) {
@@ -228,9 +211,9 @@ describe('webhook payloads', () => {
   });
 
   it('leaves a peer that has never answered out for START_GRACE, counting it, then lists it dead', () => {
-    const up = answered(newRecord('10.0.0.1:8080', T0), answer('10.0.0.1:8080', 'worker-1'), T0);
+    const up = seen('10.0.0.1:8080', 'worker-1');
     const starting = newRecord('10.0.0.2:8080', T0, 'worker-2');
-    const refusedSoFar = confirmed(starting, T0).record;
+    const refusedSoFar = confirmed(starting, T0, { detail: REFUSED }).verdict.record;
     expect(refusedSoFar).to.deep.include({ health: 'dead', alerted: false, sinceMs: T0 });
     const status = (now: number) =>
       clusterStatusPayload({
@@ -259,11 +242,11 @@ describe('webhook payloads', () => {
   });
 
   it('shows a peer that is only suspect as alive: it has not been declared dead', () => {
-    const alive = answered(newRecord('10.0.0.1:8080', T0), answer('10.0.0.1:8080', 'worker-1'), T0);
-    const suspect = attemptFailed(alive.record, refused, T0 + 2, T0 + 3).record;
+    const up = seen('10.0.0.1:8080', 'worker-1');
+    const suspect = failing(up.record, T0 + 2, { detail: REFUSED }).record;
     const payload = clusterStatusPayload({
       startGraceMs: 0,
-      records: [alive.record, suspect],
+      records: [up.record, suspect],
       coordinator,
       epoch: 2,
       reason: 'change',

@@ -2,10 +2,11 @@
 import { spawn } from 'node:child_process';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { expect } from 'chai';
-import type { Announcement, ElectionAnswer, PingResponse } from '../../src/wire/peer-messages.js';
+import type { Announcement, ElectionAnswer } from '../../src/wire/peer-messages.js';
 import { peerClient } from '../../src/peer-client/peer-client.js';
 import { listen, type HttpServer } from '../../src/http/server.js';
 import { loadSchemas } from '../../src/wire/schemas.js';
+import { pingResponse } from '../support/pings.js';
 
 type Handler = (req: IncomingMessage, res: ServerResponse, body: string) => void;
 
@@ -16,14 +17,10 @@ const SLACK_MS = 2_000;
 const schemas = loadSchemas();
 const client = peerClient({ schemas, timeoutMs: TIMEOUT_MS });
 
-const pong: PingResponse = {
-  id: 'worker-2@127.0.0.1',
-  address: '127.0.0.1:8080',
-  node_name: 'worker-2',
-  role: 'follower',
+const pong = pingResponse('127.0.0.1:8080', 'worker-2', {
   epoch: 3,
   coordinator: { id: 'worker-9@10.0.0.9', address: '10.0.0.9:8080' },
-};
+});
 
 const json = (res: ServerResponse, status: number, body: unknown) => {
   res.writeHead(status, { 'content-type': 'application/json' });

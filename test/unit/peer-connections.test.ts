@@ -197,6 +197,10 @@ describe('peer connections', function () {
       length: '7',
       body: '{"a":1}',
     });
+  });
+
+  it('refuses a header value that would smuggle in another header', () => {
+    const key = `127.0.0.1:${peer.port}`;
     expect(() =>
       exchange(connections, {
         key,

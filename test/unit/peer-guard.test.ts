@@ -286,8 +286,8 @@ describe('peer messages with a peer secret (real sockets)', () => {
     expect((await fetch(url('/ping'))).status).to.equal(200);
   });
 
-  it('the peer client signs for the node it calls: same secret succeeds; another secret, or another node, fails', async () => {
-    // A node that knows its own address, as main.ts builds it.
+  /** Runs `use` against a node that knows its own address, as main.ts builds it. */
+  async function withNodeAt(use: (address: string) => Promise<void>): Promise<void> {
     const [port] = await freePorts(1);
     const address = `127.0.0.1:${port}`;
     const node = await listen(
@@ -302,16 +302,33 @@ describe('peer messages with a peer secret (real sockets)', () => {
       port ?? 0,
     );
     try {
-      const request: ElectionRequest = { from: peer, epoch: 3 };
+      await use(address);
+    } finally {
+      await node.close();
+    }
+  }
+  const request: ElectionRequest = { from: peer, epoch: 3 };
+
+  it('the peer client signs for the node it calls, which takes the message', async () => {
+    await withNodeAt(async (address) => {
       const good = peerClient({ schemas, timeoutMs: 2_000, auth: authWith(SECRET) });
       const outcome = await good.sendElection(address, request);
       expect(outcome.ok, JSON.stringify(outcome)).to.equal(true);
+    });
+  });
 
+  it('a node refuses a message signed with another secret', async () => {
+    await withNodeAt(async (address) => {
       const other = peerClient({ schemas, timeoutMs: 2_000, auth: authWith('z'.repeat(64)) });
       expect(await other.sendElection(address, request)).to.deep.include({
         ok: false,
         reason: 'http-status',
       });
+    });
+  });
+
+  it('a node refuses a message signed for another node', async () => {
+    await withNodeAt(async (address) => {
       // Signed for another node (the one the message was captured on its way to): refused.
       const body = JSON.stringify(request);
       const header = auth.signRequest(
@@ -325,9 +342,7 @@ describe('peer messages with a peer secret (real sockets)', () => {
         body,
       });
       expect(misdirected.status).to.equal(401);
-    } finally {
-      await node.close();
-    }
+    });
   });
 
   it('the peer client refuses an answer not signed with its secret', async () => {

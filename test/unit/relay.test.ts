@@ -5,20 +5,15 @@ import type { PingResponse, RelayProbeRequest } from '../../src/wire/peer-messag
 import { Relay, type RelayAnswer, type RelayOptions } from '../../src/prober/relay.js';
 import { loadSchemas } from '../../src/wire/schemas.js';
 import { FakeClock } from '../support/fake-clock.js';
+import { answer, blackHole, pingResponse, REFUSED } from '../support/pings.js';
+import { RETRIES } from '../support/probe-rounds.js';
 
 const COORDINATOR = { id: 'lead@10.0.0.9', address: '10.0.0.9:8080' };
 const TARGET = '10.0.0.2:8080';
 const PEERS = [COORDINATOR.address, TARGET, '10.0.0.3:8080'];
 const schemas = loadSchemas();
 
-const pong: PingResponse = {
-  id: 'worker-2@10.0.0.2',
-  address: TARGET,
-  node_name: 'worker-2',
-  role: 'follower',
-  epoch: 1,
-  coordinator: COORDINATOR,
-};
+const pong = pingResponse(TARGET, 'worker-2', { coordinator: COORDINATOR });
 
 type Step = 'ok' | 'refused' | 'hang';
 
@@ -29,30 +24,14 @@ function setup(script: Step[], options: Partial<RelayOptions> = {}) {
   const ping = (address: string, signal?: AbortSignal): Promise<Outcome<PingResponse>> => {
     pings.push({ address, atMs: clock.now() });
     const step = script[pings.length - 1] ?? script.at(-1) ?? 'ok';
-    if (step === 'ok') return Promise.resolve({ ok: true, value: pong, latencyMs: 2.4 });
-    if (step === 'refused') {
-      return Promise.resolve({
-        ok: false,
-        reason: 'refused',
-        phase: 'connect',
-        detail: 'ECONNREFUSED',
-        latencyMs: 1,
-      });
-    }
-    return clock.sleep(3_600_000, signal).then(
-      () => ({ ok: true, value: pong, latencyMs: 3_600_000 }),
-      () => ({ ok: false, reason: 'aborted', phase: 'send', detail: 'aborted', latencyMs: 0 }),
-    );
+    if (step === 'ok') return Promise.resolve(answer(pong, 2.4));
+    if (step === 'refused') return Promise.resolve(REFUSED);
+    return blackHole(clock, pong, signal);
   };
   const relay = new Relay({
     transport: { ping },
     clock,
-    policy: {
-      connectMaxRetries: 2,
-      connectCooldownMs: 200,
-      sendMaxRetries: 2,
-      sendCooldownMs: 200,
-    },
+    policy: RETRIES,
     isPeer: (address) => PEERS.includes(address),
     maxTimeoutMs: 2_000,
     ...options,

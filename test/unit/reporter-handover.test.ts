@@ -5,13 +5,11 @@ import type { ClusterStatusPayload, PeerStatusPayload } from '../../src/wire/web
 import type { TermHandover } from '../../src/wire/term-handover.js';
 import { CLUSTER_URL, PEER_URL } from '../support/test-notifier.js';
 import { BAD_REQUEST, OK, UNAVAILABLE } from '../support/fake-poster.js';
-import { alive, confirmed, round, setupReporter } from '../support/reporter-fixture.js';
+import { peerDeath, round, setupReporter } from '../support/reporter-fixture.js';
 import { cannotJudgeIncident } from '../support/alerts.js';
 
-/** The peer_dead of 10.0.0.<n>, as decided by the fixture's coordinator. */
-function deathOf(n: number) {
-  return confirmed(alive(`10.0.0.${n}:8080`, `w${n}@10.0.0.${n}`, 1).record, 1_000).verdict;
-}
+/** The death of w<n> at 10.0.0.<n>, as decided by the fixture's coordinator. */
+const deathOf = (n: number) => peerDeath(`10.0.0.${n}`, `w${n}`);
 
 /** A leading reporter whose KNH receiver fails (503) until `recover()`. */
 function failingReceiver() {

@@ -2,94 +2,49 @@
 // successor), cancelled by their resolution, or sent once the window is over; nothing else changes.
 import { expect } from 'chai';
 import { AlertHold } from '../../src/alerts/alert-hold.js';
-import type { PeerStatusPayload } from '../../src/wire/webhooks.js';
-import { Reporter, type Leadership } from '../../src/alerts/reporter.js';
 import { pausing } from '../../src/maintenance/windows.js';
 import type { MaintenanceWindow } from '../../src/wire/maintenance-window.js';
-import {
-  answered,
-  attemptFailed,
-  confirm,
-  newRecord,
-  type Judgement,
-  type PeerRecord,
-} from '../../src/prober/verdict.js';
-import { CapturingLogger } from '../support/capturing-logger.js';
-import { PEER_URL, testNotifier } from '../support/test-notifier.js';
+import type { Judgement, PeerRecord } from '../../src/prober/verdict.js';
 import { FakeClock } from '../support/fake-clock.js';
-import { FakePoster } from '../support/fake-poster.js';
+import { maintenanceWindow } from '../support/maintenance-window.js';
+import { SELF, setupReporter } from '../support/reporter-fixture.js';
+import { answersAgain, confirmed, upRecord as up } from '../support/verdicts.js';
 
-const SELF = { id: 'lead@10.0.0.9', address: '10.0.0.9:8080' };
 const SUCCESSOR = { id: 'next@10.0.0.8', address: '10.0.0.8:8080' };
-const UNHEALTHY = 1_000;
 const MIN = 60_000;
 
-interface Suppressed {
-  event: string;
-  key: string;
-  window: string | null;
-}
-
-/** A leading reporter whose hold reads `windows`, posting to a fake receiver that accepts all. */
+/**
+ * A leading reporter whose hold reads `windows`, posting to a fake receiver that accepts all; its
+ * leader's verdicts are what every judgement handed to it left behind.
+ */
 function setup(clock: FakeClock, windows: () => readonly MaintenanceWindow[], self = SELF) {
-  const logger = new CapturingLogger();
-  const poster = new FakePoster(clock);
-  const notifier = testNotifier(poster, clock, logger);
-  const suppressed: Suppressed[] = [];
-  const reporter = new Reporter({
-    notifier,
+  const fx = setupReporter({
     clock,
-    logger,
     self,
-    clusterStatusIntervalMs: 0,
-    shareVerdicts: () => Promise.resolve(),
+    holdShares: false,
+    intervalMs: 0,
     hold: new AlertHold((peer, now) => pausing(windows(), peer, now)),
-    onSuppressed: (payload, window) =>
-      suppressed.push({ event: payload.event, key: payload.dedup_key, window: window?.id ?? null }),
   });
-  // The leader's current verdicts: what every judgement handed to the reporter left behind.
   const records = new Map<string, PeerRecord>();
-  const leadership: Leadership = {
-    epoch: () => 3,
-    records: () => [...records.values()],
-    sanity: () => 'not-configured',
-    selfSuspicion: () => ({ suspect: false, unreachable: 0, silent: 0, considered: 0 }),
-  };
-  reporter.startLeading(leadership);
-  const onJudgement = reporter.onJudgement.bind(reporter);
-  reporter.onJudgement = (j: Judgement) => {
+  fx.leadership.records = () => [...records.values()];
+  fx.lead();
+  const onJudgement = fx.reporter.onJudgement.bind(fx.reporter);
+  fx.reporter.onJudgement = (j: Judgement) => {
     records.set(j.record.address, j.record);
     onJudgement(j);
   };
-  const peerPosts = () =>
-    poster.calls.filter((c) => c.url === PEER_URL).map((c) => c.body as PeerStatusPayload);
-  return { reporter, leadership, records, suppressed, peerPosts, logger };
+  return { ...fx, records };
 }
 
-/** A peer seen alive at `at`. */
-function up(name: string, ip: string, at: number): PeerRecord {
-  return answered(
-    newRecord(`${ip}:8080`, at),
-    { latencyMs: 1, id: `${name}@${ip}`, nodeName: name },
-    at,
-  ).record;
-}
-
-/** Its probes fail from `at`; confirmed dead UNHEALTHY later. */
+/** Its probes fail from `at`; confirmed dead a second later. */
 function dies(record: PeerRecord, at: number): Judgement {
-  const suspected = attemptFailed(record, { latencyMs: 1, detail: 'refused' }, at, at + 1);
-  const verdict = confirm(
-    suspected.record,
-    { reachedBy: [], unhealthyMs: UNHEALTHY, withhold: null },
-    at + UNHEALTHY,
-  );
+  const { verdict } = confirmed(record, at);
   expect(verdict.transition).to.equal('died');
   return verdict;
 }
 
 function recovers(died: Judgement, at: number): Judgement {
-  const r = died.record;
-  const back = answered(r, { latencyMs: 1, id: r.id, nodeName: r.nodeName }, at);
+  const back = answersAgain(died.record, at);
   expect(back.transition).to.equal('recovered');
   return back;
 }
@@ -98,15 +53,7 @@ describe('Reporter during maintenance', () => {
   let clock: FakeClock;
   let t0: number;
   let windows: MaintenanceWindow[];
-  const meshWindow = (): MaintenanceWindow => ({
-    id: 'mw1',
-    scope: 'mesh',
-    nodes: [],
-    starts: t0,
-    until: t0 + 10 * MIN,
-    reason: 'node upgrades',
-    cancelled: false,
-  });
+  const meshWindow = () => maintenanceWindow('mw1', t0, { until: t0 + 10 * MIN });
 
   beforeEach(() => {
     clock = new FakeClock();
@@ -257,18 +204,9 @@ describe('Reporter during maintenance', () => {
   it('holds a broken path too, and lets its closing path_restored cancel it when the peer then dies', async () => {
     windows = [meshWindow()];
     const { reporter, peerPosts, suppressed } = setup(clock, () => windows);
-    const record = up('a', '10.0.0.1', t0);
-    const failing = attemptFailed(
-      record,
-      { latencyMs: 1, detail: 'refused' },
-      t0 + 1_000,
-      t0 + 1_001,
-    );
-    const broken = confirm(
-      failing.record,
-      { reachedBy: ['b@10.0.0.2'], unhealthyMs: UNHEALTHY, withhold: null },
-      t0 + 2_000,
-    );
+    const { verdict: broken } = confirmed(up('a', '10.0.0.1', t0), t0 + 1_000, {
+      reachedBy: ['b@10.0.0.2'],
+    });
     expect(broken.transition).to.equal('path-broken');
     reporter.onJudgement(broken);
     const died = dies(broken.record, t0 + 5_000);

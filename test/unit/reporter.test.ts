@@ -9,13 +9,34 @@ import { PEER_URL } from '../support/test-notifier.js';
 import { FakeClock } from '../support/fake-clock.js';
 import { BAD_REQUEST, OK, UNAVAILABLE } from '../support/fake-poster.js';
 import {
-  alive,
-  confirmed,
   deadAlertFrom,
+  peerDeath,
   round,
   SELF,
   setupReporter as setup,
 } from '../support/reporter-fixture.js';
+import { alive, answersAgain, confirmed } from '../support/verdicts.js';
+
+/** This node as its predecessor reported it: dead since 1_234, alerted. */
+const SELF_REPORTED_DEAD = {
+  id: SELF.id,
+  address: SELF.address,
+  node_name: 'lead',
+  health: 'dead' as const,
+  since: 1_234,
+  alerted: true,
+};
+
+/** A leading reporter that decided a's death, whose POST hangs: that event stays undelivered. */
+async function deathInFlight() {
+  const fx = setup({ holdShares: false, answer: (call) => (call.url === PEER_URL ? 'hang' : OK) });
+  fx.lead();
+  fx.reporter.onJudgement(peerDeath());
+  await fx.clock.advanceAsync(0);
+  const held = fx.reporter.undelivered();
+  expect(held).to.have.length(1);
+  return { ...fx, held };
+}
 
 describe('Reporter', () => {
   it('sends a change status when a confirmation changed a verdict, but not before the election status', async () => {
@@ -47,15 +68,15 @@ describe('Reporter', () => {
       statuses[1]!.peer_map.map((p) => p.address),
       'the latest peers',
     ).to.deep.equal(['10.0.0.1:8080']);
-    // A change folded into the term's first report leaves it the election status.
-    const fresh = setup();
-    fresh.lead();
-    fresh.reporter.onRound(round(1));
-    fresh.reporter.onVerdictsChanged();
-    await fresh.clock.advanceAsync(0);
-    expect((fresh.posted() as ClusterStatusPayload[]).map((s) => s.reason)).to.deep.equal([
-      'election',
-    ]);
+  });
+
+  it("folds a change made before the term's first report into it, which stays the election status", async () => {
+    const { reporter, lead, posted, clock } = setup();
+    lead();
+    reporter.onRound(round(1));
+    reporter.onVerdictsChanged();
+    await clock.advanceAsync(0);
+    expect((posted() as ClusterStatusPayload[]).map((s) => s.reason)).to.deep.equal(['election']);
   });
 
   it('tells a renewed term as a new one: its first cluster status is an election status at the new epoch, sent once that epoch is confirmed', async () => {
@@ -196,19 +217,26 @@ describe('Reporter', () => {
       .true;
   });
 
-  it('sends a peer_dead only after the verdicts were shared, then a recovery with the same incident', async () => {
-    const { clock, reporter, order, posted, release, setRecords, lead } = setup();
-    lead();
-    const up = alive('10.0.0.1:8080', 'a@10.0.0.1', 1);
-    const { verdict: died } = confirmed(up.record, 1_000);
+  /** A leading reporter that has sent a's peer_dead once the followers knew of it. */
+  async function deathShared() {
+    const fx = setup();
+    fx.lead();
+    const died = peerDeath();
     expect(died.transition).to.equal('died');
-    setRecords([died.record]);
-    reporter.onJudgement(died);
-    await clock.advanceAsync(0);
-    expect(order).to.deep.equal(['share']);
-    expect(posted(), 'held until the followers know').to.deep.equal([]);
-    release();
-    await clock.advanceAsync(0);
+    fx.setRecords([died.record]);
+    fx.reporter.onJudgement(died);
+    await fx.clock.advanceAsync(0);
+    const sharedFirst = [...fx.order];
+    const postedBeforeSharing = fx.posted();
+    fx.release();
+    await fx.clock.advanceAsync(0);
+    return { ...fx, died, sharedFirst, postedBeforeSharing };
+  }
+
+  it('sends a peer_dead only after the verdicts were shared', async () => {
+    const { posted, sharedFirst, postedBeforeSharing } = await deathShared();
+    expect(sharedFirst).to.deep.equal(['share']);
+    expect(postedBeforeSharing, 'held until the followers know').to.deep.equal([]);
     const dead = posted()[0] as PeerStatusPayload;
     expect(dead).to.deep.include({
       event: 'peer_dead',
@@ -217,8 +245,12 @@ describe('Reporter', () => {
       reason: 'refused',
     });
     expect(dead.peer).to.include({ address: '10.0.0.1:8080', alive: false });
+  });
 
-    const back = answered(died.record, { latencyMs: 1, id: 'a@10.0.0.1', nodeName: 'a' }, 5000);
+  it('sends the recovery of a dead peer under the same incident as its peer_dead', async () => {
+    const { clock, reporter, posted, release, died } = await deathShared();
+    const dead = posted()[0] as PeerStatusPayload;
+    const back = answersAgain(died.record, 5000);
     expect(back.transition).to.equal('recovered');
     reporter.onJudgement(back);
     await clock.advanceAsync(0);
@@ -262,11 +294,7 @@ describe('Reporter', () => {
     const { verdict: broken } = confirmed(up.record, 1_000, { reachedBy: witnesses });
     expect(broken.transition).to.equal('path-broken');
     reporter.onJudgement(broken);
-    const restored = answered(
-      broken.record,
-      { latencyMs: 1, id: 'a@10.0.0.1', nodeName: 'a' },
-      9e3,
-    );
+    const restored = answersAgain(broken.record, 9e3);
     expect(restored.transition).to.equal('path-restored');
     reporter.onJudgement(restored);
     await clock.advanceAsync(0);
@@ -309,8 +337,7 @@ describe('Reporter', () => {
   it('sends no path_restored for a peer that dies without an alerted broken path', async () => {
     const { clock, reporter, peerPosts, lead } = setup({ holdShares: false });
     lead();
-    const { verdict: died } = confirmed(alive('10.0.0.1:8080', 'a@10.0.0.1', 1).record, 1_000);
-    reporter.onJudgement(died);
+    reporter.onJudgement(peerDeath());
     await clock.advanceAsync(0);
     expect(peerPosts().map((p) => p.event)).to.deep.equal(['peer_dead']);
   });
@@ -372,8 +399,7 @@ describe('Reporter', () => {
   it('resend does not deliver again what this reporter already delivered', async () => {
     const { clock, reporter, peerPosts, lead } = setup({ holdShares: false });
     lead();
-    const { verdict: died } = confirmed(alive('10.0.0.1:8080', 'a@10.0.0.1', 1).record, 1_000);
-    reporter.onJudgement(died);
+    reporter.onJudgement(peerDeath());
     await clock.advanceAsync(0);
     const [delivered] = peerPosts();
     expect(delivered?.event).to.equal('peer_dead');
@@ -391,8 +417,7 @@ describe('Reporter', () => {
       answer: (call) => (call.url === PEER_URL && !receiverUp ? BAD_REQUEST : OK),
     });
     lead();
-    const { verdict: died } = confirmed(alive('10.0.0.1:8080', 'a@10.0.0.1', 1).record, 1_000);
-    reporter.onJudgement(died);
+    reporter.onJudgement(peerDeath());
     await clock.advanceAsync(0);
     expect(peerPosts()).to.have.length(1);
     expect(reporter.undelivered(), 'settled as rejected').to.deep.equal([]);
@@ -403,16 +428,7 @@ describe('Reporter', () => {
   });
 
   it('resend does not deliver again what is still pending here', async () => {
-    const { clock, poster, reporter, peerPosts, lead } = setup({
-      holdShares: false,
-      answer: (call) => (call.url === PEER_URL ? 'hang' : OK),
-    });
-    lead();
-    const { verdict: died } = confirmed(alive('10.0.0.1:8080', 'a@10.0.0.1', 1).record, 1_000);
-    reporter.onJudgement(died);
-    await clock.advanceAsync(0);
-    const held = reporter.undelivered();
-    expect(held).to.have.length(1);
+    const { clock, poster, reporter, peerPosts, held } = await deathInFlight();
     reporter.resend(structuredClone(held));
     await clock.advanceAsync(0);
     poster.release(OK);
@@ -424,19 +440,11 @@ describe('Reporter', () => {
   it('resolves its own incident once when told twice (selfRecovered)', async () => {
     const { clock, reporter, peerPosts, lead } = setup({ holdShares: false });
     lead();
-    const view = {
-      id: SELF.id,
-      address: SELF.address,
-      node_name: 'lead',
-      health: 'dead' as const,
-      since: 1_234,
-      alerted: true,
-    };
-    reporter.selfRecovered(view);
-    reporter.selfRecovered(view); // still pending
+    reporter.selfRecovered(SELF_REPORTED_DEAD);
+    reporter.selfRecovered(SELF_REPORTED_DEAD); // still pending
     await clock.advanceAsync(0);
     expect(peerPosts().map((p) => p.event)).to.deep.equal(['peer_recovered']);
-    reporter.selfRecovered(view); // delivered
+    reporter.selfRecovered(SELF_REPORTED_DEAD); // delivered
     await clock.advanceAsync(60_000);
     expect(peerPosts().map((p) => p.event)).to.deep.equal(['peer_recovered']);
   });
@@ -447,8 +455,7 @@ describe('Reporter', () => {
       answer: (call) => (call.url === PEER_URL && !receiverUp ? UNAVAILABLE : OK),
     });
     lead();
-    const { verdict: died } = confirmed(alive('10.0.0.1:8080', 'a@10.0.0.1', 1).record, 1_000);
-    reporter.onJudgement(died);
+    reporter.onJudgement(peerDeath());
     const [decided] = reporter.undelivered();
     expect(decided?.event, 'undelivered while the followers are told').to.equal('peer_dead');
     await clock.advanceAsync(0);
@@ -467,11 +474,10 @@ describe('Reporter', () => {
     const clock = new FakeClock();
     const failing = setup({ clock, answer: () => UNAVAILABLE, holdShares: false });
     failing.lead();
-    const { verdict: died } = confirmed(alive('10.0.0.1:8080', 'a@10.0.0.1', 1).record, 1_000);
     const { verdict: broken } = confirmed(alive('10.0.0.2:8080', 'b@10.0.0.2', 1).record, 1_000, {
       reachedBy: ['c@10.0.0.3'],
     });
-    failing.reporter.onJudgement(died);
+    failing.reporter.onJudgement(peerDeath());
     failing.reporter.onJudgement(broken);
     await clock.advanceAsync(5_000);
     const handedOver = failing.reporter.undelivered();
@@ -493,16 +499,7 @@ describe('Reporter', () => {
   });
 
   it('skips inherited events it already holds undelivered', async () => {
-    const { clock, poster, reporter, peerPosts, lead } = setup({
-      holdShares: false,
-      answer: (call) => (call.url === PEER_URL ? 'hang' : OK),
-    });
-    lead();
-    const { verdict: died } = confirmed(alive('10.0.0.1:8080', 'a@10.0.0.1', 1).record, 1_000);
-    reporter.onJudgement(died);
-    await clock.advanceAsync(0);
-    const held = reporter.undelivered();
-    expect(held).to.have.length(1);
+    const { clock, poster, reporter, peerPosts, lead, held } = await deathInFlight();
     reporter.stopLeading();
     lead(structuredClone(held)); // leads again, handed back its own undelivered event
     await clock.advanceAsync(0);
@@ -515,15 +512,7 @@ describe('Reporter', () => {
   it("resolves this node's own incident when it leads after being reported dead", async () => {
     const { clock, reporter, peerPosts, release, lead } = setup();
     lead();
-    const view = {
-      id: SELF.id,
-      address: SELF.address,
-      node_name: 'lead',
-      health: 'dead' as const,
-      since: 1_234,
-      alerted: true,
-    };
-    reporter.selfRecovered(view);
+    reporter.selfRecovered(SELF_REPORTED_DEAD);
     await clock.advanceAsync(0);
     release();
     await clock.advanceAsync(0);

@@ -3,13 +3,12 @@
 // ProbeMetrics counts the late ones.
 import { expect } from 'chai';
 import { Registry } from 'prom-client';
-import type { Outcome } from '../../src/core/transport.js';
-import type { PingResponse } from '../../src/wire/peer-messages.js';
 import { ProbeMetrics } from '../../src/metrics/probe-metrics.js';
 import { lateThresholdMs } from '../../src/prober/policy.js';
-import { ProbeRounds } from '../../src/prober/rounds.js';
-import { CapturingLogger } from '../support/capturing-logger.js';
 import { FakeClock } from '../support/fake-clock.js';
+import { sampleOf as sample } from '../support/metrics-text.js';
+import { answer, pingResponse } from '../support/pings.js';
+import { probeRounds } from '../support/probe-rounds.js';
 
 const INTERVAL = 1_000;
 
@@ -27,47 +26,14 @@ class LaggingClock extends FakeClock {
 function setup(intervalMs = INTERVAL) {
   const clock = new LaggingClock();
   const lateness: { atMs: number; lateByMs: number }[] = [];
-  const ping = (address: string): Promise<Outcome<PingResponse>> =>
-    Promise.resolve({
-      ok: true,
-      value: {
-        id: `n@${address}`,
-        address,
-        node_name: 'n',
-        role: 'follower',
-        epoch: 1,
-        coordinator: null,
-      },
-      latencyMs: 1,
-    });
-  const rounds = new ProbeRounds({
-    self: { id: 'lead@10.0.0.100', address: '10.0.0.100:8080' },
-    transport: { ping, probeVia: () => Promise.reject(new Error('no relays here')) },
-    sanity: null,
+  const rounds = probeRounds({
     clock,
-    logger: new CapturingLogger(),
-    policy: {
-      connectMaxRetries: 2,
-      connectCooldownMs: 200,
-      sendMaxRetries: 2,
-      sendCooldownMs: 200,
-      probeTimeoutMs: 1_000,
-      unhealthyMs: 1_000,
-      indirectProbes: 0,
-    },
+    ping: (address) => Promise.resolve(answer(pingResponse(address, 'n'))),
     intervalMs,
-    onJudgement: () => undefined,
-    onRound: () => undefined,
     onRoundStart: (lateByMs) => lateness.push({ atMs: clock.now(), lateByMs }),
   });
   rounds.setPeers(['10.0.0.1:8080', '10.0.0.2:8080']);
   return { clock, rounds, lateness };
-}
-
-/** The value of one sample line, e.g. `knh_probe_rounds_late_total`; undefined if absent. */
-function sample(text: string, series: string): number | undefined {
-  const line = text.split('\n').find((l) => l.startsWith(`${series} `));
-  return line === undefined ? undefined : Number(line.slice(series.length + 1));
 }
 
 describe('probe round lateness', () => {

@@ -6,11 +6,11 @@ import type { PingResponse } from '../../src/wire/peer-messages.js';
 import {
   MAX_PROBES_IN_FLIGHT,
   PACE_ABOVE_PEERS,
-  ProbeRounds,
   type RoundReport,
 } from '../../src/prober/rounds.js';
-import { CapturingLogger } from '../support/capturing-logger.js';
 import { FakeClock } from '../support/fake-clock.js';
+import { ABORTED, answer, pingResponse } from '../support/pings.js';
+import { probeRounds } from '../support/probe-rounds.js';
 
 const INTERVAL = 1_000;
 const address = (i: number) => `10.1.${i >> 8}.${i & 255}:8080`;
@@ -28,39 +28,17 @@ function setup(size: number, answerMs: number) {
     try {
       if (answerMs > 0) await clock.sleep(answerMs, signal);
     } catch {
-      return { ok: false, reason: 'aborted', phase: 'send', detail: 'aborted', latencyMs: 0 };
+      return ABORTED;
     } finally {
       open--;
     }
-    const ip = to.split(':')[0] ?? '';
-    const value: PingResponse = {
-      id: `n@${ip}`,
-      address: to,
-      node_name: 'n',
-      role: 'follower',
-      epoch: 1,
-      coordinator: null,
-    };
-    return { ok: true, value, latencyMs: answerMs };
+    return answer(pingResponse(to, 'n'), answerMs);
   };
   const reports: RoundReport[] = [];
-  const rounds = new ProbeRounds({
-    self: { id: 'lead@10.9.0.1', address: '10.9.0.1:8080' },
-    transport: { ping, probeVia: () => Promise.reject(new Error('no relays here')) },
-    sanity: null,
+  const rounds = probeRounds({
     clock,
-    logger: new CapturingLogger(),
-    policy: {
-      connectMaxRetries: 2,
-      connectCooldownMs: 200,
-      sendMaxRetries: 2,
-      sendCooldownMs: 200,
-      probeTimeoutMs: 1_000,
-      unhealthyMs: 1_000,
-      indirectProbes: 0,
-    },
+    ping,
     intervalMs: INTERVAL,
-    onJudgement: () => undefined,
     onRound: (r) => reports.push(r),
   });
   const peers = Array.from({ length: size }, (_, i) => address(i + 1));

@@ -1,14 +1,13 @@
 // The coordinator's rounds: suspicion, confirmation (retries, relays, the unhealthy duration),
 // self-suspicion, the sanity check, slow peers, inherited verdicts.
 import { expect } from 'chai';
-import type { NodeRef } from '../../src/wire/node-ref.js';
 import type { Outcome, SanityCheck } from '../../src/core/transport.js';
 import type {
   PingResponse,
   RelayProbeRequest,
   RelayProbeResult,
 } from '../../src/wire/peer-messages.js';
-import { DEAD_RECHECKS_PER_ROUND, ProbeRounds, type RoundReport } from '../../src/prober/rounds.js';
+import { DEAD_RECHECKS_PER_ROUND, type RoundReport } from '../../src/prober/rounds.js';
 import {
   overloadLagMs,
   overloadPatienceMs,
@@ -16,10 +15,10 @@ import {
 } from '../../src/prober/policy.js';
 import { selfSuspect, toView, type Judgement, type Transition } from '../../src/prober/verdict.js';
 import type { PeerView } from '../../src/wire/peer-view.js';
-import { CapturingLogger } from '../support/capturing-logger.js';
 import { FakeClock } from '../support/fake-clock.js';
+import { ABORTED, answer, pingResponse, REFUSED } from '../support/pings.js';
+import { DETECTION, LEAD as SELF, probeRounds } from '../support/probe-rounds.js';
 
-const SELF: NodeRef = { id: 'lead@10.0.0.100', address: '10.0.0.100:8080' };
 const addr = (n: number) => `10.0.0.${n}:8080`;
 const idOf = (n: number) => `n${n}@10.0.0.${n}`;
 const [A, B, C, D, E, F] = [1, 2, 3, 4, 5, 6].map(addr) as [
@@ -31,16 +30,15 @@ const [A, B, C, D, E, F] = [1, 2, 3, 4, 5, 6].map(addr) as [
   string,
 ];
 
-const POLICY: DetectionPolicy = {
-  connectMaxRetries: 2,
-  connectCooldownMs: 200,
-  sendMaxRetries: 2,
-  sendCooldownMs: 200,
-  probeTimeoutMs: 1_000,
-  unhealthyMs: 1_000,
-  indirectProbes: 3,
-};
+const POLICY: DetectionPolicy = { ...DETECTION, indirectProbes: 3 };
 const INTERVAL = 1_000;
+
+// A peer's transitions from its first round on, as the tests expect them.
+const SUSPECTED: Transition[] = ['first-alive', 'suspected'];
+const DIED: Transition[] = [...SUSPECTED, 'died'];
+const WITHHELD: Transition[] = [...SUSPECTED, 'withheld'];
+const PATH_BROKEN: Transition[] = [...SUSPECTED, 'path-broken'];
+const CLEARED: Transition[] = [...SUSPECTED, 'cleared'];
 
 /**
  * up: answers. refused: connection refused at once. hang: a black hole, failing only when the
@@ -73,25 +71,9 @@ function network(
     if (b === 'fail-once') behaviour.set(address, 'up');
     if (b === 'up') {
       const n = Number(address.split('.')[3]?.split(':')[0]);
-      const value: PingResponse = {
-        id: idOf(n),
-        address,
-        node_name: `n${n}`,
-        role: 'follower',
-        epoch: 1,
-        coordinator: null,
-      };
-      return Promise.resolve({ ok: true, value, latencyMs: 1 });
+      return Promise.resolve(answer(pingResponse(address, `n${n}`)));
     }
-    if (b === 'refused' || b === 'fail-once') {
-      return Promise.resolve({
-        ok: false,
-        reason: 'refused',
-        phase: 'connect',
-        detail: 'ECONNREFUSED',
-        latencyMs: 1,
-      });
-    }
+    if (b === 'refused' || b === 'fail-once') return Promise.resolve(REFUSED);
     return clock.sleep(1000, signal).then(
       () =>
         ({
@@ -101,8 +83,7 @@ function network(
           detail: 'timeout',
           latencyMs: 1000,
         }) as const,
-      () =>
-        ({ ok: false, reason: 'aborted', phase: 'send', detail: 'aborted', latencyMs: 0 }) as const,
+      () => ABORTED,
     );
   };
   const probeVia = (
@@ -162,12 +143,11 @@ function setup(
   const judged: Judged[] = [];
   const reports: RoundReport[] = [];
   const changedAt: number[] = [];
-  const rounds = new ProbeRounds({
-    self: SELF,
-    transport: { ping: net.ping, probeVia: net.probeVia },
-    sanity: opts.sanity ?? null,
+  const rounds = probeRounds({
     clock,
-    logger: new CapturingLogger(),
+    ping: net.ping,
+    probeVia: net.probeVia,
+    sanity: opts.sanity ?? null,
     policy: { ...POLICY, ...opts.policy },
     intervalMs: INTERVAL,
     ...(opts.lastHeard ? { lastHeard: opts.lastHeard } : {}),
@@ -269,27 +249,27 @@ describe('ProbeRounds', () => {
     const t0 = await startAlive();
     behaviour.set(B, 'refused');
     await clock.advanceAsync(t0 + 1_000 - clock.now()); // round 2: B's probe fails
-    expect(transitions(B)).to.deep.equal(['first-alive', 'suspected']);
+    expect(transitions(B)).to.deep.equal(SUSPECTED);
     expect(when(B, 'suspected')).to.equal(t0 + 1_000);
     expect(health(B)).to.equal('suspect');
     await clock.advanceAsync(999);
-    expect(transitions(B), 'not dead before unhealthyMs').to.deep.equal([
-      'first-alive',
-      'suspected',
-    ]);
+    expect(transitions(B), 'not dead before unhealthyMs').to.deep.equal(SUSPECTED);
     await clock.advanceAsync(1);
-    expect(transitions(B)).to.deep.equal(['first-alive', 'suspected', 'died']);
+    expect(transitions(B)).to.deep.equal(DIED);
     expect(when(B, 'died')).to.equal(t0 + 2_000);
     expect(health(B)).to.equal('dead');
-    await clock.advanceAsync(5_000);
-    expect(transitions(B), 'a dead peer is reported once').to.deep.equal([
-      'first-alive',
-      'suspected',
-      'died',
-    ]);
+    rounds.stop();
+  });
+
+  it('reports a dead peer once, and its recovery once it answers again', async () => {
+    const { clock, rounds, behaviour, transitions, startAlive } = setup();
+    const t0 = await startAlive();
+    behaviour.set(B, 'refused');
+    await clock.advanceAsync(t0 + 7_000 - clock.now()); // dead since t0 + 2 s
+    expect(transitions(B), 'a dead peer is reported once').to.deep.equal(DIED);
     behaviour.set(B, 'up');
     await clock.advanceAsync(2_000);
-    expect(transitions(B)).to.deep.equal(['first-alive', 'suspected', 'died', 'recovered']);
+    expect(transitions(B)).to.deep.equal([...DIED, 'recovered']);
     expect(transitions(A)).to.deep.equal(['first-alive']);
     rounds.stop();
   });
@@ -325,13 +305,13 @@ describe('ProbeRounds', () => {
     await clock.advanceAsync(t0 + 1_000 - clock.now()); // round 2 starts B's probe
     expect(transitions(B)).to.deep.equal(['first-alive']);
     await clock.advanceAsync(1_000); // its 1 s timeout runs out
-    expect(transitions(B)).to.deep.equal(['first-alive', 'suspected']);
+    expect(transitions(B)).to.deep.equal(SUSPECTED);
     expect(when(B, 'suspected')).to.equal(t0 + 2_000);
     // The relays' 1 s probe, plus their margin of 150 ms to answer within the confirmation.
     await clock.advanceAsync(1_149);
-    expect(transitions(B)).to.deep.equal(['first-alive', 'suspected']);
+    expect(transitions(B)).to.deep.equal(SUSPECTED);
     await clock.advanceAsync(1);
-    expect(transitions(B)).to.deep.equal(['first-alive', 'suspected', 'died']);
+    expect(transitions(B)).to.deep.equal(DIED);
     expect(when(B, 'died')).to.equal(t0 + 3_150);
     const died = transitions(B).length;
     await clock.advanceAsync(5_000);
@@ -344,35 +324,36 @@ describe('ProbeRounds', () => {
     await startAlive();
     behaviour.set(B, 'fail-once');
     await clock.advanceAsync(10_000);
-    expect(transitions(B)).to.deep.equal(['first-alive', 'suspected', 'cleared']);
+    expect(transitions(B)).to.deep.equal(CLEARED);
     expect(health(B)).to.equal('alive');
     rounds.stop();
   });
 
-  it('clears a suspect peer that answered another request meanwhile (lastHeard)', async () => {
+  /** B refusing probes from round 2, but answering an announcement during its confirmation. */
+  async function heardDuringConfirmation() {
     const heard = new Map<string, number>();
-    const { clock, rounds, behaviour, transitions, health, startAlive } = setup({
-      lastHeard: (address) => heard.get(address) ?? null,
-    });
-    const t0 = await startAlive();
+    const fx = setup({ lastHeard: (address) => heard.get(address) ?? null });
+    const t0 = await fx.startAlive();
     heard.set(B, t0); // answered an announcement before: no evidence for this incident
-    behaviour.set(B, 'refused');
-    await clock.advanceAsync(t0 + 1_500 - clock.now());
-    heard.set(B, clock.now()); // answers an announcement during the confirmation
-    await clock.advanceAsync(500);
-    expect(transitions(B)).to.deep.equal(['first-alive', 'suspected', 'cleared']);
-    expect(health(B)).to.equal('alive');
+    fx.behaviour.set(B, 'refused');
+    await fx.clock.advanceAsync(t0 + 1_500 - fx.clock.now());
+    heard.set(B, fx.clock.now()); // answers an announcement during the confirmation
+    await fx.clock.advanceAsync(500);
+    return { ...fx, t0 };
+  }
 
-    // Not heard from since the next failure started: dead after all.
+  it('clears a suspect peer that answered another request meanwhile (lastHeard)', async () => {
+    const { rounds, transitions, health } = await heardDuringConfirmation();
+    expect(transitions(B)).to.deep.equal(CLEARED);
+    expect(health(B)).to.equal('alive');
+    rounds.stop();
+  });
+
+  it('declares that peer dead once it is not heard from since its next failure started', async () => {
+    const { clock, rounds, transitions, t0 } = await heardDuringConfirmation();
     await clock.advanceAsync(t0 + 3_000 - clock.now());
     await clock.advanceAsync(1_000);
-    expect(transitions(B)).to.deep.equal([
-      'first-alive',
-      'suspected',
-      'cleared',
-      'suspected',
-      'died',
-    ]);
+    expect(transitions(B)).to.deep.equal([...CLEARED, 'suspected', 'died']);
     rounds.stop();
   });
 
@@ -383,27 +364,18 @@ describe('ProbeRounds', () => {
     behaviour.set(B, 'refused');
     relaysReach.add(B);
     await clock.advanceAsync(t0 + 2_000 - clock.now());
-    expect(transitions(B)).to.deep.equal(['first-alive', 'suspected', 'path-broken']);
+    expect(transitions(B)).to.deep.equal(PATH_BROKEN);
     expect(when(B, 'path-broken')).to.equal(t0 + 2_000);
     const broken = judged.find((j) => j.judgement.transition === 'path-broken')?.judgement;
     expect(broken?.record.brokenPath?.witnesses).to.have.members([idOf(1), idOf(3)]);
     expect(broken?.incidentMs).to.equal(t0 + 1_000);
     expect(health(B)).to.equal('alive');
     await clock.advanceAsync(5_000);
-    expect(transitions(B), 'reported once, never dead').to.deep.equal([
-      'first-alive',
-      'suspected',
-      'path-broken',
-    ]);
+    expect(transitions(B), 'reported once, never dead').to.deep.equal(PATH_BROKEN);
     behaviour.set(B, 'up');
     relaysReach.delete(B);
     await clock.advanceAsync(2_000);
-    expect(transitions(B)).to.deep.equal([
-      'first-alive',
-      'suspected',
-      'path-broken',
-      'path-restored',
-    ]);
+    expect(transitions(B)).to.deep.equal([...PATH_BROKEN, 'path-restored']);
     rounds.stop();
   });
 
@@ -428,15 +400,17 @@ describe('ProbeRounds', () => {
     rounds.stop();
   });
 
-  it('asks no relay with INDIRECT_PROBES=0, and never a peer it cannot reach itself', async () => {
+  it('asks no relay with INDIRECT_PROBES=0', async () => {
     const off = setup({ peers: [A, B, C, D], policy: { indirectProbes: 0 } });
     const t0 = await off.startAlive();
     off.behaviour.set(B, 'refused');
     await off.clock.advanceAsync(t0 + 2_000 - off.clock.now());
     expect(off.net.relayCalls).to.deep.equal([]);
-    expect(off.transitions(B)).to.deep.equal(['first-alive', 'suspected', 'died']);
+    expect(off.transitions(B)).to.deep.equal(DIED);
     off.rounds.stop();
+  });
 
+  it('never asks a peer it cannot reach itself to relay', async () => {
     const on = setup({ peers: [A, B, C, D, E], policy: { indirectProbes: 16 } });
     const t1 = await on.startAlive();
     on.behaviour.set(D, 'refused');
@@ -444,7 +418,7 @@ describe('ProbeRounds', () => {
     on.net.relayCalls.length = 0;
     on.behaviour.set(B, 'refused');
     await on.clock.advanceAsync(t1 + 4_000 - on.clock.now());
-    expect(on.transitions(B)).to.deep.equal(['first-alive', 'suspected', 'died']);
+    expect(on.transitions(B)).to.deep.equal(DIED);
     const forB = on.net.relayCalls.filter((c) => c.request.target === B).map((c) => c.relay);
     expect(forB).to.have.members([A, C, E]);
     on.rounds.stop();
@@ -471,13 +445,18 @@ describe('ProbeRounds', () => {
     rounds.stop();
   });
 
-  it('suspects itself, not its peers, when most of them fall silent at once: withheld, no death', async () => {
-    const peers = [A, B, C, D];
-    const { clock, rounds, behaviour, judged, transitions, startAlive } = setup({ peers });
-    const t0 = await startAlive();
-    for (const p of [A, B, C]) behaviour.set(p, 'hang');
+  /** A, B and C of four peers silent from round 2 on, their confirmations over. */
+  async function mostFallSilent() {
+    const fx = setup({ peers: [A, B, C, D] });
+    const t0 = await fx.startAlive();
+    for (const p of [A, B, C]) fx.behaviour.set(p, 'hang');
     // Round 2 (t0 + 1 s) times out at t0 + 2 s; the relays get a full timeout more.
-    await clock.advanceAsync(t0 + 3_500 - clock.now());
+    await fx.clock.advanceAsync(t0 + 3_500 - fx.clock.now());
+    return fx;
+  }
+
+  it('suspects itself, not its peers, when most of them fall silent at once: withheld, no death', async () => {
+    const { clock, rounds, judged, transitions } = await mostFallSilent();
     expect(rounds.selfSuspicion).to.deep.include({
       suspect: true,
       unreachable: 3,
@@ -485,7 +464,7 @@ describe('ProbeRounds', () => {
       considered: 4,
     });
     for (const p of [A, B, C]) {
-      expect(transitions(p), p).to.deep.equal(['first-alive', 'suspected', 'withheld']);
+      expect(transitions(p), p).to.deep.equal(WITHHELD);
     }
     const withheld = judged.filter((j) => j.judgement.transition === 'withheld');
     expect(withheld.map((j) => j.judgement.withheld)).to.deep.equal([
@@ -502,6 +481,12 @@ describe('ProbeRounds', () => {
     await clock.advanceAsync(5_000);
     expect(judged.map((j) => j.judgement.transition)).to.not.include('died');
     expect(rounds.snapshot().map((r) => r.health)).to.not.include('dead');
+    rounds.stop();
+  });
+
+  it('clears the peers it withheld, and its suspicion of itself, when its network comes back', async () => {
+    const { clock, rounds, behaviour, transitions } = await mostFallSilent();
+    await clock.advanceAsync(5_000);
     // Its network comes back: the peers were alive all along.
     for (const p of [A, B, C]) behaviour.set(p, 'up');
     await clock.advanceAsync(2_000);
@@ -533,7 +518,7 @@ describe('ProbeRounds', () => {
     for (const p of [A, B, C]) behaviour.set(p, 'refused');
     await clock.advanceAsync(t0 + 2_000 - clock.now());
     for (const p of [A, B, C]) {
-      expect(transitions(p), p).to.deep.equal(['first-alive', 'suspected', 'died']);
+      expect(transitions(p), p).to.deep.equal(DIED);
       expect(when(p, 'died'), p).to.equal(t0 + 2_000);
     }
     expect(rounds.selfSuspicion.suspect).to.equal(false);
@@ -548,39 +533,49 @@ describe('ProbeRounds', () => {
     relaysRefused.add(B); // silent to this node, but B's host refuses D: B's process is down
     await clock.advanceAsync(t0 + 3_500 - clock.now());
     expect(rounds.selfSuspicion.suspect).to.equal(true);
-    expect(transitions(B)).to.deep.equal(['first-alive', 'suspected', 'died']);
+    expect(transitions(B)).to.deep.equal(DIED);
     for (const p of [A, C]) {
-      expect(transitions(p), p).to.deep.equal(['first-alive', 'suspected', 'withheld']);
+      expect(transitions(p), p).to.deep.equal(WITHHELD);
     }
     rounds.stop();
   });
 
-  it('declares no timed-out peer dead or behind a broken path while its own event loop runs late; a refused one, yes', async () => {
+  /**
+   * Its event loop running late from round 2 on, when A is black-holed, B too (but reached by the
+   * relays) and C refuses; their confirmations over.
+   */
+  async function runningLate() {
     let lagMs = 0;
     const asked: number[] = [];
     const loopLag = {
       maxLagWithinMs: (ms: number) => (asked.push(ms), lagMs),
     };
-    const peers = [A, B, C, D, E, F];
-    const { clock, rounds, behaviour, relaysReach, transitions, health, startAlive } = setup({
-      peers,
-      loopLag,
-    });
-    const t0 = await startAlive();
+    const fx = setup({ peers: [A, B, C, D, E, F], loopLag });
+    const t0 = await fx.startAlive();
     lagMs = overloadLagMs(POLICY.probeTimeoutMs) + 1; // say 300 ms late
-    behaviour.set(A, 'hang'); // black-holed, or as slow as this node is
-    behaviour.set(B, 'hang');
-    relaysReach.add(B); // relays reach B: it would be a broken path
-    behaviour.set(C, 'refused'); // the kernel said so: no doubt
-    await clock.advanceAsync(t0 + 3_500 - clock.now());
-    expect(transitions(A)).to.deep.equal(['first-alive', 'suspected', 'withheld']);
-    expect(transitions(B)).to.deep.equal(['first-alive', 'suspected', 'withheld']);
-    expect(transitions(C)).to.deep.equal(['first-alive', 'suspected', 'died']);
+    fx.behaviour.set(A, 'hang'); // black-holed, or as slow as this node is
+    fx.behaviour.set(B, 'hang');
+    fx.relaysReach.add(B); // relays reach B: it would be a broken path
+    fx.behaviour.set(C, 'refused'); // the kernel said so: no doubt
+    await fx.clock.advanceAsync(t0 + 3_500 - fx.clock.now());
+    return { ...fx, t0, asked };
+  }
+
+  it('declares no timed-out peer dead or behind a broken path while its own event loop runs late; a refused one, yes', async () => {
+    const { rounds, transitions, health, asked } = await runningLate();
+    expect(transitions(A)).to.deep.equal(WITHHELD);
+    expect(transitions(B)).to.deep.equal(WITHHELD);
+    expect(transitions(C)).to.deep.equal(DIED);
     expect(
       asked.every((ms) => ms >= 0 && ms <= 3_000),
       asked.join(),
     ).to.be.true;
     expect(health(A)).to.equal('suspect');
+    rounds.stop();
+  });
+
+  it('judges a timed-out peer anyway, however late its event loop, once it was silent past its patience', async () => {
+    const { clock, rounds, transitions, health, t0 } = await runningLate();
     // Still late, but a peer silent for UNHEALTHY_DURATION and 8 probe timeouts is judged anyway.
     const patience = overloadPatienceMs(POLICY);
     await clock.advanceAsync(t0 + 1_000 + patience - 500 - clock.now());
@@ -597,7 +592,7 @@ describe('ProbeRounds', () => {
     const t0 = await startAlive();
     behaviour.set(A, 'hang');
     await clock.advanceAsync(t0 + 3_500 - clock.now());
-    expect(transitions(A)).to.deep.equal(['first-alive', 'suspected', 'died']);
+    expect(transitions(A)).to.deep.equal(DIED);
     rounds.stop();
   });
 
@@ -606,7 +601,7 @@ describe('ProbeRounds', () => {
     const t0 = await startAlive();
     behaviour.set(C, 'refused');
     await clock.advanceAsync(t0 + 2_000 - clock.now());
-    expect(transitions(C)).to.deep.equal(['first-alive', 'suspected', 'died']);
+    expect(transitions(C)).to.deep.equal(DIED);
     expect(rounds.selfSuspicion, 'a dead peer is left out').to.deep.include({
       suspect: false,
       unreachable: 0,
@@ -625,18 +620,22 @@ describe('ProbeRounds', () => {
     await clock.advanceAsync(t0 + 2_000 - clock.now());
     // C is judged on time while A's probe still runs. Round 3 (at t0 + 2 s) skips both A and C,
     // still in their confirmations, rather than waiting for them: it probes B, D and E.
-    expect(transitions(C)).to.deep.equal(['first-alive', 'suspected', 'died']);
+    expect(transitions(C)).to.deep.equal(DIED);
     expect(when(C, 'died')).to.equal(t0 + 2_000);
-    expect(transitions(A)).to.deep.equal(['first-alive', 'suspected']);
+    expect(transitions(A)).to.deep.equal(SUSPECTED);
     const round3 = reports.find((r) => r.round === 3);
     expect(round3?.probed).to.equal(3);
     await clock.advanceAsync(1_150);
-    expect(transitions(A)).to.deep.equal(['first-alive', 'suspected', 'died']);
+    expect(transitions(A)).to.deep.equal(DIED);
     expect(when(A, 'died')).to.equal(t0 + 3_150);
     rounds.stop();
   });
 
-  it('withholds the death of silent peers when the coordinator cannot reach SANITY_CHECK_URL, checking it once a round; not of one that refuses', async () => {
+  /**
+   * SANITY_CHECK_URL out of reach until `reachSanityCheck()`; A and B silent from round 2 on and C
+   * refusing, their confirmations over. `checks()`: how often the sanity check ran.
+   */
+  async function sanityCheckFailing() {
     let sanityOk = false;
     let checks = 0;
     const sanity: SanityCheck = {
@@ -647,29 +646,42 @@ describe('ProbeRounds', () => {
           : refusing()();
       },
     };
-    const peers = [A, B, C, D, E];
-    const { clock, rounds, behaviour, judged, transitions, health, startAlive } = setup({
-      peers,
-      sanity,
-    });
-    const t0 = await startAlive();
-    expect(checks, 'no check while every peer answers').to.equal(0);
-    behaviour.set(A, 'hang');
-    behaviour.set(B, 'hang');
-    behaviour.set(C, 'refused'); // its host answered: the path from here works
-    await clock.advanceAsync(t0 + 3_500 - clock.now());
-    expect(checks, 'one check for the round, not one per failing peer').to.equal(1);
-    expect(transitions(A)).to.deep.equal(['first-alive', 'suspected', 'withheld']);
-    expect(transitions(B)).to.deep.equal(['first-alive', 'suspected', 'withheld']);
-    expect(transitions(C)).to.deep.equal(['first-alive', 'suspected', 'died']);
+    const fx = setup({ peers: [A, B, C, D, E], sanity });
+    const t0 = await fx.startAlive();
+    const checksWhileAllAnswered = checks;
+    fx.behaviour.set(A, 'hang');
+    fx.behaviour.set(B, 'hang');
+    fx.behaviour.set(C, 'refused'); // its host answered: the path from here works
+    await fx.clock.advanceAsync(t0 + 3_500 - fx.clock.now());
+    return {
+      ...fx,
+      checksWhileAllAnswered,
+      checks: () => checks,
+      reachSanityCheck: () => (sanityOk = true),
+    };
+  }
+
+  it('withholds the death of silent peers when the coordinator cannot reach SANITY_CHECK_URL, checking it once a round; not of one that refuses', async () => {
+    const { rounds, judged, transitions, health, checks, checksWhileAllAnswered } =
+      await sanityCheckFailing();
+    expect(checksWhileAllAnswered, 'no check while every peer answers').to.equal(0);
+    expect(checks(), 'one check for the round, not one per failing peer').to.equal(1);
+    expect(transitions(A)).to.deep.equal(WITHHELD);
+    expect(transitions(B)).to.deep.equal(WITHHELD);
+    expect(transitions(C)).to.deep.equal(DIED);
     expect(judged.filter((j) => j.judgement.withheld === 'sanity-check')).to.have.length(2);
     expect(health(A)).to.not.equal('dead');
     expect(rounds.sanity, 'what the cluster status shows').to.equal('failed');
-    sanityOk = true;
+    rounds.stop();
+  });
+
+  it('declares the withheld peers dead once SANITY_CHECK_URL answers again', async () => {
+    const { clock, rounds, transitions, checks, reachSanityCheck } = await sanityCheckFailing();
+    reachSanityCheck();
     await clock.advanceAsync(3_000);
-    expect(transitions(A)).to.deep.equal(['first-alive', 'suspected', 'withheld', 'died']);
-    expect(transitions(B)).to.deep.equal(['first-alive', 'suspected', 'withheld', 'died']);
-    expect(checks, 'one more check, for the next round with failing peers').to.equal(2);
+    expect(transitions(A)).to.deep.equal([...WITHHELD, 'died']);
+    expect(transitions(B)).to.deep.equal([...WITHHELD, 'died']);
+    expect(checks(), 'one more check, for the next round with failing peers').to.equal(2);
     expect(rounds.sanity).to.equal('ok');
     rounds.stop();
   });
@@ -708,8 +720,9 @@ describe('ProbeRounds', () => {
     rounds.stop();
   });
 
-  it("takes on a superseded term's dead verdicts (adopt): the recovery resolves that incident", async () => {
-    const S = 4_242;
+  const S = 4_242;
+  /** Every peer alive, when it adopts a superseded term's views, dead since S where dead. */
+  async function adopting() {
     const view = (address: string, health: PeerView['health'], alerted: boolean): PeerView => ({
       id: `x@${address.split(':')[0] ?? ''}`,
       address,
@@ -718,18 +731,21 @@ describe('ProbeRounds', () => {
       since: S,
       alerted,
     });
-    const { clock, rounds, judged, transitions, startAlive } = setup({
-      peers: [A, B, C, D],
-    });
-    const t0 = await startAlive();
-    const before = rounds.snapshot();
-    rounds.adopt([
+    const fx = setup({ peers: [A, B, C, D] });
+    const t0 = await fx.startAlive();
+    const before = fx.rounds.snapshot();
+    fx.rounds.adopt([
       view(B, 'dead', true),
       view(A, 'dead', false), // never alerted: nothing to resolve
       view(C, 'suspect', true),
       view(D, 'alive', false),
       view(E, 'dead', true), // not a peer here
     ]);
+    return { ...fx, t0, before };
+  }
+
+  it("takes on a superseded term's alerted dead verdicts (adopt), and nothing else", async () => {
+    const { rounds, transitions, before } = await adopting();
     expect(transitions(B), 'no transition at adopt').to.deep.equal(['first-alive']);
     const adopted = rounds.snapshot().find((r) => r.address === B);
     expect(adopted).to.deep.include({ health: 'dead', alerted: true, sinceMs: S });
@@ -740,6 +756,11 @@ describe('ProbeRounds', () => {
       ).to.deep.equal(before.find((r) => r.address === p));
     }
     expect(rounds.snapshot().map((r) => r.address)).to.deep.equal([A, B, C, D]);
+    rounds.stop();
+  });
+
+  it("resolves an adopted death's incident when that peer answers", async () => {
+    const { clock, rounds, judged, transitions, t0 } = await adopting();
     await clock.advanceAsync(t0 + 3_000 - clock.now());
     expect(transitions(B)).to.deep.equal(['first-alive', 'recovered']);
     const recovered = judged.find((j) => j.judgement.transition === 'recovered')?.judgement;
@@ -754,7 +775,7 @@ describe('ProbeRounds', () => {
     const t0 = await startAlive();
     behaviour.set(B, 'refused');
     await clock.advanceAsync(t0 + 25_500 - clock.now());
-    expect(transitions(B)).to.deep.equal(['first-alive', 'suspected', 'died']);
+    expect(transitions(B)).to.deep.equal(DIED);
     const pingedAt = net.pings.filter((p) => p.address === B).map((p) => p.atMs - t0);
     expect(pingedAt, 'a dead peer is still probed every round').to.include.members([
       5_000, 6_000, 7_000, 8_000, 9_000, 10_000, 11_000, 12_000,
@@ -872,17 +893,13 @@ describe('ProbeRounds', () => {
     const t0 = await startAlive();
     behaviour.set(B, 'refused');
     await clock.advanceAsync(t0 + 3_500 - clock.now()); // died at t0 + 2 s
-    expect(transitions(B)).to.deep.equal(['first-alive', 'suspected', 'died']);
+    expect(transitions(B)).to.deep.equal(DIED);
     relaysReach.add(B); // only the path from the coordinator stays broken
     await clock.advanceAsync(t0 + 11_900 - clock.now());
-    expect(transitions(B), 'not rechecked before it is due').to.deep.equal([
-      'first-alive',
-      'suspected',
-      'died',
-    ]);
+    expect(transitions(B), 'not rechecked before it is due').to.deep.equal(DIED);
     expect(health(B)).to.equal('dead');
     await clock.advanceAsync(1_000); // the recheck at t0 + 12 s, 10 rounds after its death
-    expect(transitions(B)).to.deep.equal(['first-alive', 'suspected', 'died', 'recovered']);
+    expect(transitions(B)).to.deep.equal([...DIED, 'recovered']);
     const recovered = judged.find((j) => j.judgement.transition === 'recovered')?.judgement;
     expect(recovered?.incidentMs).to.equal(t0 + 2_000);
     expect(recovered?.record).to.deep.include({ health: 'alive', alerted: false });
@@ -891,7 +908,7 @@ describe('ProbeRounds', () => {
     rounds.stop();
   });
 
-  it('waits for firstRoundAfter before its first round, alive meanwhile; a stop while waiting runs none', async () => {
+  it('waits for firstRoundAfter before its first round, alive meanwhile', async () => {
     const { clock, rounds, net, reports } = setup();
     let announced = () => undefined as void;
     const started = clock.now();
@@ -906,7 +923,9 @@ describe('ProbeRounds', () => {
     expect(reports.map((r) => r.round)).to.include(1);
     expect(net.pings).to.have.length(6);
     rounds.stop();
+  });
 
+  it('runs no round when stopped while waiting for firstRoundAfter', async () => {
     const second = setup();
     let go = () => undefined as void;
     second.rounds.start([], new Promise<void>((resolve) => (go = resolve)));
@@ -928,7 +947,7 @@ describe('ProbeRounds', () => {
     rounds.probeSoon(B);
     expect(pingsOf(B)).to.deep.equal([0, 1_000, 1_500]);
     await clock.advanceAsync(0);
-    expect(transitions(B)).to.deep.equal(['first-alive', 'suspected']);
+    expect(transitions(B)).to.deep.equal(SUSPECTED);
     rounds.stop();
   });
 
@@ -961,7 +980,7 @@ describe('ProbeRounds', () => {
     behaviour.set(A, 'hang'); // withheld (silent, and the sanity check fails): stays suspect
     await clock.advanceAsync(t0 + 3_500 - clock.now());
     expect(health(A)).to.equal('suspect');
-    expect(transitions(A)).to.deep.equal(['first-alive', 'suspected', 'withheld']);
+    expect(transitions(A)).to.deep.equal(WITHHELD);
     const pingsOf = (address: string) =>
       net.pings.filter((p) => p.address === address).map((p) => p.atMs - t0);
     expect(pingsOf(A), 'its confirmation is over: not in flight').to.deep.equal([0, 1_000, 2_200]);

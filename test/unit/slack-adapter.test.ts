@@ -11,45 +11,26 @@ import {
 } from '../../src/receivers/slack.js';
 import { loadSchemas } from '../../src/wire/schemas.js';
 import { AlertLifecycle } from '../../src/alerts/lifecycle.js';
-import { COORDINATOR, cannotJudgeIncident, deadAlert } from '../support/alerts.js';
+import {
+  alertGroup,
+  brokenPathAlert,
+  cannotJudgeIncident,
+  deadAlert,
+  firing,
+  resolved,
+} from '../support/alerts.js';
 
 const WEBHOOK = 'https://hooks.slack.com/services/T000/B000/XXXX';
 const T = Date.UTC(2025, 4, 6, 12, 3, 4);
 const UNIX = Math.floor(T / 1000);
 const schemas = loadSchemas();
-const coordinator = COORDINATOR;
 
 const dead = (n: number, over: Partial<Alert> = {}): Alert => deadAlert(n, T, over);
-
-function broken(n: number): Alert {
-  return dead(n, {
-    key: `knh:10.0.0.1:8080->10.0.0.${n}:8080:${T}`,
-    kind: 'path_broken',
-    reason: 'refused',
-    path: {
-      from: coordinator.id,
-      to: `worker-${n}@10.0.0.${n}`,
-      witnesses: ['worker-2@10.0.0.2', 'worker-5@10.0.0.5'],
-    },
-  });
-}
-
-const firing = (alert: Alert): AlertChange => ({ type: 'firing', alert });
-const resolved = (alert: Alert, after = 125_000): AlertChange => ({
-  type: 'resolved',
-  alert: { ...alert, endsAt: alert.startsAt + after },
-});
-
-function group(changes: AlertChange[], over: Partial<AlertGroup> = {}): AlertGroup {
-  return {
-    key: changes[0]?.alert.key ?? `knh:test:${T}`,
-    at: T + 30_000,
-    changes,
-    firing: changes.filter((c) => c.type === 'firing').map((c) => c.alert),
-    test: false,
-    ...over,
-  };
-}
+const broken = (n: number): Alert =>
+  brokenPathAlert(n, T, { witnesses: ['worker-2@10.0.0.2', 'worker-5@10.0.0.5'] });
+/** Changes grouped by a window closing 30 s after they began. */
+const group = (changes: AlertChange[], over: Partial<AlertGroup> = {}): AlertGroup =>
+  alertGroup(changes, T + 30_000, over);
 
 /**
  * Slack's documented shape, checked by hand (not through our schema, so a wrong schema cannot

@@ -6,6 +6,7 @@ import { newRecord, toView, type PeerRecord } from '../../src/prober/verdict.js'
 import { assembleStatus, type StatusFacts } from '../../src/status/assemble.js';
 import type { NodeStatus, StatusPeer } from '../../src/status/status-types.js';
 import { loadSchemas } from '../../src/wire/schemas.js';
+import { maintenanceWindow } from '../support/maintenance-window.js';
 
 const T = Date.UTC(2025, 0, 1);
 const MIN = 60_000;
@@ -78,18 +79,9 @@ function peer(s: NodeStatus, address: string): StatusPeer {
   return p as StatusPeer;
 }
 
-function window(over: Partial<MaintenanceWindow> = {}): MaintenanceWindow {
-  return {
-    id: 'mw1',
-    scope: 'mesh',
-    nodes: [],
-    starts: T - MIN,
-    until: T + 30 * MIN,
-    reason: 'upgrades',
-    cancelled: false,
-    ...over,
-  };
-}
+/** mw1, opened a minute before T: in force while the status is assembled. */
+const window = (over: Partial<MaintenanceWindow> = {}): MaintenanceWindow =>
+  maintenanceWindow('mw1', T - MIN, { until: T + 30 * MIN, reason: 'upgrades', ...over });
 
 describe('assembleStatus', () => {
   it('a leading node shows its own verdicts', () => {

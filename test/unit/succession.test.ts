@@ -1,29 +1,19 @@
 // What a new coordinator carries on at the other receivers, and what it resolves.
 import { expect } from 'chai';
-import {
-  answered,
-  attemptFailed,
-  confirm,
-  newRecord,
-  type PeerRecord,
-} from '../../src/prober/verdict.js';
+import type { PeerRecord } from '../../src/prober/verdict.js';
 import type { Alert } from '../../src/wire/alert.js';
 import { judgementPayload, peerStatusPayload } from '../../src/alerts/payloads.js';
 import { succession } from '../../src/alerts/succession.js';
+import { confirmed, upRecord } from '../support/verdicts.js';
 
 const T = Date.UTC(2026, 0, 1);
 const SELF = { id: 'next@10.0.0.8', address: '10.0.0.8:8080' };
 const OLD = { id: 'old@10.0.0.9', address: '10.0.0.9:8080' };
 
+/** Node n at `ip`, alive at T; if `dead`, its probes failing from T + 1 and it dead at T + 2 s. */
 function record(ip: string, dead: boolean): PeerRecord {
-  const up = answered(
-    newRecord(`${ip}:8080`, T),
-    { latencyMs: 1, id: `n@${ip}`, nodeName: 'n' },
-    T,
-  ).record;
-  if (!dead) return up;
-  const s = attemptFailed(up, { latencyMs: 1, detail: 'refused' }, T + 1, T + 2).record;
-  return confirm(s, { reachedBy: [], unhealthyMs: 1_000, withhold: null }, T + 2_000).record;
+  const up = upRecord('n', ip, T);
+  return dead ? confirmed(up, T + 1, { at: T + 2_000 }).verdict.record : up;
 }
 
 const alert = (ip: string, over: Partial<Alert> = {}): Alert => ({

@@ -9,7 +9,12 @@ import {
 } from '../../src/receivers/webhook.js';
 import { loadSchemas } from '../../src/wire/schemas.js';
 import { AlertLifecycle } from '../../src/alerts/lifecycle.js';
-import { cannotJudgeIncident, INCIDENT_JUDGEMENT } from '../support/alerts.js';
+import {
+  alertGroup,
+  cannotJudgeIncident,
+  deadAlert as deadSince,
+  INCIDENT_JUDGEMENT,
+} from '../support/alerts.js';
 
 const schemas = loadSchemas();
 
@@ -23,18 +28,9 @@ const T0 = Date.UTC(2025, 4, 1, 12, 0, 0);
 const URL_ = 'https://hooks.example.internal/knh';
 const coordinator = { id: 'worker-9@10.0.0.9', address: '10.0.0.9:8080' };
 
-function deadAlert(n: number, endsAt: number | null = null): Alert {
-  return {
-    key: `knh:10.0.0.${n}:8080:${T0}`,
-    kind: 'peer_dead',
-    peer: { id: `worker-${n}@10.0.0.${n}`, address: `10.0.0.${n}:8080`, node_name: `worker-${n}` },
-    coordinator,
-    reason: 'refused (ECONNREFUSED) after 3 attempts',
-    path: null,
-    startsAt: T0,
-    endsAt,
-  };
-}
+/** worker-<n> dead since T0 as worker-9 saw it, resolved at `endsAt` if given. */
+const deadAlert = (n: number, endsAt: number | null = null): Alert =>
+  deadSince(n, T0, { reason: 'refused (ECONNREFUSED) after 3 attempts', endsAt }, coordinator);
 
 const pathAlert: Alert = {
   key: `knh:10.0.0.9:8080->10.0.0.4:8080:${T0}`,
@@ -51,10 +47,8 @@ const pathAlert: Alert = {
   endsAt: null,
 };
 
-function group(changes: AlertChange[], firing: Alert[], test = false): AlertGroup {
-  const [first] = changes;
-  return { key: first?.alert.key ?? 'knh:test', at: T0 + 5_000, changes, firing, test };
-}
+const group = (changes: AlertChange[], firing: Alert[], test = false): AlertGroup =>
+  alertGroup(changes, T0 + 5_000, { firing, test });
 
 function renderOne(g: AlertGroup, options: { cluster?: string } = {}) {
   const requests = webhookAdapter({ url: URL_, ...options }).render(g);
@@ -358,14 +352,23 @@ describe('schemas/alert-webhook', () => {
     webhookAdapter({ url: URL_ }).render(group([{ type: 'firing', alert }], [alert]))[0]
       ?.body as WebhookAlertBody;
 
-  it('refuses bodies that are neither an alert group nor a heartbeat', () => {
+  /** A valid body, its one change, and the judgement of a cannot_judge opening. */
+  function parts() {
     const base = valid();
     const [change] = base.changes;
     if (!change) throw new Error('no change');
-    const { opened } = cannotJudgeIncident(T0, T0 + 1);
-    const judgement = opened.judgement;
+    const judgement = cannotJudgeIncident(T0, T0 + 1).opened.judgement;
     if (!judgement) throw new Error('no judgement');
+    return { base, change, judgement };
+  }
+
+  it('takes a cannot_judge change with its judgement', () => {
+    const { base, change, judgement } = parts();
     expectValid({ ...base, changes: [{ ...change, kind: 'cannot_judge', judgement }] }, 'judged');
+  });
+
+  it('refuses bodies that are neither an alert group nor a heartbeat', () => {
+    const { base, change, judgement } = parts();
     const bad: [string, unknown][] = [
       ['an extra property', { ...base, extra: 1 }],
       ['an extra property in a change', { ...base, changes: [{ ...change, extra: 1 }] }],
