@@ -1,6 +1,6 @@
 #!/usr/bin/env node
 // The `knh` command: run a node from the environment (default) or the local demo; argv only.
-import { runFromEnv } from './node/run-from-env.js';
+import { runFromEnv } from './run-from-env.js';
 
 const USAGE = `usage:
   knh                 run one node configured from the environment (see docs/settings.md)

@@ -1,7 +1,7 @@
 // Composition root: a node's parts built from its settings and wired together, then started.
 // What each part does lives in its own module: judging (node/judging.ts), terms and the election
 // (node/leadership.ts), peers (node/membership.ts), the HTTP API (node/api.ts), the orderly stop
-// (shutdown/orderly-stop.ts); the process around it in node/run-from-env.ts.
+// (shutdown/orderly-stop.ts); the process around it in run-from-env.ts.
 import type { Config } from './config/load.js';
 import { every, type Clock } from './core/clock.js';
 import type { Logger } from './core/logger.js';

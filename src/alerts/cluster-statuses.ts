@@ -8,7 +8,7 @@ import type { NodeRef } from '../wire/node-ref.js';
 import type { ClusterStatusPayload, ClusterStatusReason } from '../wire/webhooks.js';
 import type { EventSink } from './event-sink.js';
 import { clusterStatusPayload } from './payloads.js';
-import type { Leadership } from './term-view.js';
+import type { TermView } from './term-view.js';
 
 /**
  * Cluster statuses of one term go at least this far apart; changes meanwhile ride on the next. A
@@ -22,7 +22,7 @@ const REASON_RANK: Record<ClusterStatusReason, number> = { periodic: 0, change: 
 
 /** A cluster status decided and waiting its turn: built when its turn comes, in its term only. */
 interface WaitingStatus {
-  lead: Leadership;
+  lead: TermView;
   /** The term it belongs to (the reporter's count). */
   term: number;
   reason: ClusterStatusReason;
@@ -46,7 +46,7 @@ export interface ClusterStatusesOptions {
 }
 
 export class ClusterStatuses {
-  private lead: Leadership | null = null;
+  private lead: TermView | null = null;
   private reportedElection = false;
   private waiting: WaitingStatus | null = null;
   /** When this term's last cluster status went into the outbox; null: none yet. */
@@ -57,7 +57,7 @@ export class ClusterStatuses {
   constructor(private readonly o: ClusterStatusesOptions) {}
 
   /** A term starts: its first round's report sends its first status (reason election). */
-  startTerm(lead: Leadership): void {
+  startTerm(lead: TermView): void {
     this.stop();
     this.lead = lead;
     this.reportedElection = false;

@@ -15,7 +15,7 @@ import { incidentStartOf, peerStatusPayload } from './payloads.js';
 import { eventsOf, logDecided, logUndecided, WITHHELD_BECAUSE } from './judgement-events.js';
 import { ClusterStatuses } from './cluster-statuses.js';
 import { IdIndex } from './id-index.js';
-import type { Leadership } from './term-view.js';
+import type { TermView } from './term-view.js';
 import { incidentOf } from '../wire/incident.js';
 import { DeliveryLog, HandoverLedger } from './term-handover.js';
 import type { TermHandover } from '../wire/term-handover.js';
@@ -54,9 +54,6 @@ export interface ReporterOptions {
   handoverWaitMs?: number;
 }
 
-export type { Leadership } from './term-view.js';
-export { CLUSTER_STATUS_MIN_GAP_MS } from './cluster-statuses.js';
-
 /** How a term ends: another node took over (what is unsent is its now), or this node stops. */
 export type TermEnd = 'hand-over' | 'drain';
 
@@ -83,7 +80,7 @@ function isOpen(
 
 /** Handlers run synchronously from the prober's callbacks; they only queue work. */
 export class Reporter {
-  private leadership: Leadership | null = null;
+  private leadership: TermView | null = null;
   /** Webhooks go out in the order they were decided, each after the sharing before it. */
   private outbox: Promise<void> = Promise.resolve();
   /**
@@ -148,7 +145,7 @@ export class Reporter {
    * still give the term a newer epoch).
    */
   startLeading(
-    leadership: Leadership,
+    leadership: TermView,
     inherited: readonly PeerStatusPayload[] = [],
     {
       cannotJudge = null,
@@ -448,7 +445,7 @@ export class Reporter {
   }
 
   /** A verdict withheld for self-suspicion: the mesh cannot be judged, and every receiver hears. */
-  private noteCannotJudge(judgement: Judgement, lead: Leadership): void {
+  private noteCannotJudge(judgement: Judgement, lead: TermView): void {
     const now = this.opts.clock.now();
     // Peers a maintenance window pauses are left out: rebooting them is no reason to page.
     const hold = this.opts.hold;
@@ -503,7 +500,7 @@ export class Reporter {
   }
 
   /** Another peer's address that answered with the same id as `record`, if any. */
-  private twinOf(record: PeerRecord, lead: Leadership): string | undefined {
+  private twinOf(record: PeerRecord, lead: TermView): string | undefined {
     const ids = (this.ids ??= new IdIndex(lead.records()));
     ids.set(record);
     return ids.other(record);

@@ -4,7 +4,7 @@ import type { PeerRecord } from '../prober/verdict.js';
 import type { SanityState } from '../wire/webhooks.js';
 
 /** What the reporter reads of the current leadership. */
-export interface Leadership {
+export interface TermView {
   epoch(): number;
   records(): PeerRecord[];
   sanity(): SanityState;

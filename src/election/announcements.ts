@@ -30,7 +30,7 @@ interface FullAnnouncements {
 }
 
 /** At most this many firing alerts ride on an announcement (the newest). */
-export const MAX_SHARED_ALERTS = 500;
+const MAX_SHARED_ALERTS = 500;
 
 export function alertsToShare(alerts: Alert[]): { alerts?: Alert[] } {
   if (alerts.length === 0) return {};

@@ -19,21 +19,36 @@ import type { EventLog } from '../status/event-log.js';
 import type { NodeRef } from '../wire/node-ref.js';
 import type { Announcement, AnnouncementReply } from '../wire/peer-messages.js';
 
-import { SHARE_WAIT_MS, TermSharing } from './term-sharing.js';
+import { SHARE_WAIT_MS, TermSharing, type TermSharingOptions } from './term-sharing.js';
 
 export interface LeadershipOptions {
-  config: Config;
+  config: Pick<
+    Config,
+    | 'heartbeatIntervalMs'
+    | 'coordinatorTimeoutMs'
+    | 'electionTimeoutMs'
+    | 'probeTimeoutMs'
+    | 'roundIntervalMs'
+  >;
   self: NodeRef;
   clock: Clock;
   logger: Logger;
-  transport: PeerClient;
-  rounds: ProbeRounds;
-  shared: SharedViews;
-  reporter: Reporter;
-  dispatcher: AlertDispatcher;
+  transport: Pick<PeerClient, 'sendElection' | 'announce' | 'takesHeartbeats' | 'protocolOf'>;
+  rounds: Pick<
+    ProbeRounds,
+    'running' | 'start' | 'stop' | 'snapshot' | 'sanity' | 'selfSuspicion' | 'adopt'
+  >;
+  shared: Pick<SharedViews, 'views' | 'successors'>;
+  reporter: TermSharingOptions['reporter'] &
+    Pick<Reporter, 'startLeading' | 'stopLeading' | 'termRenewed'>;
+  dispatcher: TermSharingOptions['dispatcher'] &
+    Pick<
+      AlertDispatcher,
+      'flushNow' | 'stop' | 'stopLeading' | 'startLeading' | 'resolveInherited'
+    >;
   book: MaintenanceBook;
   events: EventLog;
-  metrics: { election: ElectionMetrics };
+  metrics: { election: Pick<ElectionMetrics, 'electionStarted' | 'coordinatorChanged'> };
   /** The peers taking part (discovered, not departed). */
   present(): readonly string[];
 }

@@ -30,8 +30,6 @@ import { PACE_ABOVE_PEERS, paced } from './pacing.js';
 import { RecordBook } from './record-book.js';
 
 export type { SelfSuspicion } from './verdict.js';
-export { MAX_PROBES_IN_FLIGHT, PACE_ABOVE_PEERS } from './pacing.js';
-export { DEAD_RECHECKS_PER_ROUND } from './dead-rechecks.js';
 import type { SanityState } from '../wire/webhooks.js';
 
 export interface RoundReport {

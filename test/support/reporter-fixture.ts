@@ -1,7 +1,8 @@
 // The reporter as its tests drive it: a fake clock and poster, the real queues, a leadership whose
 // records and self-suspicion the test sets, and shares held until released.
 import type { ClusterStatusPayload, PeerStatusPayload } from '../../src/wire/webhooks.js';
-import { Reporter, type Leadership } from '../../src/alerts/reporter.js';
+import { Reporter } from '../../src/alerts/reporter.js';
+import type { TermView } from '../../src/alerts/term-view.js';
 import type { AlertHold } from '../../src/alerts/alert-hold.js';
 import type { RoundReport, SelfSuspicion } from '../../src/prober/rounds.js';
 import type { Judgement, PeerRecord } from '../../src/prober/verdict.js';
@@ -67,7 +68,7 @@ export function setupReporter({
   });
   let records: PeerRecord[] = [];
   let suspicion: SelfSuspicion = { suspect: false, unreachable: 0, silent: 0, considered: 0 };
-  const leadership: Leadership = {
+  const leadership: TermView = {
     epoch: () => 3,
     records: () => records,
     sanity: () => 'not-configured',

@@ -2,7 +2,8 @@
 import { expect } from 'chai';
 import { eventsOf } from '../../src/alerts/judgement-events.js';
 import { incidentOf } from '../../src/wire/incident.js';
-import { COORDINATOR, deadRecord, upRecord } from '../support/alerts.js';
+import { COORDINATOR } from '../support/alerts.js';
+import { deadRecord, upRecord } from '../support/verdicts.js';
 
 const T = Date.UTC(2025, 0, 1);
 const up = upRecord('worker-2', '10.0.0.2', T - 60_000);

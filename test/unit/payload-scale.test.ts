@@ -55,7 +55,7 @@ function verdicts(size: number, ipOf?: (i: number) => string): PeerRecord[] {
   });
 }
 
-/** What the reporter sends for them (Reporter.sendClusterStatus builds it the same way). */
+/** What the reporter sends for them (alerts/cluster-statuses.ts builds it the same way). */
 function clusterStatus(size: number, ipOf?: (i: number) => string): ClusterStatusPayload {
   const records = verdicts(size, ipOf);
   return clusterStatusPayload({

@@ -3,7 +3,7 @@
 import { expect } from 'chai';
 import { RecordBook } from '../../src/prober/record-book.js';
 import { answered, attemptFailed, type PeerRecord } from '../../src/prober/verdict.js';
-import { upRecord } from '../support/alerts.js';
+import { upRecord } from '../support/verdicts.js';
 
 const T = Date.UTC(2025, 0, 1);
 

@@ -3,7 +3,8 @@
 import { expect } from 'chai';
 import { dedupKey } from '../../src/alerts/payloads.js';
 import type { ClusterStatusPayload, PeerStatusPayload } from '../../src/wire/webhooks.js';
-import { CLUSTER_STATUS_MIN_GAP_MS, MAX_SHARED_UNDELIVERED } from '../../src/alerts/reporter.js';
+import { CLUSTER_STATUS_MIN_GAP_MS } from '../../src/alerts/cluster-statuses.js';
+import { MAX_SHARED_UNDELIVERED } from '../../src/alerts/reporter.js';
 import { answered, newRecord, toView } from '../../src/prober/verdict.js';
 import { PEER_URL } from '../support/test-notifier.js';
 import { FakeClock } from '../support/fake-clock.js';

@@ -3,11 +3,8 @@
 import { expect } from 'chai';
 import type { Outcome } from '../../src/core/transport.js';
 import type { PingResponse } from '../../src/wire/peer-messages.js';
-import {
-  MAX_PROBES_IN_FLIGHT,
-  PACE_ABOVE_PEERS,
-  type RoundReport,
-} from '../../src/prober/rounds.js';
+import { MAX_PROBES_IN_FLIGHT, PACE_ABOVE_PEERS } from '../../src/prober/pacing.js';
+import type { RoundReport } from '../../src/prober/rounds.js';
 import { FakeClock } from '../support/fake-clock.js';
 import { ABORTED, answer, pingResponse } from '../support/pings.js';
 import { probeRounds } from '../support/probe-rounds.js';

@@ -7,7 +7,8 @@ import type {
   RelayProbeRequest,
   RelayProbeResult,
 } from '../../src/wire/peer-messages.js';
-import { DEAD_RECHECKS_PER_ROUND, type RoundReport } from '../../src/prober/rounds.js';
+import { DEAD_RECHECKS_PER_ROUND } from '../../src/prober/dead-rechecks.js';
+import type { RoundReport } from '../../src/prober/rounds.js';
 import {
   overloadLagMs,
   overloadPatienceMs,

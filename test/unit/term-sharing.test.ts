@@ -43,27 +43,28 @@ function sharing({ running = false, alertsOn = true } = {}) {
   const clock = new FakeClock();
   const events = new EventLog(() => clock.now());
   const own = { views: [view(A, 'alive')], undelivered: [] as PeerStatusPayload[] };
+  const calls: string[] = [];
   const firing = [deadAlert(1, 1_000)];
   const s = new TermSharing({
     self: SELF,
     clock,
-    rounds: { running, adopt: () => undefined },
+    rounds: { running, adopt: (views) => calls.push(`adopt ${views.length}`) },
     shared: { views: () => own.views },
     reporter: {
       undelivered: () => own.undelivered,
       cannotJudgeOpen: () => null,
       handOver: () => null,
       takeHandover: () => undefined,
-      resend: () => undefined,
-      resolveCannotJudge: () => undefined,
-      selfRecovered: () => undefined,
+      resend: (events) => calls.push(`resend ${events.length}`),
+      resolveCannotJudge: (opening) => calls.push(`resolve ${opening.event}`),
+      selfRecovered: (v) => calls.push(`recovered ${v.id}`),
     },
     dispatcher: { enabled: alertsOn, shared: () => firing },
     book: new MaintenanceBook(),
     events,
     lastLeader: () => LEADER,
   });
-  return { s, clock, events, own, firing };
+  return { s, clock, events, own, firing, calls };
 }
 
 describe('TermSharing', () => {
@@ -120,5 +121,34 @@ describe('TermSharing', () => {
     expect(s.windowsToTell).to.be.true;
     s.windowsTold();
     expect(s.windowsToTell).to.be.false;
+  });
+
+  it('after a partition healed, resolves what the other side opened: its dead, its events, itself', () => {
+    const { s, calls } = sharing({ running: true });
+    const otherSide = {
+      peers: [view(A, 'dead'), view(SELF, 'dead')],
+      undelivered: [deadA(2_000)],
+      alerts: [],
+      cannotJudge: { ...deadA(1_000), event: 'cannot_judge' as const },
+    };
+    s.mergeSuperseded(otherSide, true);
+    expect(calls).to.deep.equal([
+      'adopt 2',
+      'resend 1',
+      'resolve cannot_judge',
+      `recovered ${SELF.id}`,
+    ]);
+    expect(s.memory.undelivered, 'not what it would start from').to.deep.equal([]);
+  });
+
+  it('not yet leading, starts its term from the newer term handed over', () => {
+    const { s, calls } = sharing();
+    const pending = deadA(2_000);
+    s.mergeSuperseded(
+      { peers: [view(A, 'dead')], undelivered: [pending], alerts: [], cannotJudge: null },
+      false,
+    );
+    expect(calls).to.deep.equal([]);
+    expect(s.memory.undelivered).to.deep.equal([pending]);
   });
 });

@@ -1,8 +1,8 @@
 // `knh` with no subcommand: settings from the environment, the process's logger and signals.
 import { hostname } from 'node:os';
-import { loadConfig } from '../config/load.js';
-import { processLogger } from '../logging.js';
-import { startNode, type RunningNode } from '../main.js';
+import { loadConfig } from './config/load.js';
+import { processLogger } from './logging.js';
+import { startNode, type RunningNode } from './main.js';
 
 /** `knh` with no subcommand: one node configured from the environment, until SIGTERM/SIGINT. */
 export async function runFromEnv(env: NodeJS.ProcessEnv): Promise<number> {
