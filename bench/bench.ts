@@ -4,11 +4,9 @@
 // simulated peers (bench/scale.ts), knh's peer client against node:http and undici
 // (bench/peer-client.ts), the election simulated at 100 to 5,000 nodes
 // (bench/election-scale.ts) and 50 real nodes (bench/mesh-settle.ts); prints each table against
-// its targets and writes them to docs/benchmarks.md.
-import { writeFileSync } from 'node:fs';
+// its targets and writes the sections it ran into their blocks of docs/benchmarks.md, leaving the
+// rest of the doc as it is (bench/benchmarks-doc.ts).
 import { positiveInt, runMain } from './entry.js';
-import { fileURLToPath } from 'node:url';
-import { format, resolveConfig } from 'prettier';
 import { parseDuration } from '../src/config/duration.js';
 import { clusterStatusOf, peerStatusOf } from '../src/demo/received-webhooks.js';
 import { Receiver } from '../src/demo/webhook-sink.js';
@@ -21,6 +19,12 @@ import { scaleSection } from './scale.js';
 import { peerClientSection } from './peer-client.js';
 import { rowPassed, runHostsBench } from './hosts.js';
 import { LivenessLedger } from './liveness-ledger.js';
+import {
+  checkBenchmarksDoc,
+  prettyMarkdown,
+  writeSections,
+  type SectionResult,
+} from './benchmarks-doc.js';
 import {
   measureCoordinatorCrash,
   measureElection,
@@ -38,13 +42,6 @@ import {
   type Row,
 } from './report.js';
 
-const DOC = fileURLToPath(new URL('../../docs/benchmarks.md', import.meta.url));
-
-/** Markdown as the repository's Prettier settings lay it out (aligned tables), so lint passes. */
-async function prettyMarkdown(text: string): Promise<string> {
-  return format(text, { ...(await resolveConfig(DOC)), filepath: DOC });
-}
-
 /** The longest one probe can take with every retry timing out: how far back a real death can lie. */
 function probeSpanMs(): number {
   const ms = (env: string) => parseDuration(defaultOf(env)) ?? 0;
@@ -59,15 +56,15 @@ function probeSpanMs(): number {
 
 /**
  * The multi-host section: run unless BENCH_HOSTS=0; skipped with the reason where namespaces are
- * not available (not root, no iptables). Returns its markdown and the names of missed targets.
+ * not available (not root, no iptables), keeping the figures of the last run that had them.
  */
 async function hostsSection(
   repeat: number,
   progress: (text: string) => void,
-): Promise<{ markdown: string; missed: string[] }> {
+): Promise<SectionResult> {
   const skipped = (why: string) => {
-    progress(`multi-host bench skipped: ${why}`);
-    return { markdown: `## Multi-host: network namespaces\n\nNot run: ${why}.\n`, missed: [] };
+    progress(`multi-host bench skipped: ${why}; its block in docs/benchmarks.md is kept`);
+    return { markdown: null, missed: [] };
   };
   if (process.env.BENCH_HOSTS === '0') return skipped('BENCH_HOSTS=0');
   const available = await HostNetwork.available();
@@ -86,6 +83,8 @@ async function hostsSection(
 async function main(): Promise<number> {
   const repeat = positiveInt('BENCH_REPEAT', 5);
   const steadySeconds = positiveInt('BENCH_STEADY_SECONDS', 300);
+  // Before any work: a run of half an hour must not end by failing to write.
+  checkBenchmarksDoc();
   const facts = machineFacts();
   const began = Date.now();
   const progress = (text: string) =>
@@ -225,7 +224,7 @@ async function main(): Promise<number> {
       `Steady run: ${steady.coordinatorChanges} coordinator changes logged, ${steady.clusterStatuses} cluster_status webhooks.`,
       `Whole run: ${receiver.received.length} webhooks received (${peerDead.length} peer_dead, ${clusterStatuses} cluster_status), ${bad} failing their schema.`,
     ];
-    const markdown = markdownReport({
+    const loopback = markdownReport({
       facts,
       rows,
       repeat,
@@ -234,32 +233,24 @@ async function main(): Promise<number> {
       falseAlarmWindowMs: ctx.ledger.windowMs,
       notes,
     });
-    // The multi-host table first (failure detection on real hosts), then the loopback one.
-    const [title = '# Benchmarks', ...loopback] = markdown.split('\n');
-    const doc = [
-      title,
-      '',
-      hosts.markdown.trim(),
-      '',
-      '## Loopback',
-      '',
-      ...loopback,
-      '',
-      hostile.markdown.trim(),
-      '',
-      scale.markdown.trim(),
-      '',
-      peerClient.markdown.trim(),
-      '',
-      electionScale.markdown.trim(),
-      '',
-      meshSettle.markdown.trim(),
-    ].join('\n');
-    writeFileSync(DOC, await prettyMarkdown(doc));
+    const written = {
+      hosts: hosts.markdown,
+      loopback,
+      hostile: hostile.markdown,
+      scale: scale.markdown,
+      'peer-client': peerClient.markdown,
+      'election-scale': electionScale.markdown,
+      'mesh-settle': meshSettle.markdown,
+    };
+    await writeSections(written);
 
-    process.stdout.write(`\n${await prettyMarkdown(hosts.markdown)}\n`);
+    if (hosts.markdown !== null) {
+      process.stdout.write(`\n${await prettyMarkdown(hosts.markdown)}\n`);
+    }
     process.stdout.write(`\n${await prettyMarkdown(resultsTable(rows))}\n${notes.join('\n')}\n`);
-    process.stdout.write(`\n${await prettyMarkdown(peerClient.markdown)}`);
+    if (peerClient.markdown !== null) {
+      process.stdout.write(`\n${await prettyMarkdown(peerClient.markdown)}`);
+    }
     const missed = [
       ...hosts.missed,
       ...hostile.missed,
@@ -269,10 +260,17 @@ async function main(): Promise<number> {
       ...meshSettle.missed,
       ...rows.filter((r) => passed(r) === false).map((r) => r.name),
     ];
+    const blocks = Object.entries(written);
+    const said = (ran: boolean) =>
+      blocks
+        .filter(([, markdown]) => (markdown !== null) === ran)
+        .map(([section]) => section)
+        .join(', ') || 'none';
+    const where = `Written to docs/benchmarks.md: ${said(true)}; kept as they were: ${said(false)}\n`;
     process.stdout.write(
       missed.length === 0
-        ? `\nall targets met. Written to docs/benchmarks.md\n`
-        : `\nFAIL: ${missed.length} target(s) missed:\n${missed.map((m) => `  FAIL  ${m}`).join('\n')}\nWritten to docs/benchmarks.md\n`,
+        ? `\nall targets met. ${where}`
+        : `\nFAIL: ${missed.length} target(s) missed:\n${missed.map((m) => `  FAIL  ${m}`).join('\n')}\n${where}`,
     );
     return 0;
   } finally {

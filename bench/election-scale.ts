@@ -4,6 +4,7 @@
 import { fileURLToPath } from 'node:url';
 import { runMain } from './entry.js';
 import { table } from './report.js';
+import type { SectionResult } from './benchmarks-doc.js';
 import {
   DEFAULT_NETWORK,
   DEFAULT_TIMING,
@@ -111,14 +112,11 @@ export function runElectionScale(progress: (text: string) => void): {
   return { markdown, missed };
 }
 
-/** For bench.ts: the section, or why it was not run. */
-export function electionScaleSection(progress: (text: string) => void): {
-  markdown: string;
-  missed: string[];
-} {
+/** For bench.ts: the section, or null markdown when skipped (its block keeps the last figures). */
+export function electionScaleSection(progress: (text: string) => void): SectionResult {
   if (process.env.BENCH_ELECTION === '0') {
     progress('election simulation skipped: BENCH_ELECTION=0');
-    return { markdown: `${SECTION}\n\nNot run: BENCH_ELECTION=0.\n`, missed: [] };
+    return { markdown: null, missed: [] };
   }
   return runElectionScale(progress);
 }

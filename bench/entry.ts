@@ -1,6 +1,7 @@
 // What the bench entry points share: numeric settings from the environment, running main(), and
 // running one section alone.
 import { format } from 'prettier';
+import type { SectionResult } from './benchmarks-doc.js';
 
 /** A whole number ≥ 1 from the environment, or `fallback`; anything else stops with a message. */
 export function positiveInt(name: string, fallback: number): number {
@@ -33,7 +34,7 @@ export function runMain(main: () => Promise<number>): void {
  * section's own exit handler kills what it started.
  */
 export function runSectionAlone(
-  section: (progress: (text: string) => void) => Promise<{ markdown: string; missed: string[] }>,
+  section: (progress: (text: string) => void) => Promise<SectionResult>,
 ): void {
   runMain(async () => {
     const began = Date.now();
@@ -43,7 +44,9 @@ export function runSectionAlone(
     process.once('SIGINT', onSignal);
     process.once('SIGTERM', onSignal);
     const { markdown, missed } = await section(progress);
-    process.stdout.write(`\n${await format(markdown, { parser: 'markdown', printWidth: 100 })}`);
+    if (markdown !== null) {
+      process.stdout.write(`\n${await format(markdown, { parser: 'markdown', printWidth: 100 })}`);
+    }
     process.stdout.write(
       missed.length === 0
         ? '\nall targets met\n'

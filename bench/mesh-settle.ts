@@ -24,6 +24,7 @@ import { pingNode, sampleOf } from '../test/support/loopback-ips-mesh.js';
 import { meshPorts } from '../test/support/mesh-ports.js';
 import { positiveInt } from './entry.js';
 import { machineFacts, median, passed, resultsTable, table, type Row } from './report.js';
+import type { SectionResult } from './benchmarks-doc.js';
 
 /** Where a failed run leaves its evidence: every node's log lines and the webhooks. */
 const EVIDENCE_DIR = fileURLToPath(new URL('../../test-output/bench/', import.meta.url));
@@ -793,15 +794,13 @@ How it is measured:
 }
 
 /**
- * The section for docs/benchmarks.md: run unless BENCH_MESH=0. Returns its markdown and the names
- * of missed targets.
+ * The section for docs/benchmarks.md: run unless BENCH_MESH=0 (then null markdown: its block keeps
+ * the last figures). Returns its markdown and the names of missed targets.
  */
-export async function meshSettleSection(
-  progress: (text: string) => void,
-): Promise<{ markdown: string; missed: string[] }> {
+export async function meshSettleSection(progress: (text: string) => void): Promise<SectionResult> {
   if (process.env.BENCH_MESH === '0') {
     progress('mesh bench skipped: BENCH_MESH=0');
-    return { markdown: `${SECTION}\n\nNot run: BENCH_MESH=0.\n`, missed: [] };
+    return { markdown: null, missed: [] };
   }
   const result = await runMeshSettleBench({
     size: positiveInt('BENCH_MESH_SIZE', 50),

@@ -18,6 +18,7 @@ import { runLoad, type ClientKind, type Measured } from './peer-client-load.js';
 import { SimulatorProcess } from './peer-sim-main.js';
 import { openFilesLimit } from './proc-usage.js';
 import { defaultOf, machineFacts, table } from './report.js';
+import type { SectionResult } from './benchmarks-doc.js';
 import { manifestNodeOptions } from './manifest.js';
 
 const SECTION = '## Why knh has its own HTTP client for peers';
@@ -213,13 +214,11 @@ ${table(HEADER, runs.map(row))}
   return { runs, markdown, missed };
 }
 
-/** For bench.ts: the section, or why it was not run. */
-export async function peerClientSection(
-  progress: (text: string) => void,
-): Promise<{ markdown: string; missed: string[] }> {
+/** For bench.ts: the section, or null markdown when skipped (its block keeps the last figures). */
+export async function peerClientSection(progress: (text: string) => void): Promise<SectionResult> {
   if (process.env.BENCH_PEER_CLIENT === '0') {
     progress('peer client bench skipped: BENCH_PEER_CLIENT=0');
-    return { markdown: `${SECTION}\n\nNot run: BENCH_PEER_CLIENT=0.\n`, missed: [] };
+    return { markdown: null, missed: [] };
   }
   try {
     const result = await runPeerClientBench({

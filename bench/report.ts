@@ -151,9 +151,9 @@ export interface ReportInput {
 
 export function markdownReport(r: ReportInput): string {
   const f = r.facts;
-  return `# Benchmarks
+  return `## Loopback
 
-Produced by \`npm run bench\` (bench/bench.ts): ${r.repeat} runs of each timing, a ${r.steadySeconds} s steady run, 5 real knh processes on loopback with default settings (only the webhook URLs set), webhooks received by the in-process receiver (src/receiver/receiver.ts). Overwritten by every run.
+Produced by \`npm run bench\` (bench/bench.ts): ${r.repeat} runs of each timing, a ${r.steadySeconds} s steady run, 5 real knh processes on loopback with default settings (only the webhook URLs set), webhooks received by the in-process receiver (src/demo/webhook-sink.ts). Overwritten by every run.
 
 Run on ${f.date}: ${f.nproc} CPUs (nproc; ${f.cpu}), ${f.memory} RAM, Node ${f.node}, ${f.os}; load average at start (1/5/15 min) ${f.load}. Whole run: ${Math.round(r.totalSeconds)} s.
 

@@ -38,6 +38,7 @@ import {
 } from './scale-discovery.js';
 import { SimulatorProcess } from './peer-sim-main.js';
 import { machineFacts, median, table } from './report.js';
+import type { SectionResult } from './benchmarks-doc.js';
 
 const SECTION = '## Scale: one coordinator, thousands of simulated peers';
 /**
@@ -760,13 +761,11 @@ Round duration is the coordinator's own \`durationMs\` of each \`round\` log lin
   return { runs, markdown, missed };
 }
 
-/** For bench.ts: the section, or why it was not run. */
-export async function scaleSection(
-  progress: (text: string) => void,
-): Promise<{ markdown: string; missed: string[] }> {
+/** For bench.ts: the section, or null markdown when skipped (its block keeps the last figures). */
+export async function scaleSection(progress: (text: string) => void): Promise<SectionResult> {
   if (process.env.BENCH_SCALE === '0') {
     progress('scale bench skipped: BENCH_SCALE=0');
-    return { markdown: `${SECTION}\n\nNot run: BENCH_SCALE=0.\n`, missed: [] };
+    return { markdown: null, missed: [] };
   }
   try {
     const sizes = (process.env.BENCH_SCALE_SIZES ?? '1000,5000').split(',').map((s) => {

@@ -5,6 +5,13 @@ import { dirname, join, normalize } from 'node:path';
 import { expect } from 'chai';
 import { GENERATED_DOCS } from '../../src/config/settings-table.js';
 import { parseDemoArgs } from '../../src/demo/demo-options.js';
+import { blockContent } from '../../scripts/doc-blocks.js';
+import {
+  SECTIONS,
+  checkBenchmarksDoc,
+  sectionBlock,
+  withSections,
+} from '../../bench/benchmarks-doc.js';
 
 const ROOT = new URL('../../../', import.meta.url).pathname;
 const read = (file: string) => readFileSync(join(ROOT, file), 'utf8');
@@ -48,13 +55,21 @@ function linksIn(text: string): string[] {
 describe('README and docs', () => {
   for (const { file, block } of GENERATED_DOCS) {
     it(`${file} has its generated part as the declaration renders it (run \`npm run docs\` to update)`, () => {
-      const text = read(file);
-      const start = text.indexOf(block.start);
-      const end = text.indexOf(block.end);
-      expect(start, `${file}: start marker`).to.be.greaterThan(-1);
-      expect(text.slice(start, end + block.end.length)).to.equal(block.render());
+      expect(blockContent(read(file), block)).to.equal(block.render());
     });
   }
+
+  it('docs/benchmarks.md has the markers of every section of the bench, once each', () => {
+    expect(() => checkBenchmarksDoc()).to.not.throw();
+  });
+
+  it("docs/benchmarks.md's blocks are laid out as `npm run bench` writes them", async () => {
+    const doc = read('docs/benchmarks.md');
+    const own = Object.fromEntries(
+      SECTIONS.map((s) => [s, blockContent(doc, sectionBlock(s)).trim()]),
+    );
+    expect(await withSections(doc, own)).to.equal(doc);
+  });
 
   it('links only to files and headings that exist', () => {
     const broken: string[] = [];
