@@ -153,7 +153,7 @@ export function markdownReport(r: ReportInput): string {
   const f = r.facts;
   return `## Loopback
 
-Produced by \`npm run bench\` (bench/bench.ts): ${r.repeat} runs of each timing, a ${r.steadySeconds} s steady run, 5 real knh processes on loopback with default settings (only the webhook URLs set), webhooks received by the in-process receiver (src/demo/webhook-sink.ts). Overwritten by every run.
+Produced by \`npm run bench\` (bench/bench.ts): ${r.repeat} runs of each timing, a ${r.steadySeconds} s steady run, 5 real knh processes on loopback with default settings (only the webhook URLs set), webhooks received by the in-process receiver (src/demo/webhook-sink.ts). This block is rewritten by every run.
 
 Run on ${f.date}: ${f.nproc} CPUs (nproc; ${f.cpu}), ${f.memory} RAM, Node ${f.node}, ${f.os}; load average at start (1/5/15 min) ${f.load}. Whole run: ${Math.round(r.totalSeconds)} s.
 
