@@ -28,13 +28,14 @@ module.exports = {
     CORE_ONLY('core', ['wire']),
     CORE_ONLY('election', ['core', 'wire']),
     CORE_ONLY('prober', ['core', 'wire']),
+    CORE_ONLY('paths', ['core', 'wire']),
     CORE_ONLY('alerts', ['prober', 'core', 'wire']),
     {
       name: 'core-without-io-libraries',
       comment:
         'The core sees small interfaces; express, axios and the Kubernetes client stay at the edge.',
       severity: 'error',
-      from: { path: '^src/(wire|core|election|prober|alerts)/' },
+      from: { path: '^src/(wire|core|election|prober|paths|alerts)/' },
       to: { path: '(^|/)node_modules/(express|axios|@kubernetes/client-node)/|^node:http$|^http$' },
     },
     {
