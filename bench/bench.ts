@@ -3,8 +3,9 @@
 // slow clients and floods (bench/hostile.ts), then scale: one coordinator of 1,000 and 5,000
 // simulated peers (bench/scale.ts), knh's peer client against node:http and undici
 // (bench/peer-client.ts), the election simulated at 100 to 5,000 nodes
-// (bench/election-scale.ts) and 50 real nodes (bench/mesh-settle.ts); prints each table against
-// its targets and writes them to docs/benchmarks.md.
+// (bench/election-scale.ts), localizing path failures (bench/localize.ts) and 50 real nodes
+// (bench/mesh-settle.ts); prints each table against its targets and writes them to
+// docs/benchmarks.md.
 import { writeFileSync } from 'node:fs';
 import { positiveInt, runMain } from './entry.js';
 import { fileURLToPath } from 'node:url';
@@ -16,6 +17,7 @@ import { loadSchemas } from '../src/wire/schemas.js';
 import { HostNetwork } from '../test/support/netns-hosts.js';
 import { hostileSection } from './hostile.js';
 import { electionScaleSection } from './election-scale.js';
+import { localizeSection } from './localize.js';
 import { meshSettleSection } from './mesh-settle.js';
 import { scaleSection } from './scale.js';
 import { peerClientSection } from './peer-client.js';
@@ -141,6 +143,7 @@ async function main(): Promise<number> {
     // (BENCH_PEER_CLIENT=0 skips it).
     const peerClient = await peerClientSection(progress);
     const electionScale = electionScaleSection(progress);
+    const localizing = localizeSection(progress);
     const meshSettle = await meshSettleSection(progress);
 
     const peerDead = receiver.received.flatMap((w) => {
@@ -252,6 +255,8 @@ async function main(): Promise<number> {
       peerClient.markdown.trim(),
       '',
       electionScale.markdown.trim(),
+      '',
+      localizing.markdown.trim(),
       '',
       meshSettle.markdown.trim(),
     ].join('\n');
