@@ -17,6 +17,7 @@ export const SECTIONS = [
   'scale',
   'peer-client',
   'election-scale',
+  'localize',
   'mesh-settle',
 ] as const;
 export type Section = (typeof SECTIONS)[number];

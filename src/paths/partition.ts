@@ -1,0 +1,98 @@
+// Whether the mesh is split into sides that cannot reach each other, from the paths that work.
+// The rule and why it joins on one direction are in localize.ts (rule 2).
+import { FAILED, MIN_KNOWN, most, type PathIndex } from './path-index.js';
+
+/** Union-find over 0..n-1, with path halving. */
+class Groups {
+  private readonly parent: Int32Array;
+  constructor(n: number) {
+    this.parent = Int32Array.from({ length: n }, (_, i) => i);
+  }
+  root(i: number): number {
+    const parent = this.parent;
+    while (parent[i] !== i) {
+      parent[i] = parent[parent[i]!]!;
+      i = parent[i]!;
+    }
+    return i;
+  }
+  join(a: number, b: number): void {
+    const ra = this.root(a);
+    const rb = this.root(b);
+    if (ra !== rb) this.parent[Math.max(ra, rb)] = Math.min(ra, rb);
+  }
+  /** The classes of `members` (in ascending order), each ascending, ordered by their first member. */
+  classes(members: Iterable<number>): number[][] {
+    const byRoot = new Map<number, number[]>();
+    for (const m of members) {
+      const r = this.root(m);
+      const list = byRoot.get(r);
+      if (list) list.push(m);
+      else byRoot.set(r, [m]);
+    }
+    return [...byRoot.values()];
+  }
+}
+
+/**
+ * The sides of a partition, each a list of node numbers (ascending, sides by their first node), or
+ * null when the paths show none. Paths `explained` already, and nodes `excluded` (unreachable),
+ * take no part. Time O(N + P + G²) and memory O(N + G²), G the groups of two or more nodes (one
+ * or two unless the mesh is shattered; at most N / 2).
+ */
+export function partitionSides(
+  index: PathIndex,
+  explained: Uint8Array,
+  excluded: Uint8Array,
+): number[][] | null {
+  const n = index.names.length;
+  const { from, to, state } = index;
+  const joined = new Groups(n);
+  for (let p = 0; p < from.length; p++) {
+    if (!explained[p] && state[p] !== FAILED) joined.join(from[p]!, to[p]!);
+  }
+  const all = Array.from({ length: n }, (_, i) => i).filter((i) => !excluded[i]);
+  const groups = joined.classes(all).filter((g) => g.length >= 2);
+  if (groups.length < 2) return null;
+
+  const groupOf = new Int32Array(n).fill(-1);
+  groups.forEach((g, gi) => g.forEach((m) => (groupOf[m] = gi)));
+  // Failing paths known between each two groups (no path between groups works: they would be one),
+  // counted up to MIN_KNOWN: G × G bytes.
+  const count = groups.length;
+  const between = new Uint8Array(count * count);
+  for (let p = 0; p < from.length; p++) {
+    const a = groupOf[from[p]!]!;
+    const b = groupOf[to[p]!]!;
+    if (explained[p] || a < 0 || b < 0 || a === b) continue;
+    const key = Math.min(a, b) * count + Math.max(a, b);
+    if (between[key]! < MIN_KNOWN) between[key]!++;
+  }
+  // Groups that too few failures separate are one side: no evidence splits them (sparse samples).
+  const merged = new Groups(count);
+  for (let a = 0; a < count; a++) {
+    for (let b = a + 1; b < count; b++) if (between[a * count + b]! < MIN_KNOWN) merged.join(a, b);
+  }
+  const sides = merged
+    .classes(groups.keys())
+    .map((gs) => gs.flatMap((g) => groups[g]!).sort((x, y) => x - y))
+    .sort((x, y) => x[0]! - y[0]!);
+  if (sides.length < 2) return null;
+  return sidesWorkWithin(index, explained, sides) ? sides : null;
+}
+
+/** Most of the known paths inside each side work: each side is a working network of its own. */
+function sidesWorkWithin(index: PathIndex, explained: Uint8Array, sides: number[][]): boolean {
+  const sideOf = new Int32Array(index.names.length).fill(-1);
+  sides.forEach((side, s) => side.forEach((m) => (sideOf[m] = s)));
+  const known = new Int32Array(sides.length);
+  const working = new Int32Array(sides.length);
+  const { from, to, state } = index;
+  for (let p = 0; p < from.length; p++) {
+    const s = sideOf[from[p]!]!;
+    if (explained[p] || s < 0 || s !== sideOf[to[p]!]) continue;
+    known[s]!++;
+    if (state[p] !== FAILED) working[s]!++;
+  }
+  return sides.every((_, s) => most(working[s]!, known[s]!));
+}
