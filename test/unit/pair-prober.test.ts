@@ -1,0 +1,126 @@
+// A node's probes of the paths from it: every path from it is probed within a cover of rounds, a
+// path whose probes keep failing is failed, a slow or lossy one that stays so is degraded (never
+// failed for an occasional loss), and each change is told once.
+import { expect } from 'chai';
+import type { Outcome } from '../../src/core/transport.js';
+import { DEFAULT_PATH_DEGRADATION } from '../../src/paths/defaults.js';
+import { PairProber, type PathReport } from '../../src/paths/pair-prober.js';
+import type { PingResponse } from '../../src/wire/peer-messages.js';
+import { FakeClock } from '../support/fake-clock.js';
+import { REFUSED, answer, pingResponse } from '../support/pings.js';
+
+const NODES = [1, 2, 3, 4, 5].map((i) => `10.0.0.${i}:8080`);
+const SELF = NODES[0]!;
+const [, B, C] = NODES as [string, string, string];
+
+/** SELF's prober, 2 peers a round; each peer answers as `behave` says for that probe. */
+function prober(
+  behave: (to: string, n: number) => Outcome<PingResponse> = (to) => answer(pingResponse(to, 'n')),
+) {
+  const clock = new FakeClock();
+  const changes: PathReport[] = [];
+  const probes = new Map<string, number>();
+  const p = new PairProber({
+    self: SELF,
+    clock,
+    perRound: 2,
+    failAfter: 2,
+    degradation: DEFAULT_PATH_DEGRADATION,
+    transport: {
+      ping: (to) => {
+        const n = (probes.get(to) ?? 0) + 1;
+        probes.set(to, n);
+        return Promise.resolve(behave(to, n));
+      },
+    },
+    onChange: (r) => changes.push(r),
+  });
+  p.setNodes(NODES);
+  /** `count` rounds, a second apart. */
+  const rounds = async (count: number) => {
+    for (let i = 0; i < count; i++) {
+      await p.probeRound();
+      clock.advance(1_000);
+    }
+  };
+  return { p, clock, changes, probes, rounds };
+}
+
+const stateOf = (p: PairProber, to: string) => p.reports().find((r) => r.to === to)?.state;
+
+describe('PairProber', () => {
+  it('probes every path from this node within a cover of rounds, each ok once', async () => {
+    const t = prober();
+    await t.rounds(2);
+    expect(t.p.reports().map((r) => r.to)).to.have.members(NODES.slice(1));
+    expect(t.p.reports().every((r) => r.state === 'ok')).to.equal(true);
+    expect(t.changes, 'each path told once').to.have.length(4);
+  });
+
+  it('calls a path failed once its probes fail twice in a row, and ok at its next answer', async () => {
+    let down = true;
+    const t = prober((to) => (to === B && down ? REFUSED : answer(pingResponse(to, 'n'))));
+    await t.rounds(2);
+    expect(stateOf(t.p, B), 'one failure is no verdict').to.equal('ok');
+    await t.rounds(2);
+    expect(stateOf(t.p, B)).to.equal('failed');
+    down = false;
+    await t.rounds(2);
+    expect(stateOf(t.p, B)).to.equal('ok');
+    expect(t.changes.filter((r) => r.to === B).map((r) => r.state)).to.deep.equal([
+      'ok',
+      'failed',
+      'ok',
+    ]);
+  });
+
+  it('calls a path degraded when it stays slow, without ever calling it failed', async () => {
+    const t = prober((to) => answer(pingResponse(to, 'n'), to === C ? 600 : 2));
+    // 2 peers a round of 4: each path is probed every other second; the window needs 5 samples.
+    await t.rounds(40);
+    expect(stateOf(t.p, C)).to.equal('degraded');
+    expect(stateOf(t.p, B)).to.equal('ok');
+    expect(t.changes.filter((r) => r.to === C).map((r) => r.state)).to.deep.equal([
+      'ok',
+      'degraded',
+    ]);
+  });
+
+  it('calls a lossy path degraded, not failed, when its failures do not come in a row', async () => {
+    const t = prober((to, n) =>
+      to === C && n % 3 === 0 ? REFUSED : answer(pingResponse(to, 'n')),
+    );
+    await t.rounds(40);
+    expect(stateOf(t.p, C)).to.equal('degraded');
+    expect(t.changes.some((r) => r.to === C && r.state === 'failed')).to.equal(false);
+  });
+
+  it('forgets the path to a node that left the list, and an answer that comes after it left', async () => {
+    let answerLate: (() => void) | null = null;
+    const t = prober();
+    await t.rounds(2);
+    const p = new PairProber({
+      self: SELF,
+      clock: t.clock,
+      perRound: 4,
+      failAfter: 2,
+      degradation: DEFAULT_PATH_DEGRADATION,
+      transport: {
+        ping: (to) =>
+          new Promise((resolve) => {
+            const outcome = answer(pingResponse(to, 'n'));
+            if (to === B) answerLate = () => resolve(outcome);
+            else resolve(outcome);
+          }),
+      },
+    });
+    p.setNodes(NODES);
+    const round = p.probeRound();
+    p.setNodes(NODES.filter((a) => a !== B));
+    (answerLate as (() => void) | null)?.();
+    await round;
+    expect(p.reports().map((r) => r.to)).to.not.include(B);
+    t.p.setNodes(NODES.filter((a) => a !== B));
+    expect(t.p.reports().map((r) => r.to)).to.not.include(B);
+  });
+});
