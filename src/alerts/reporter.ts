@@ -6,7 +6,7 @@ import type { RoundReport, SelfSuspicion } from '../prober/rounds.js';
 import { isJudgementEvent, opensIncident, type PeerStatusPayload } from '../wire/webhooks.js';
 import { fromView, placeholderId, type Judgement, type PeerRecord } from '../prober/verdict.js';
 import type { PeerView } from '../wire/peer-view.js';
-import type { AlertHold } from './alert-hold.js';
+import type { MaintenanceHold } from './maintenance-hold.js';
 import { CannotJudge, resolveInherited } from './cannot-judge.js';
 import type { MaintenanceWindow } from '../wire/maintenance-window.js';
 import type { EventSink } from './event-sink.js';
@@ -39,7 +39,7 @@ export interface ReporterOptions {
    */
   shareSettled?: () => void;
   /** Maintenance: alerts about paused nodes are held back here instead of sent. */
-  hold?: AlertHold;
+  hold?: MaintenanceHold;
   /**
    * An alert held back (`window`: the maintenance window pausing it), or, with a null window, a
    * resolution that cancelled one held back: for the status page.

@@ -1,6 +1,6 @@
 // Judging: the prober's rounds, and the reporter that turns their verdicts into webhooks (held
 // during maintenance, shared with the successors before they go), and the verdicts as shared.
-import { AlertHold } from '../alerts/alert-hold.js';
+import { MaintenanceHold } from '../alerts/maintenance-hold.js';
 import { Reporter } from '../alerts/reporter.js';
 import type { Config } from '../config/load.js';
 import type { Clock } from '../core/clock.js';
@@ -76,7 +76,7 @@ export function judging(o: JudgingOptions): Judging {
     shareSettled: () => {
       if (!o.sharing().largeMesh) void shareVerdicts();
     },
-    hold: new AlertHold((peer, now) => pausing(o.book.all(), peer, now)),
+    hold: new MaintenanceHold((peer, now) => pausing(o.book.all(), peer, now)),
     // A predecessor's POST in flight when its term ended: its outcome comes within a webhook
     // timeout, told in a reply to one of the next heartbeats.
     handoverWaitMs: config.webhookTimeoutMs + 2_000,

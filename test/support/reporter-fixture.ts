@@ -3,7 +3,7 @@
 import type { ClusterStatusPayload, PeerStatusPayload } from '../../src/wire/webhooks.js';
 import { Reporter } from '../../src/alerts/reporter.js';
 import type { TermView } from '../../src/alerts/term-view.js';
-import type { AlertHold } from '../../src/alerts/alert-hold.js';
+import type { MaintenanceHold } from '../../src/alerts/maintenance-hold.js';
 import type { RoundReport, SelfSuspicion } from '../../src/prober/rounds.js';
 import type { Judgement, PeerRecord } from '../../src/prober/verdict.js';
 import { CapturingLogger } from './capturing-logger.js';
@@ -24,7 +24,7 @@ export interface SetupOptions {
   poster?: FakePoster;
   self?: typeof SELF;
   /** Maintenance: alerts about paused nodes held back. */
-  hold?: AlertHold;
+  hold?: MaintenanceHold;
 }
 
 export interface Suppressed {

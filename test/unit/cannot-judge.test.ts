@@ -7,7 +7,7 @@ import { loadSchemas } from '../../src/wire/schemas.js';
 import { silentRecord, upRecord } from '../support/verdicts.js';
 import { referenceErrors } from '../support/knh-reference-schemas.js';
 import { SELF, setupReporter } from '../support/reporter-fixture.js';
-import { AlertHold } from '../../src/alerts/alert-hold.js';
+import { MaintenanceHold } from '../../src/alerts/maintenance-hold.js';
 import type { MaintenanceWindow } from '../../src/wire/maintenance-window.js';
 import { PEER_URL } from '../support/test-notifier.js';
 import { OK, UNAVAILABLE } from '../support/fake-poster.js';
@@ -139,7 +139,7 @@ describe('cannot judge the mesh', () => {
   });
 
   it('is not opened for silent peers that a maintenance window pauses', async () => {
-    const hold = new AlertHold((peer) =>
+    const hold = new MaintenanceHold((peer) =>
       ['worker-3', 'worker-4', 'worker-5'].includes(peer.nodeName) ? WINDOW : null,
     );
     const fx = setupReporter({ holdShares: false, hold });

@@ -1,7 +1,7 @@
 // The reporter during maintenance: alerts about paused peers are held (and still handed over to a
 // successor), cancelled by their resolution, or sent once the window is over; nothing else changes.
 import { expect } from 'chai';
-import { AlertHold } from '../../src/alerts/alert-hold.js';
+import { MaintenanceHold } from '../../src/alerts/maintenance-hold.js';
 import { pausing } from '../../src/maintenance/windows.js';
 import type { MaintenanceWindow } from '../../src/wire/maintenance-window.js';
 import type { Judgement, PeerRecord } from '../../src/prober/verdict.js';
@@ -23,7 +23,7 @@ function setup(clock: FakeClock, windows: () => readonly MaintenanceWindow[], se
     self,
     holdShares: false,
     intervalMs: 0,
-    hold: new AlertHold((peer, now) => pausing(windows(), peer, now)),
+    hold: new MaintenanceHold((peer, now) => pausing(windows(), peer, now)),
   });
   const records = new Map<string, PeerRecord>();
   fx.leadership.records = () => [...records.values()];

@@ -10,7 +10,7 @@ export type Admission =
   /** Kept back: `window` pauses it, or it resolves an alert kept back (`cancels` its key). */
   | { send: false; window: MaintenanceWindow | null; cancels: string | null };
 
-export class AlertHold {
+export class MaintenanceHold {
   /** Openings kept back, by incident. */
   private readonly held = new Map<string, PeerStatusPayload>();
 

@@ -1,7 +1,7 @@
 // The alert hold: which alerts a maintenance window keeps back, which resolutions cancel them, and
 // what goes out when the window is over.
 import { expect } from 'chai';
-import { AlertHold } from '../../src/alerts/alert-hold.js';
+import { MaintenanceHold } from '../../src/alerts/maintenance-hold.js';
 import { peerStatusPayload } from '../../src/alerts/payloads.js';
 import { incidentOf } from '../../src/wire/incident.js';
 import type { PeerStatusPayload } from '../../src/wire/webhooks.js';
@@ -48,11 +48,11 @@ function payload(
 /** A hold over a window list the test changes, as main wires it to the book. */
 function hold(initial: MaintenanceWindow[]) {
   let windows = initial;
-  const h = new AlertHold((peer, now) => pausing(windows, peer, now));
+  const h = new MaintenanceHold((peer, now) => pausing(windows, peer, now));
   return { h, set: (w: MaintenanceWindow[]) => (windows = w) };
 }
 
-describe('AlertHold', () => {
+describe('MaintenanceHold', () => {
   it('sends alerts about a peer no window pauses', () => {
     const { h } = hold([maintenanceWindow('w', T + 10 * MIN)]);
     expect(h.admit(payload(A, 'peer_dead', T), T)).to.deep.equal({ send: true });
