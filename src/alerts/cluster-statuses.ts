@@ -2,7 +2,7 @@
 // round or confirmation that changed a verdict (change), one every CLUSTER_STATUS_INTERVAL
 // (periodic). One waits at a time, built when its turn in the outbox comes, and they go at least
 // CLUSTER_STATUS_MIN_GAP_MS apart: changes meanwhile ride on the next.
-import type { Clock, TimerHandle } from '../core/clock.js';
+import { every, type Clock, type TimerHandle } from '../core/clock.js';
 import type { Logger } from '../core/logger.js';
 import type { NodeRef } from '../wire/node-ref.js';
 import type { ClusterStatusPayload, ClusterStatusReason } from '../wire/webhooks.js';
@@ -52,7 +52,7 @@ export class ClusterStatuses {
   /** When this term's last cluster status went into the outbox; null: none yet. */
   private lastAt: number | null = null;
   private gapTimer: TimerHandle | null = null;
-  private periodic: TimerHandle | null = null;
+  private stopPeriodic: (() => void) | null = null;
 
   constructor(private readonly o: ClusterStatusesOptions) {}
 
@@ -76,8 +76,8 @@ export class ClusterStatuses {
     this.waiting = null;
     if (this.gapTimer) this.o.clock.clearTimeout(this.gapTimer);
     this.gapTimer = null;
-    if (this.periodic) this.o.clock.clearTimeout(this.periodic);
-    this.periodic = null;
+    this.stopPeriodic?.();
+    this.stopPeriodic = null;
   }
 
   /** A round ended; `changed`: it changed a verdict or the membership. */
@@ -107,17 +107,15 @@ export class ClusterStatuses {
   }
 
   private schedulePeriodic(): void {
-    const every = this.o.intervalMs;
-    if (every <= 0) return;
-    this.periodic = this.o.clock.setTimeout(() => {
-      if (!this.lead) return;
+    if (this.o.intervalMs <= 0) return;
+    // Stopped with the term (stop()), so it never runs without one.
+    this.stopPeriodic = every(this.o.clock, this.o.intervalMs, () => {
       try {
         this.decide('periodic');
       } catch (err) {
         this.o.logger.error({ err }, 'BUG: building the periodic cluster status failed');
       }
-      this.schedulePeriodic();
-    }, every);
+    });
   }
 
   private decide(reason: ClusterStatusReason): void {

@@ -1,7 +1,7 @@
 // Which peers this node works with: those discovery lists (itself left out), minus those that
 // left in order; whether discovery lists this node itself, and what it says while it does not.
 import type { Config } from '../config/load.js';
-import type { Clock, TimerHandle } from '../core/clock.js';
+import { every, type Clock } from '../core/clock.js';
 import type { Logger } from '../core/logger.js';
 import { Departures, type Departed } from '../discovery/departures.js';
 import { diffPeers } from '../discovery/diff.js';
@@ -36,7 +36,7 @@ export class Membership {
   /** Those not departed: they take part. */
   private presentPeers: readonly string[] = [];
   private selfListed = false;
-  private waitWarning: TimerHandle | null = null;
+  private stopWarning: (() => void) | null = null;
   /** Stopping: discovery may still call back until it has stopped, and changes nothing. */
   private closed = false;
   private readonly departures: Departures;
@@ -156,27 +156,23 @@ export class Membership {
   }
 
   private stopWaiting(): void {
-    if (this.waitWarning) this.o.clock.clearTimeout(this.waitWarning);
-    this.waitWarning = null;
+    this.stopWarning?.();
+    this.stopWarning = null;
   }
 
   private waitForSelf(): void {
-    if (this.waitWarning) return;
+    if (this.stopWarning) return;
     const { self, logger, clock } = this.o;
     logger.info(
       { event: 'waiting-for-self', address: self.address, peers: this.listedPeers.length },
       `waiting for ${self.address} to appear among the endpoints before taking part`,
     );
-    const warn = () => {
-      this.waitWarning = clock.setTimeout(() => {
-        const peers = this.listedPeers.length;
-        logger.warn(
-          { event: 'waiting-for-self', address: self.address, peers },
-          `still not listed after ${SELF_WAIT_WARN_MS / 1000} s more: ${self.address} is not among the ${peers} endpoints of service ${this.o.config.serviceName ?? ''} in ${this.o.config.namespace ?? ''}; check that the Service selects this pod, that it publishes not-ready addresses, that POD_IP is status.podIP, that CONTAINER_PORT is the Service's target port, and that the Role allows listing EndpointSlices`,
-        );
-        warn();
-      }, SELF_WAIT_WARN_MS);
-    };
-    warn();
+    this.stopWarning = every(clock, SELF_WAIT_WARN_MS, () => {
+      const peers = this.listedPeers.length;
+      logger.warn(
+        { event: 'waiting-for-self', address: self.address, peers },
+        `still not listed after ${SELF_WAIT_WARN_MS / 1000} s more: ${self.address} is not among the ${peers} endpoints of service ${this.o.config.serviceName ?? ''} in ${this.o.config.namespace ?? ''}; check that the Service selects this pod, that it publishes not-ready addresses, that POD_IP is status.podIP, that CONTAINER_PORT is the Service's target port, and that the Role allows listing EndpointSlices`,
+      );
+    });
   }
 }
