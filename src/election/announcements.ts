@@ -5,6 +5,7 @@ import type { Alert } from '../wire/alert.js';
 import type { NodeRef } from '../wire/node-ref.js';
 import type { Announcement } from '../wire/peer-messages.js';
 import type { PeerStatusPayload } from '../wire/webhooks.js';
+import { PROTOCOL } from '../wire/protocol.js';
 import { alertsFor, undeliveredFor } from './compat.js';
 import type { ElectionDelegate, TermState } from './delegate.js';
 
@@ -23,10 +24,11 @@ export function termStateOf(m: {
   };
 }
 
-/** The announcement with the verdicts, for peers of this protocol, and of protocol 1. */
+/** The announcement with the verdicts, for peers of this protocol, of protocol 2, and of 1. */
 interface FullAnnouncements {
   current: Announcement;
-  previous: Announcement;
+  second: Announcement;
+  first: Announcement;
 }
 
 /** At most this many firing alerts ride on an announcement (the newest). */
@@ -55,8 +57,8 @@ export class Announcements {
   ) {}
 
   /**
-   * The announcement for each peer: the full one (as a node of protocol 1 takes it, to one that
-   * has not said it speaks 2), or in a large mesh a thin one to non-successors.
+   * The announcement for each peer: the full one (as a node of its protocol takes it; protocol 1
+   * to one that has not said), or in a large mesh a thin one to non-successors.
    * `thinHeartbeatMs`: a large mesh's, whose peers other than the successors get no verdicts and
    * are told how often they hear from the coordinator; null: every peer gets them.
    */
@@ -72,9 +74,11 @@ export class Announcements {
       ...(windows.length > 0 ? { maintenance: windows } : {}),
       successors: [...successors],
     };
-    const { current, previous } = this.full(common);
-    const full = (address: string) =>
-      (this.o.protocolOf?.(address) ?? 1) >= 2 ? current : previous;
+    const { current, second, first } = this.full(common);
+    const full = (address: string) => {
+      const protocol = this.o.protocolOf?.(address) ?? 1;
+      return protocol >= PROTOCOL ? current : protocol >= 2 ? second : first;
+    };
     if (thinHeartbeatMs === null) return full;
     const thin: Announcement = {
       ...common,
@@ -103,14 +107,21 @@ export class Announcements {
     const last = this.lastFull;
     if (last && last.peers === peers && last.key === key) return last.announcements;
     const current: Announcement = { ...rest, peers };
-    // A node of protocol 1 refuses what it does not know: the same, without it.
-    const older = undeliveredFor(1, undelivered);
-    const olderAlerts = alertsFor(1, alerts);
-    const previous: Announcement =
-      cannotJudge || older.length < undelivered.length || olderAlerts.length < alerts.length
-        ? { ...common, undelivered: older, ...alertsToShare(olderAlerts), peers }
-        : current;
-    const announcements = { current, previous };
+    // A node of an older protocol refuses what it does not know: the same, without it (the same
+    // object when there is nothing to leave out).
+    const olderFor = (protocol: number, base: Announcement): Announcement => {
+      const older = undeliveredFor(protocol, undelivered);
+      const olderAlerts = alertsFor(protocol, alerts);
+      const judge = protocol >= 2 && cannotJudge ? { cannot_judge: cannotJudge } : {};
+      return (!judge.cannot_judge && cannotJudge) ||
+        older !== undelivered ||
+        olderAlerts !== alerts
+        ? { ...common, undelivered: older, ...alertsToShare(olderAlerts), ...judge, peers }
+        : base;
+    };
+    const second = olderFor(2, current);
+    const first = olderFor(1, second);
+    const announcements = { current, second, first };
     this.lastFull = { peers, key, announcements };
     return announcements;
   }

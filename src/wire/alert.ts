@@ -1,12 +1,12 @@
 // An alert as the receivers other than KNH's webhooks see it, and as followers hold it for a
 // successor (schemas/alert.schema.json).
-import type { JudgementFacts } from './webhooks.js';
+import type { FindingFacts, JudgementFacts, OpeningEvent, Severity } from './webhooks.js';
 
 /**
  * cannot_judge: the coordinator (`peer`) cannot reach most of its peers and withholds their
  * verdicts; `reason` says so in a sentence, `judgement` in figures.
  */
-export type AlertKind = 'peer_dead' | 'path_broken' | 'cannot_judge';
+export type AlertKind = OpeningEvent;
 
 export interface Alert {
   /** Stable identity across firing, resolution and coordinators: `knh:<subject>:<incident ms>`. */
@@ -21,6 +21,10 @@ export interface Alert {
   path: { from: string; to: string; witnesses: string[] } | null;
   /** cannot_judge: what the coordinator could see when it said so. */
   judgement?: JudgementFacts;
+  /** Findings of every node's paths (protocol 3): warning, the rest critical. */
+  severity?: Severity;
+  /** Findings: their figures, probe size, reach or sides, as the event said. */
+  facts?: FindingFacts;
   /** Epoch ms the problem started. */
   startsAt: number;
   /** Epoch ms it ended; null while firing. */

@@ -16,6 +16,12 @@ export const incidentSubject = {
   path: (from: string, to: string): string => `${from}->${to}`,
   /** A coordinator that cannot judge the mesh: `judge:<its address>`. */
   judge: (address: string): string => `judge:${address}`,
+  /** A finding about a node (degraded, dropping full-size packets, egress cut): `<kind>:<address>`. */
+  node: (kind: 'degraded' | 'mtu' | 'egress', address: string): string => `${kind}:${address}`,
+  /** A finding about a path (degraded, dropping full-size packets): `<kind>:<from>-><to>`. */
+  pathOf: (kind: 'degraded' | 'mtu', from: string, to: string): string => `${kind}:${from}->${to}`,
+  /** The mesh split (one at a time): `partition`. */
+  partition: (): string => 'partition',
 };
 
 const EVENT_SUFFIX: Record<PeerStatusEvent, string> = {
@@ -25,6 +31,18 @@ const EVENT_SUFFIX: Record<PeerStatusEvent, string> = {
   path_restored: 'path-restored',
   cannot_judge: 'cannot-judge',
   can_judge: 'can-judge',
+  peer_degraded: 'degraded',
+  peer_healthy: 'healthy',
+  path_degraded: 'path-degraded',
+  path_healthy: 'path-healthy',
+  peer_mtu: 'mtu',
+  peer_mtu_ok: 'mtu-ok',
+  path_mtu: 'path-mtu',
+  path_mtu_ok: 'path-mtu-ok',
+  egress_broken: 'egress-broken',
+  egress_restored: 'egress-restored',
+  partition: 'partition',
+  partition_healed: 'partition-healed',
 };
 
 export function incidentKey(subject: string, startedMs: number): IncidentKey {

@@ -8,8 +8,10 @@ export const PROTOCOL_HEADER = 'x-knh-protocol';
  * 2: adds `cannot_judge` / `can_judge` events and the `cannot_judge` alert kind to what is shared,
  *    the `cannot_judge` and `handover` fields of announcements and their replies, and schemas
  *    that accept fields they do not know.
+ * 3: adds the path reports (POST /paths/report) and full-size echoes (POST /paths/echo) of pair
+ *    probing, and the finding events and alert kinds (wire/webhooks.ts) to what is shared.
  */
-export const PROTOCOL = 2;
+export const PROTOCOL = 3;
 
 /** The protocol a header value names: absent or unreadable, 1 (a node of f6578aa or before). */
 export function protocolIn(value: string | null | undefined): number {

@@ -15,14 +15,78 @@ export interface PeerPayload {
 }
 
 export type PeerStatusEvent =
-  'peer_dead' | 'peer_recovered' | 'path_broken' | 'path_restored' | 'cannot_judge' | 'can_judge';
+  | 'peer_dead'
+  | 'peer_recovered'
+  | 'path_broken'
+  | 'path_restored'
+  | 'cannot_judge'
+  | 'can_judge'
+  | FindingEvent;
+
+/**
+ * What the coordinator's localization of every node's paths finds (src/paths/), protocol 3: a node
+ * or path degraded, full-size packets dropped, a node's egress cut, the mesh split. Warnings: the
+ * nodes answer. (A path broken between two nodes is `path_broken`, as from the coordinator.)
+ */
+export type FindingEvent =
+  | 'peer_degraded'
+  | 'peer_healthy'
+  | 'path_degraded'
+  | 'path_healthy'
+  | 'peer_mtu'
+  | 'peer_mtu_ok'
+  | 'path_mtu'
+  | 'path_mtu_ok'
+  | 'egress_broken'
+  | 'egress_restored'
+  | 'partition'
+  | 'partition_healed';
 
 /** Every incident's opening event, and the event that resolves it (same dedup key stem). */
 export const RESOLVED_BY = {
   peer_dead: 'peer_recovered',
   path_broken: 'path_restored',
   cannot_judge: 'can_judge',
+  peer_degraded: 'peer_healthy',
+  path_degraded: 'path_healthy',
+  peer_mtu: 'peer_mtu_ok',
+  path_mtu: 'path_mtu_ok',
+  egress_broken: 'egress_restored',
+  partition: 'partition_healed',
 } as const satisfies Partial<Record<PeerStatusEvent, PeerStatusEvent>>;
+
+/** How urgent an incident is: a dead node pages; a degraded one warns. */
+export type Severity = 'critical' | 'warning';
+
+/** Incidents that warn: the nodes still answer (the others are critical). */
+const WARNING: ReadonlySet<OpeningEvent> = new Set([
+  'peer_degraded',
+  'path_degraded',
+  'peer_mtu',
+  'path_mtu',
+  'egress_broken',
+  'partition',
+]);
+
+export function severityOf(event: PeerStatusEvent): Severity {
+  return WARNING.has(openingOf(event)) ? 'warning' : 'critical';
+}
+
+/**
+ * The first peer protocol (wire/protocol.ts) whose nodes take each kind of incident: a node of an
+ * older one refuses a message holding an event it does not know, so those are left out for it.
+ */
+export const INCIDENT_SINCE_PROTOCOL: Readonly<Record<OpeningEvent, number>> = {
+  peer_dead: 1,
+  path_broken: 1,
+  cannot_judge: 2,
+  peer_degraded: 3,
+  path_degraded: 3,
+  peer_mtu: 3,
+  path_mtu: 3,
+  egress_broken: 3,
+  partition: 3,
+};
 
 export type OpeningEvent = keyof typeof RESOLVED_BY;
 
@@ -41,9 +105,35 @@ export function openingOf(event: PeerStatusEvent): OpeningEvent {
   return opening;
 }
 
-/** Events about the path from the coordinator to a peer, not about the peer itself. */
+/** Events about a path broken (from the coordinator, or between two nodes), not about a peer. */
 export function isPathEvent(event: PeerStatusEvent): boolean {
   return openingOf(event) === 'path_broken';
+}
+
+/** Events of the coordinator's localization of every node's paths (src/paths/). */
+export function isFindingEvent(event: PeerStatusEvent): event is FindingEvent {
+  return INCIDENT_SINCE_PROTOCOL[openingOf(event)] >= 3;
+}
+
+/** A window's figures as a degradation event carries them. */
+export interface PathFigures {
+  /** Probes counted (those of every path judged, for a node). */
+  samples: number;
+  loss_ratio: number;
+  p50_ms: number | null;
+  p99_ms: number | null;
+}
+
+/** What a finding event says beyond KNH's fields (each event carries its own). */
+export interface FindingFacts {
+  /** peer_degraded, path_degraded (and their resolutions): the figures when decided. */
+  figures?: PathFigures;
+  /** peer_mtu, path_mtu: the probe size, in bytes of payload, that fails where small ones pass. */
+  mtu?: { size: number };
+  /** egress_broken: the nodes it still reaches, and those that reach it (addresses). */
+  egress?: { reaches: string[]; reached_by: string[] };
+  /** partition: the sides, each a list of node addresses, that cannot reach each other. */
+  partition?: { sides: string[][] };
 }
 
 /** Events about the coordinator's own ability to judge, not about a peer (peer: the coordinator). */
@@ -76,6 +166,12 @@ export interface PeerStatusPayload {
   path?: { from: string; to: string; witnesses: string[] };
   /** cannot_judge / can_judge only. */
   judgement?: JudgementFacts;
+  /** Finding events only (protocol 3): warning; the others are critical and say nothing. */
+  severity?: Severity;
+  figures?: FindingFacts['figures'];
+  mtu?: FindingFacts['mtu'];
+  egress?: FindingFacts['egress'];
+  partition?: FindingFacts['partition'];
 }
 
 export type ClusterStatusReason = 'election' | 'change' | 'periodic';
