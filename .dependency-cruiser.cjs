@@ -28,7 +28,7 @@ module.exports = {
     CORE_ONLY('core', ['wire']),
     CORE_ONLY('election', ['core', 'wire']),
     CORE_ONLY('prober', ['core', 'wire']),
-    CORE_ONLY('alerts', ['prober', 'core', 'wire']),
+    CORE_ONLY('alerts', ['prober', 'paths', 'core', 'wire']),
     CORE_ONLY('paths', ['core', 'wire']),
     {
       name: 'core-without-io-libraries',

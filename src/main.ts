@@ -19,6 +19,7 @@ import { Membership } from './node/membership.js';
 import { outbound } from './node/outbound.js';
 import { peerAuthFor } from './node/peer-auth-for.js';
 import { peerSourceFor } from './node/peer-source-for.js';
+import { PathProbing } from './node/path-probing.js';
 import { nodeTransport } from './node/peer-transport.js';
 import { overloadPatienceMs } from './prober/policy.js';
 import { Relay } from './prober/relay.js';
@@ -86,6 +87,7 @@ export async function startNode(config: Config, deps: NodeDeps): Promise<Running
     nodeNameOf,
     loopLag,
     sharing,
+    findingOpen: (payload) => paths.isOpen(payload),
   });
   const present = () => membership.present;
   const leadership = new Leadership({ ...parts, rounds, reporter, shared, present });
@@ -104,6 +106,14 @@ export async function startNode(config: Config, deps: NodeDeps): Promise<Running
     },
     onSelfListed: (listed) => leadership.listed(listed),
   });
+  const paths = new PathProbing({
+    ...base,
+    transport,
+    election: () => election,
+    present,
+    reporter,
+    refOf: (address) => rounds.record(address),
+  });
   const isPeer = (address: string) => membership.isPeer(address);
   const maxTimeoutMs = 2 * config.probeTimeoutMs;
   const relay = new Relay({ transport, clock, policy: config, isPeer, maxTimeoutMs });
@@ -119,7 +129,7 @@ export async function startNode(config: Config, deps: NodeDeps): Promise<Running
     maxMemoryMiB: config.maxMemoryMiB,
     lag: loopLag,
   });
-  const api = { ...parts, auth, leadership, membership, rounds, relay, health, nodeNameOf };
+  const api = { ...parts, auth, leadership, membership, rounds, relay, health, nodeNameOf, paths };
   const server = await listen(
     nodeApi({ ...api, version: VERSION }),
     config.listenHost,
@@ -134,6 +144,7 @@ export async function startNode(config: Config, deps: NodeDeps): Promise<Running
   );
   membership.start();
   await source.start((addresses) => membership.update(addresses));
+  paths.start();
   // Alerts held for maintenance go out once their window is over (and still open); old windows
   // go; a node gone longer than DEPARTED_FOR_MS is probed again, as the live node it last was.
   const stopTicking = every(clock, 1_000, () => {
@@ -142,7 +153,17 @@ export async function startNode(config: Config, deps: NodeDeps): Promise<Running
     membership.expireDepartures((d) => rounds.presumeAlive(d.address, d.id, d.atMs));
   });
   const queues = [notifier, dispatcher];
-  const node = { ...parts, source, reporter, server, health, loopLag, membership, leadership };
+  const node = {
+    ...parts,
+    source,
+    reporter,
+    server,
+    health,
+    loopLag,
+    membership,
+    leadership,
+    paths,
+  };
   let stopping: Promise<void> | null = null;
   return {
     port: server.port,

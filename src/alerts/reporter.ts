@@ -3,7 +3,13 @@ import type { Clock, TimerHandle } from '../core/clock.js';
 import type { Logger } from '../core/logger.js';
 import type { NodeRef } from '../wire/node-ref.js';
 import type { RoundReport, SelfSuspicion } from '../prober/rounds.js';
-import { isJudgementEvent, opensIncident, type PeerStatusPayload } from '../wire/webhooks.js';
+import {
+  isFindingEvent,
+  isFindingPayload,
+  isJudgementEvent,
+  opensIncident,
+  type PeerStatusPayload,
+} from '../wire/webhooks.js';
 import { fromView, placeholderId, type Judgement, type PeerRecord } from '../prober/verdict.js';
 import type { PeerView } from '../wire/peer-view.js';
 import type { MaintenanceHold } from './maintenance-hold.js';
@@ -52,6 +58,11 @@ export interface ReporterOptions {
    * comes in a later reply, else this node sends it (default 7 s: a webhook timeout and more).
    */
   handoverWaitMs?: number;
+  /**
+   * Whether the finding (of every node's paths) an event opened is still open here: a held one
+   * goes out when its maintenance is over only then. Default: none is.
+   */
+  findingOpen?: (payload: PeerStatusPayload) => boolean;
 }
 
 /** How a term ends: another node took over (what is unsent is its now), or this node stops. */
@@ -70,12 +81,23 @@ function isOpen(
   payload: PeerStatusPayload,
   records: ReadonlyMap<string, PeerRecord>,
 ): boolean | null {
+  // A finding of the paths between nodes: the verdicts of the coordinator's own probes say
+  // nothing of it.
+  if (isFindingPayload(payload)) return null;
   const r = records.get(payload.peer.address);
   if (!r) return null;
   const incident = incidentStartOf(payload);
   return payload.event === 'peer_dead'
     ? r.health === 'dead' && r.sinceMs === incident
     : r.brokenPath?.sinceMs === incident;
+}
+
+/** What a held alert says that is still true when its maintenance ends. */
+function stillTrue(payload: PeerStatusPayload): string {
+  if (payload.event === 'cannot_judge') return 'the mesh still cannot be judged';
+  if (payload.event === 'peer_dead') return `${payload.peer.id} still dead`;
+  if (isFindingPayload(payload)) return `still so: ${payload.reason ?? payload.event}`;
+  return `${payload.peer.id} still behind a broken path`;
 }
 
 /** Handlers run synchronously from the prober's callbacks; they only queue work. */
@@ -481,6 +503,20 @@ export class Reporter {
     this.deliver(resolution, true);
   }
 
+  /**
+   * A finding of every node's paths opened or closed (src/paths/): its event goes out like a
+   * verdict's, but without a sharing first (a warning: a successor repeating it, with the same
+   * key, costs less than holding every finding behind a round trip to the followers).
+   */
+  onFinding(payload: PeerStatusPayload): void {
+    if (!this.leadership) return;
+    this.opts.logger.info(
+      { event: 'path-finding', dedupKey: payload.dedup_key, finding: payload.event },
+      payload.reason ?? payload.event,
+    );
+    this.deliver(payload, false);
+  }
+
   /** A confirmation changed a verdict between rounds: the cluster status goes out now. */
   onVerdictsChanged(): void {
     this.statuses.verdictsChanged();
@@ -544,7 +580,9 @@ export class Reporter {
       // Held since an earlier term, perhaps: only what is still true goes out.
       const open = isJudgementEvent(payload.event)
         ? this.cannotJudge.isOpen(payload)
-        : isOpen(payload, records) === true;
+        : isFindingPayload(payload)
+          ? (this.opts.findingOpen?.(payload) ?? false)
+          : isOpen(payload, records) === true;
       if (!open) {
         this.pending.delete(payload.dedup_key);
         this.opts.logger.info(
@@ -555,7 +593,7 @@ export class Reporter {
       }
       this.opts.logger.info(
         { event: 'alert-released', dedupKey: payload.dedup_key },
-        `maintenance over and ${payload.event === 'cannot_judge' ? 'the mesh still cannot be judged' : `${payload.peer.id} still ${payload.event === 'peer_dead' ? 'dead' : 'behind a broken path'}`}: sending the held ${payload.event}`,
+        `maintenance over and ${stillTrue(payload)}: sending the held ${payload.event}`,
       );
       this.queue(payload, true);
     }

@@ -60,6 +60,8 @@ function describe(setting: Setting): string {
       return 'a port number from 1 to 65535';
     case 'int':
       return `a whole number from ${t.min} to ${t.max}`;
+    case 'ratio':
+      return `a decimal number greater than ${t.min} and at most ${t.max}, e.g. "0.1" for 10 %`;
     case 'duration':
       return `a duration from ${t.minMs / 1000} to ${t.maxMs / 1000} seconds: plain seconds like "2" or "0.5", or "500ms", "2s", "1m", "1h"`;
     case 'enum':
@@ -172,6 +174,10 @@ export function parseValue(setting: Setting, raw: string): { value: Value } | { 
       const n = Number(text);
       if (!(/^-?\d+$/.test(text) && n >= t.min && n <= t.max)) return bad;
       return { value: n === t.off ? null : n };
+    }
+    case 'ratio': {
+      const n = Number(text);
+      return /^\d*\.?\d+$/.test(text) && n > t.min && n <= t.max ? { value: n } : bad;
     }
     case 'duration': {
       const ms = parseDuration(text);

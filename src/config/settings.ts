@@ -20,6 +20,8 @@ export type SettingKind =
   | { kind: 'port' }
   /** `off`: the value that turns the setting off, read as null. */
   | { kind: 'int'; min: number; max: number; off?: number }
+  /** A decimal number above `min` (exclusive) and at most `max`. */
+  | { kind: 'ratio'; min: number; max: number }
   /** Read in milliseconds, so the fields of durations end in `Ms`. */
   | { kind: 'duration'; minMs: number; maxMs: number }
   /** `synonyms`: values accepted and read as another one; the field never holds them. */
@@ -234,6 +236,65 @@ export const SETTINGS = [
     unit: 'seconds',
     description:
       'How long a candidate that got an answer waits for the winner to announce itself before holding the election again.',
+    origin: 'knh',
+  },
+  {
+    env: 'PAIR_PROBES',
+    key: 'pairProbes',
+    type: { kind: 'int', min: 0, max: 1_000 },
+    default: '20',
+    unit: 'peers',
+    description:
+      'Every node probes this many other nodes each round (ELECTION_COOLDOWN_PERIOD), walking the ring of all nodes, so that every pair of nodes is tested: within ceil((N − 1) / PAIR_PROBES) rounds, and at a constant load per node whatever N. Each node reports what changes to the coordinator, which localizes broken paths, degraded nodes and paths, MTU black holes, cut egress and partitions. 0 turns pair probing off (the coordinator still probes every peer).',
+    origin: 'knh',
+  },
+  {
+    env: 'PATH_WINDOW',
+    key: 'pathWindowMs',
+    type: duration(1_000, 3_600_000),
+    default: '10',
+    unit: 'seconds',
+    description:
+      "How far back a path's probes count for its loss ratio and latency percentiles (pair probing).",
+    origin: 'knh',
+  },
+  {
+    env: 'DEGRADED_LOSS_RATIO',
+    key: 'degradedLossRatio',
+    type: { kind: 'ratio', min: 0, max: 1 },
+    default: '0.1',
+    description:
+      'A path losing at least this share of its probes over PATH_WINDOW, for DEGRADED_FOR, is degraded (a node, when most of its paths are): a warning, never a dead-peer alert.',
+    origin: 'knh',
+  },
+  {
+    env: 'DEGRADED_LATENCY',
+    key: 'degradedLatencyMs',
+    type: duration(1, 60_000),
+    default: '0.4',
+    unit: 'seconds',
+    description:
+      "A path whose p99 latency over PATH_WINDOW stays at least this for DEGRADED_FOR is degraded.",
+    origin: 'knh',
+  },
+  {
+    env: 'DEGRADED_FOR',
+    key: 'degradedForMs',
+    type: duration(0, 3_600_000),
+    default: '10',
+    unit: 'seconds',
+    description:
+      'How long a path must stay past DEGRADED_LOSS_RATIO or DEGRADED_LATENCY before it is degraded, and below half of both before it is healthy again.',
+    origin: 'knh',
+  },
+  {
+    env: 'MTU_PROBE_SIZE',
+    key: 'mtuProbeSize',
+    type: { kind: 'int', min: 0, max: 9_000, off: 0 },
+    default: '1400',
+    unit: 'bytes',
+    description:
+      'Bytes of payload each way of the full-size probes sent alongside the small ones in pair probing: a path that passes small probes and fails these drops full-size packets (an overlay MTU mismatch). Near the pod network MTU less headers; 0 turns them off.',
     origin: 'knh',
   },
   {
@@ -507,6 +568,7 @@ interface KindTypes {
   ip: string;
   port: number;
   int: number;
+  ratio: number;
   duration: number;
   enum: string;
   boolean: boolean;

@@ -5,6 +5,8 @@ import type {
   ElectionAnswer,
   ElectionRequest,
   LeaveNotice,
+  PathReport,
+  PathReportReply,
   PingResponse,
   RelayProbeRequest,
   RelayProbeResult,
@@ -49,4 +51,11 @@ export interface PeerTransport {
 /** Checks that the coordinator itself can reach the world (SANITY_CHECK_URL). */
 export interface SanityCheck {
   check(): Promise<Outcome<void>>;
+}
+
+/** Pair probing's requests (protocol 3): full-size echoes, and reports to the coordinator. */
+export interface PathTransport {
+  /** Sends `size` bytes of payload and takes as many back: a full-size probe. */
+  echo(address: string, size: number, signal?: AbortSignal): Promise<Outcome<void>>;
+  reportPaths(address: string, report: PathReport): Promise<Outcome<PathReportReply>>;
 }

@@ -6,6 +6,9 @@ import type {
   AnnouncementReply,
   ElectionAnswer,
   ElectionRequest,
+  PathEcho,
+  PathReport,
+  PathReportReply,
   PingResponse,
   RelayProbeRequest,
 } from '../wire/peer-messages.js';
@@ -45,6 +48,10 @@ export interface NodeApi {
   probe(request: RelayProbeRequest): Promise<RelayAnswer>;
   /** Prometheus text exposition. */
   metrics(): Promise<{ contentType: string; body: string }>;
+  /** A full-size probe's answer (pair probing): the same payload back. Absent: 404. */
+  echo?(echo: PathEcho): PathEcho;
+  /** A peer's pair-probe findings, for the coordinator. Absent: 404. */
+  pathReport?(report: PathReport): PathReportReply;
 }
 
 export interface AppOptions {
@@ -107,7 +114,10 @@ export function buildApp({
   });
   const warn = new WarnThrottle(logger, now);
   const small = Math.min(smallBodyLimitBytes, bodyLimitBytes);
-  const limitFor = (path: string) => (path === '/coordinator' ? bodyLimitBytes : small);
+  // A path report carries up to 1,000 paths (schemas/path-report): ~150 KB at most.
+  const reportLimit = Math.min(Math.max(small, 256 * 1024), bodyLimitBytes);
+  const limitFor = (path: string) =>
+    path === '/coordinator' ? bodyLimitBytes : path === '/paths/report' ? reportLimit : small;
   app.use(refuseOversized(limitFor));
   app.use(bodyBudget(bodyBudgetBytes, limitFor));
   // Peer messages are authenticated on their raw bytes first; other POST bodies are parsed here
@@ -196,6 +206,22 @@ export function buildApp({
       { peersOnly: true },
     ),
   );
+
+  const { echo, pathReport } = api;
+  if (echo) {
+    app.post(
+      '/paths/echo',
+      message<PathEcho, PathEcho>('path-echo', (b) => echo(b), { peersOnly: true }),
+    );
+  }
+  if (pathReport) {
+    app.post(
+      '/paths/report',
+      message<PathReport, PathReportReply>('path-report', (b) => pathReport(b), {
+        peersOnly: true,
+      }),
+    );
+  }
 
   app.get('/metrics', async (_req, res) => {
     const { contentType, body } = await api.metrics();

@@ -9,7 +9,14 @@ import { remoteIp } from '../wire/node-ref.js';
 import type { WarnThrottle } from './warn-throttle.js';
 
 /** The routes only a peer calls: signed when a secret is set. */
-export const PEER_PATHS = ['/election', '/coordinator', '/leave', '/probe'];
+export const PEER_PATHS = [
+  '/election',
+  '/coordinator',
+  '/leave',
+  '/probe',
+  '/paths/echo',
+  '/paths/report',
+];
 
 export interface PeerGuardOptions {
   /** Null: peer authentication is off (messages are told apart by their source IP only). */

@@ -23,6 +23,7 @@ import type { NodeRef } from '../wire/node-ref.js';
 import type { SchemaRegistry } from '../wire/schemas.js';
 import type { Leadership } from './leadership.js';
 import type { Membership } from './membership.js';
+import type { PathProbing } from './path-probing.js';
 
 export interface NodeApiParts {
   config: Config;
@@ -43,6 +44,7 @@ export interface NodeApiParts {
   events: EventLog;
   /** The node an address runs on, as discovery names it. */
   nodeNameOf: (address: string) => string | undefined;
+  paths: PathProbing;
 }
 
 export function nodeApi(p: NodeApiParts): Express {
@@ -77,6 +79,8 @@ export function nodeApi(p: NodeApiParts): Express {
       heartbeat: ({ from, epoch }) => leadership.heartbeat(from, epoch),
       probe: (request) => p.relay.handle(request),
       metrics: () => p.metrics.render(),
+      echo: (b) => p.paths.echo(b),
+      pathReport: (b) => p.paths.report(b),
     },
     routers: [
       healthRoutes(p.health),

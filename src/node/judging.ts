@@ -18,7 +18,7 @@ import { LARGE_MESH_VIEW_AGE_MS, SharedViews } from '../prober/shared-views.js';
 import type { EventLog } from '../status/event-log.js';
 import { heldText, judgementEntry } from '../status/event-feed.js';
 import type { NodeRef } from '../wire/node-ref.js';
-import { isJudgementEvent } from '../wire/webhooks.js';
+import { isJudgementEvent, type PeerStatusPayload } from '../wire/webhooks.js';
 import { SHARE_WAIT_MS } from './term-sharing.js';
 
 /** The election's side of sharing verdicts, as the reporter needs it. */
@@ -45,6 +45,8 @@ export interface JudgingOptions {
   events: EventLog;
   metrics: NodeMetrics;
   sharing(): VerdictSharing;
+  /** Whether the finding (pair probing) an event opened is still open. */
+  findingOpen?: (payload: PeerStatusPayload) => boolean;
 }
 
 export interface Judging {
@@ -80,6 +82,7 @@ export function judging(o: JudgingOptions): Judging {
     // A predecessor's POST in flight when its term ended: its outcome comes within a webhook
     // timeout, told in a reply to one of the next heartbeats.
     handoverWaitMs: config.webhookTimeoutMs + 2_000,
+    ...(o.findingOpen ? { findingOpen: o.findingOpen } : {}),
     onSuppressed: (payload, window) =>
       events.add(payload.event, heldText(payload, window), payload.peer.id, true),
   });

@@ -5,6 +5,7 @@ import type { Config } from '../config/load.js';
 import type { Clock } from '../core/clock.js';
 import type { Role } from '../election/bully.js';
 import { peerClient, type PeerClient } from '../peer-client/peer-client.js';
+import type { NodeRef } from '../wire/node-ref.js';
 import type { SchemaRegistry } from '../wire/schemas.js';
 
 export interface NodeTransport {
@@ -17,7 +18,7 @@ export interface NodeTransport {
 
 export function nodeTransport(o: {
   config: Config;
-  self: { address: string };
+  self: NodeRef;
   schemas: SchemaRegistry;
   auth: PeerAuth | null;
   clock: Clock;
@@ -31,6 +32,7 @@ export function nodeTransport(o: {
     auth: o.auth,
     ownIp: o.config.podIp,
     timeoutMs: o.config.probeTimeoutMs,
+    self: o.self,
     onAnswer: (address) => heard.set(address, o.clock.now()),
     // A failed heartbeat to a live peer gets it probed at once, not at the next round.
     onFailure: (address) => o.probeSoon(address),

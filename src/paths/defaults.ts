@@ -18,3 +18,16 @@ export const DEFAULT_PATH_DEGRADATION: PathDegradationSettings = {
   minSamples: 5,
   recoveryFraction: 0.5,
 };
+
+/**
+ * Pair probing: this many small probes failing in a row make a path failed (one answer makes it
+ * work again). Under 25 % loss each way 6 % of probes fail (docs/benchmarks.md): two in a row is
+ * one probe in 280, which the findings' hold below absorbs.
+ */
+export const PAIR_FAIL_AFTER = 2;
+
+/** A finding opens an incident once found without a break for this long. */
+export const FINDING_OPEN_AFTER_MS = 1_000;
+
+/** An open finding closes once it has not been found for this long. */
+export const FINDING_CLOSE_AFTER_MS = 10_000;

@@ -1,18 +1,19 @@
 // A node's own probes of the paths from it: each round a rotating sample of the other nodes
 // (pair-schedule.ts), each probe's outcome kept in that path's window (path-window.ts), and the
-// path's state judged: failed (its latest probes all failed), degraded (degradation.ts), or ok.
-// What changes is told as it changes, for the coordinator to localize (localize.ts).
+// path's state judged: failed (its latest probes all failed), mtu (small probes pass, full-size
+// ones keep failing), degraded (degradation.ts), or ok. What changes is told as it changes, for the
+// coordinator to localize (localize.ts).
 import type { Clock } from '../core/clock.js';
-import type { PeerTransport } from '../core/transport.js';
+import type { Outcome, PathTransport, PeerTransport } from '../core/transport.js';
 import { judgeDegradation, newDegradation, type DegradationRecord } from './degradation.js';
 import type { PathDegradationSettings } from './defaults.js';
 import { pairTargets } from './pair-schedule.js';
-import { PathWindow, type WindowStats } from './path-window.js';
+import { NO_SAMPLES, PathWindow, type WindowStats } from './path-window.js';
 
-/** A path's state as this node judges it. */
-export type PathCondition = 'ok' | 'failed' | 'degraded';
+/** A path's state as this node judges it; `unknown`: not probed lately enough to say (forgotten). */
+export type PathCondition = 'ok' | 'failed' | 'degraded' | 'mtu' | 'unknown';
 
-export interface PathReport {
+export interface ProbedPath {
   /** The peer at the end of the path from this node. */
   to: string;
   state: PathCondition;
@@ -20,20 +21,27 @@ export interface PathReport {
   sinceMs: number;
   /** Its window's figures at the last probe. */
   stats: WindowStats;
+  /** mtu: the full-size probe's bytes of payload, which fail. */
+  mtuSize?: number;
 }
 
 export interface PairProberOptions {
   /** This node's address. */
   self: string;
-  transport: Pick<PeerTransport, 'ping'>;
+  transport: Pick<PeerTransport, 'ping'> & Partial<Pick<PathTransport, 'echo'>>;
   clock: Clock;
   /** Peers probed a round (the ring is covered in ceil((N − 1) / perRound) rounds). */
   perRound: number;
   degradation: PathDegradationSettings;
   /** This many probes failing in a row make a path failed; one answer makes it work again. */
   failAfter: number;
-  /** A path changed state. Must not block. */
-  onChange?: (report: PathReport) => void;
+  /**
+   * MTU_PROBE_SIZE: a full-size probe of this many bytes each way goes with each small one (null:
+   * none). This many failing in a row, while small probes pass with little loss, make it `mtu`.
+   */
+  mtuProbeSize?: number | null;
+  /** A path changed state (`unknown`: forgotten). Must not block. */
+  onChange?: (path: ProbedPath) => void;
 }
 
 interface PathRecord {
@@ -41,12 +49,16 @@ interface PathRecord {
   degradation: DegradationRecord;
   /** Probes failed in a row, up to now. */
   failing: number;
-  report: PathReport | null;
+  /** Full-size probes failed in a row, up to now. */
+  mtuFailing: number;
+  lastProbedMs: number;
+  report: ProbedPath | null;
 }
 
 export class PairProber {
   private readonly paths = new Map<string, PathRecord>();
   private nodes: readonly string[] = [];
+  private listed = new Set<string>();
   private round = 0;
 
   constructor(private readonly o: PairProberOptions) {}
@@ -54,8 +66,10 @@ export class PairProber {
   /** Every node, in an order every node agrees on (rank); paths to nodes gone are forgotten. */
   setNodes(nodes: readonly string[]): void {
     this.nodes = [...nodes];
-    const listed = new Set(nodes);
-    for (const to of [...this.paths.keys()]) if (!listed.has(to)) this.paths.delete(to);
+    this.listed = new Set(nodes);
+    for (const to of [...this.paths.keys()]) {
+      if (!this.listed.has(to)) this.forget(to);
+    }
   }
 
   /** Probes this round's sample; resolves once every probe has answered or failed. */
@@ -64,33 +78,73 @@ export class PairProber {
     await Promise.all(targets.map((to) => this.probe(to, signal)));
   }
 
-  /** Every path probed so far, and its state. */
-  reports(): PathReport[] {
+  /** Every path probed and not forgotten, and its state. */
+  reports(): ProbedPath[] {
     return [...this.paths.values()].flatMap((p) => (p.report ? [p.report] : []));
+  }
+
+  /** How many paths are known now (bounded by the nodes listed). */
+  get size(): number {
+    return this.paths.size;
+  }
+
+  /** Forgets the paths not probed for `maxAgeMs`: what they said is too old to count. */
+  expire(maxAgeMs: number): void {
+    const now = this.o.clock.now();
+    for (const [to, path] of this.paths) {
+      if (now - path.lastProbedMs > maxAgeMs) this.forget(to);
+    }
+  }
+
+  private forget(to: string): void {
+    const path = this.paths.get(to);
+    this.paths.delete(to);
+    if (path?.report) {
+      this.o.onChange?.({ to, state: 'unknown', sinceMs: this.o.clock.now(), stats: NO_SAMPLES });
+    }
   }
 
   private async probe(to: string, signal?: AbortSignal): Promise<void> {
     const { clock, transport } = this.o;
     const atMs = clock.now();
-    const outcome = await transport.ping(to, signal);
+    const size = this.o.mtuProbeSize ?? null;
+    const echo = size !== null && transport.echo ? transport.echo(to, size, signal) : null;
+    const [outcome, full] = await Promise.all([transport.ping(to, signal), echo]);
     // Stopped meanwhile, or the node left the list: the outcome says nothing of the path now.
-    if (signal?.aborted || !this.nodes.includes(to)) return;
+    if (signal?.aborted || !this.listed.has(to)) return;
     const path = this.pathTo(to, atMs);
-    path.window.record({ atMs, ok: outcome.ok, latencyMs: outcome.latencyMs });
+    path.lastProbedMs = atMs;
+    path.window.record({ atMs, ok: outcome.ok, latencyMs: outcome.ok ? outcome.latencyMs : null });
     path.failing = outcome.ok ? 0 : path.failing + 1;
+    if (full) path.mtuFailing = fullSizeFailed(full) ? path.mtuFailing + 1 : 0;
     const now = clock.now();
     const stats = path.window.stats(now);
     path.degradation = judgeDegradation(path.degradation, stats, now, this.o.degradation).record;
-    const state: PathCondition =
-      path.failing >= this.o.failAfter
-        ? 'failed'
-        : path.degradation.health === 'degraded'
-          ? 'degraded'
-          : 'ok';
+    const state = this.stateOf(path, stats);
     const before = path.report;
     const changed = before?.state !== state;
-    path.report = { to, state, sinceMs: changed ? now : (before?.sinceMs ?? now), stats };
+    path.report = {
+      to,
+      state,
+      sinceMs: changed ? now : (before?.sinceMs ?? now),
+      stats,
+      ...(state === 'mtu' && size !== null ? { mtuSize: size } : {}),
+    };
     if (changed) this.o.onChange?.(path.report);
+  }
+
+  private stateOf(path: PathRecord, stats: WindowStats): PathCondition {
+    if (path.failing >= this.o.failAfter) return 'failed';
+    // Full-size probes lost as often as small ones are loss, not an MTU: only a path that passes
+    // small probes well and keeps failing full-size ones drops full-size packets.
+    if (
+      path.mtuFailing >= this.o.failAfter &&
+      path.failing === 0 &&
+      stats.lossRatio < this.o.degradation.degradedLossRatio
+    ) {
+      return 'mtu';
+    }
+    return path.degradation.health === 'degraded' ? 'degraded' : 'ok';
   }
 
   private pathTo(to: string, now: number): PathRecord {
@@ -100,10 +154,22 @@ export class PairProber {
         window: new PathWindow(this.o.degradation),
         degradation: newDegradation(now),
         failing: 0,
+        mtuFailing: 0,
+        lastProbedMs: now,
         report: null,
       };
       this.paths.set(to, path);
     }
     return path;
   }
+}
+
+/**
+ * A full-size probe that did not get through: timed out, reset or cut short. One refused or
+ * answered with an error status got through the network (a peer of an older protocol has no
+ * echo: 404), so it says nothing of the path's packet size.
+ */
+function fullSizeFailed(outcome: Outcome<void>): boolean {
+  if (outcome.ok) return false;
+  return outcome.reason !== 'refused' && outcome.reason !== 'http-status' && outcome.reason !== 'aborted';
 }

@@ -6,13 +6,16 @@ import type {
   ElectionAnswer,
   ElectionRequest,
   LeaveNotice,
+  PathEcho,
+  PathReport,
+  PathReportReply,
   PingResponse,
   RelayProbeRequest,
   RelayProbeResult,
 } from '../wire/peer-messages.js';
-import type { FailureReason, Outcome, PeerTransport } from '../core/transport.js';
+import type { FailureReason, Outcome, PathTransport, PeerTransport } from '../core/transport.js';
 import type { SchemaName, SchemaRegistry } from '../wire/schemas.js';
-import { isLoopback, parseAddress, type ParsedAddress } from '../wire/node-ref.js';
+import { isLoopback, parseAddress, type NodeRef, type ParsedAddress } from '../wire/node-ref.js';
 import { RELAY_HOP_MS } from '../prober/indirect.js';
 import type { PeerAuth } from '../auth/peer-auth.js';
 import { AUTH_HEADER, signedPath } from '../auth/signature.js';
@@ -67,10 +70,12 @@ export interface PeerClientOptions {
    * another node, missed a term, or has something to tell): it needs an announcement now.
    */
   onHeartbeatRefused?: (address: string) => void;
+  /** This node, as its full-size echoes name it (pair probing). */
+  self?: NodeRef;
 }
 
 /** The real transport, and which peers took its heartbeats (as their last answer said). */
-export interface PeerClient extends PeerTransport {
+export interface PeerClient extends PeerTransport, PathTransport {
   takesHeartbeats(address: string): boolean;
   /** The peer protocol its last answer named (1 until it has answered: the safe guess). */
   protocolOf(address: string): number;
@@ -238,6 +243,7 @@ export function peerClient({
   auth = null,
   heartbeat,
   onHeartbeatRefused,
+  self,
 }: PeerClientOptions): PeerClient {
   const connections = new PeerConnections();
   /** Peers whose last answer to a probe said they take heartbeats in probes. */
@@ -351,5 +357,40 @@ export function peerClient({
       }),
     leave: (address, notice: LeaveNotice) =>
       send<void>(address, { path: '/leave', method: 'POST', body: notice, timeoutMs, auth }),
+    echo: (address, size, signal) => {
+      if (!self) return rejection(new Error('BUG: full-size echoes need the peer client’s self'));
+      const sent: PathEcho = { from: self, payload: 'x'.repeat(size) };
+      return send<PathEcho>(address, {
+        path: '/paths/echo',
+        method: 'POST',
+        auth,
+        body: sent,
+        schema: 'path-echo',
+        timeoutMs,
+        signal,
+      }).then((outcome): Outcome<void> => {
+        if (!outcome.ok) return outcome;
+        // The whole size back, or the probe says nothing of the path's full-size packets.
+        if (outcome.value.payload.length !== size) {
+          return {
+            ok: false,
+            reason: 'bad-response',
+            phase: 'send',
+            detail: `echo of ${outcome.value.payload.length} bytes, not ${size}`,
+            latencyMs: outcome.latencyMs,
+          };
+        }
+        return { ok: true, value: undefined, latencyMs: outcome.latencyMs };
+      });
+    },
+    reportPaths: (address, report: PathReport) =>
+      send<PathReportReply>(address, {
+        path: '/paths/report',
+        method: 'POST',
+        auth,
+        body: report,
+        schema: 'path-report-reply',
+        timeoutMs,
+      }),
   };
 }

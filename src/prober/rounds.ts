@@ -183,6 +183,11 @@ export class ProbeRounds {
     return this.book.version;
   }
 
+  /** One peer's verdict, if it has one. */
+  record(address: string): PeerRecord | undefined {
+    return this.book.get(address);
+  }
+
   /** The verdicts, in the order of the peer list. */
   snapshot(): PeerRecord[] {
     return this.peers.flatMap((a) => this.book.get(a) ?? []);

@@ -30,6 +30,8 @@ export interface StoppingNode {
   queues: readonly { drain(maxMs: number): Promise<unknown> }[];
   server: { close(): Promise<void> };
   loopLag: Stops;
+  /** Pair probing: stops with the node's part in the mesh. */
+  paths: Stops;
 }
 
 export async function orderlyStop(n: StoppingNode, graceMs: number): Promise<void> {
@@ -38,6 +40,7 @@ export async function orderlyStop(n: StoppingNode, graceMs: number): Promise<voi
   logger.info({ event: 'stopping' }, 'stopping');
   n.membership.close();
   n.stopTicking();
+  n.paths.stop();
   const { epoch, wasStarted } = await n.leadership.end();
   // Then every peer hears it is leaving: the next node takes over at once, nobody reports it.
   const peers = n.membership.present;

@@ -1,4 +1,4 @@
-// The messages nodes exchange (/ping, /election, /coordinator, /probe, /leave), as the core sees
+// The messages nodes exchange (/ping, /election, /coordinator, /probe, /leave, /paths/*), as the core sees
 // them; their JSON Schemas live in schemas/.
 import type { NodeRef } from './node-ref.js';
 import type { PeerStatusPayload } from './webhooks.js';
@@ -105,4 +105,44 @@ export interface RelayProbeResult {
 export interface LeaveNotice {
   from: NodeRef;
   epoch: number;
+}
+
+/** POST /paths/echo and its answer (protocol 3): a full-size probe, `payload` as many bytes each way. */
+export interface PathEcho {
+  from: NodeRef;
+  payload: string;
+}
+
+/** One path's latest state in a path report: the path from the sender to `to`. */
+export interface ReportedPath {
+  to: string;
+  /** `unknown`: no longer probed: forget it. */
+  state: 'ok' | 'failed' | 'degraded' | 'mtu' | 'unknown';
+  /** Epoch ms it has been in this state. */
+  since: number;
+  samples: number;
+  loss_ratio: number;
+  p50_ms: number | null;
+  p99_ms: number | null;
+  /** mtu: the full-size probe's bytes of payload, which fail. */
+  mtu_size?: number;
+}
+
+/** POST /paths/report (protocol 3): a node's pair probes' findings, to its coordinator. */
+export interface PathReport {
+  from: NodeRef;
+  /** The epoch of the coordinator it reports to. */
+  epoch: number;
+  /** One more than the sender's last report. */
+  seq: number;
+  /** These replace every path held from the sender; else they change those named. */
+  full: boolean;
+  paths: ReportedPath[];
+}
+
+export interface PathReportReply {
+  /** False: the receiver does not lead that epoch. */
+  accepted: boolean;
+  /** Send every path, full: the receiver holds none from the sender, or missed a report. */
+  resync: boolean;
 }

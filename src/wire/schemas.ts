@@ -29,7 +29,10 @@ export type SchemaName =
   | 'slack-message'
   | 'pagerduty-event'
   | 'alert-webhook'
-  | 'alertmanager-alerts';
+  | 'alertmanager-alerts'
+  | 'path-echo'
+  | 'path-report'
+  | 'path-report-reply';
 
 /** schemas/ beside dist/ (the build) — the same layout in the repo and in the image. */
 export const SCHEMA_DIR = new URL('../../../schemas/', import.meta.url);

@@ -115,6 +115,14 @@ export function isFindingEvent(event: PeerStatusEvent): event is FindingEvent {
   return INCIDENT_SINCE_PROTOCOL[openingOf(event)] >= 3;
 }
 
+/**
+ * Whether a payload tells a finding of the localization of every node's paths: every such event
+ * carries severity `warning` (a `path_broken` between two followers too), and no other event does.
+ */
+export function isFindingPayload(payload: Pick<PeerStatusPayload, 'event' | 'severity'>): boolean {
+  return payload.severity === 'warning' || isFindingEvent(payload.event);
+}
+
 /** A window's figures as a degradation event carries them. */
 export interface PathFigures {
   /** Probes counted (those of every path judged, for a node). */

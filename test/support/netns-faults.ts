@@ -47,6 +47,15 @@ export function lossyFrom(others: readonly string[], p: number): string[] {
   );
 }
 
+/** Rules dropping the packets of at least `minBytes` (IP length) exchanged with `others`, both ways. */
+export function largeDropped(others: readonly string[], minBytes: number): string[] {
+  const length = `-m length --length ${minBytes}:65535`;
+  return others.flatMap((ip) => [
+    `${IN_CHAIN} -s ${ip} ${length} -j DROP`,
+    `${OUT_CHAIN} -d ${ip} ${length} -j DROP`,
+  ]);
+}
+
 /**
  * A CPU-throttled process: SIGSTOP for `stoppedMs`, SIGCONT for the rest of each `periodMs`,
  * until stop(), which always leaves it running (SIGCONT).

@@ -275,6 +275,24 @@ export class HostNetwork extends EventEmitter {
     );
   }
 
+  /** Host i and the other hosts each drop a random fraction p of the packets between them. */
+  lossyHost(i: number, p: number): Promise<number> {
+    const ip = this.host(i).ip;
+    return this.inject(`loss ${p} each way at ${this.host(i).name}`, [
+      [i, faults.lossyFrom(this.othersOf(i), p)],
+      ...this.hosts
+        .filter((h) => h.index !== i)
+        .map((h): [number, string[]] => [h.index, faults.lossyFrom([ip], p)]),
+    ]);
+  }
+
+  /** Host i drops packets of `minBytes` and more to and from the other hosts (an MTU black hole). */
+  mtuBlackhole(i: number, minBytes: number): Promise<number> {
+    return this.inject(`MTU black hole at ${this.host(i).name}: ${minBytes} bytes and more`, [
+      [i, faults.largeDropped(this.othersOf(i), minBytes)],
+    ]);
+  }
+
   /** Host i can send to the other hosts but receives nothing from them. */
   oneWay(i: number): Promise<number> {
     return this.inject(`one-way ${this.host(i).name}`, [[i, faults.deafTo(this.othersOf(i))]]);

@@ -55,6 +55,7 @@ const setting = (name: SettingName): Setting =>
 function beyondBounds(name: SettingName): string[] {
   const t = setting(name).type;
   if (t.kind === 'int') return [String(t.min - 1), String(t.max + 1)];
+  if (t.kind === 'ratio') return [String(t.min), String(t.max + 0.01)];
   if (t.kind === 'duration') {
     return [
       `${t.maxMs + 1}ms`,
@@ -386,6 +387,25 @@ const TABLE: Record<SettingName, Group> = {
     '5_000',
   ]),
   SHUTDOWN_GRACE_PERIOD: duration('SHUTDOWN_GRACE_PERIOD'),
+  PAIR_PROBES: int('PAIR_PROBES', ['all', '20 peers']),
+  PATH_WINDOW: duration('PATH_WINDOW', ['0']),
+  DEGRADED_LOSS_RATIO: {
+    cases: [
+      ...beyondBounds('DEGRADED_LOSS_RATIO'),
+      '-0.1',
+      '10%',
+      '1e-1',
+      '0,1',
+      'NaN',
+      'Infinity',
+      '.',
+      'tenth',
+      ...EMPTYISH,
+    ],
+  },
+  DEGRADED_LATENCY: duration('DEGRADED_LATENCY', ['0']),
+  DEGRADED_FOR: duration('DEGRADED_FOR'),
+  MTU_PROBE_SIZE: int('MTU_PROBE_SIZE', ['1400 bytes', '1.4k', '-1']),
   LOG_LEVEL: { cases: ['loud', 'verbose', 'warning', 'err', '3', 'info,debug', ...EMPTYISH] },
 };
 

@@ -79,6 +79,12 @@ describe('loadConfig', () => {
       peerSecrets: null,
       peerSecretFile: null,
       peerAuthMaxSkewMs: 30_000,
+      pairProbes: 20,
+      pathWindowMs: 10_000,
+      degradedLossRatio: 0.1,
+      degradedLatencyMs: 400,
+      degradedForMs: 10_000,
+      mtuProbeSize: 1_400,
     } satisfies Config);
   });
 

@@ -4,7 +4,7 @@
 import { expect } from 'chai';
 import type { Outcome } from '../../src/core/transport.js';
 import { DEFAULT_PATH_DEGRADATION } from '../../src/paths/defaults.js';
-import { PairProber, type PathReport } from '../../src/paths/pair-prober.js';
+import { PairProber, type ProbedPath } from '../../src/paths/pair-prober.js';
 import type { PingResponse } from '../../src/wire/peer-messages.js';
 import { FakeClock } from '../support/fake-clock.js';
 import { REFUSED, answer, pingResponse } from '../support/pings.js';
@@ -18,7 +18,7 @@ function prober(
   behave: (to: string, n: number) => Outcome<PingResponse> = (to) => answer(pingResponse(to, 'n')),
 ) {
   const clock = new FakeClock();
-  const changes: PathReport[] = [];
+  const changes: ProbedPath[] = [];
   const probes = new Map<string, number>();
   const p = new PairProber({
     self: SELF,

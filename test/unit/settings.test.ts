@@ -27,6 +27,8 @@ function goodValue(setting: Setting): string {
       return '9000';
     case 'int':
       return String(t.max);
+    case 'ratio':
+      return String(t.max / 2);
     case 'duration':
       return `${t.maxMs}ms`;
     case 'enum':
@@ -46,6 +48,7 @@ function hasKindType(setting: Setting, value: unknown): boolean {
   switch (t.kind) {
     case 'port':
     case 'int':
+    case 'ratio':
     case 'duration':
       return typeof value === 'number';
     case 'boolean':

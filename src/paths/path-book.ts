@@ -1,0 +1,167 @@
+// The coordinator's book of every node's paths, as their reports told them (report-sender.ts): the
+// latest state of each path a node probes, kept while the node keeps reporting. What localization
+// reads, and what the status page's matrix shows. Memory O(paths reported); time O(paths in a
+// report) to take one.
+import type { PathReport, PathReportReply, ReportedPath } from '../wire/peer-messages.js';
+import { mergeStats } from './merge-stats.js';
+import type { WindowStats } from './path-window.js';
+import type { Finding, LocalizeInput, PathState } from './path-state.js';
+
+interface Sender {
+  /** The seq of the last report taken. */
+  seq: number;
+  heardMs: number;
+  paths: Map<string, ReportedPath>;
+}
+
+/** A reported path's figures, as a window's. */
+export function statsOf(p: ReportedPath): WindowStats {
+  return {
+    samples: p.samples,
+    failures: Math.round(p.loss_ratio * p.samples),
+    lossRatio: p.loss_ratio,
+    p50Ms: p.p50_ms,
+    p99Ms: p.p99_ms,
+  };
+}
+
+export class PathBook {
+  private readonly senders = new Map<string, Sender>();
+
+  /** `staleMs`: a node that has not reported for this long has its paths forgotten. */
+  constructor(private readonly staleMs: number) {}
+
+  /** A report from a node of this term (the caller checked the term). */
+  take(report: PathReport, now: number): PathReportReply {
+    const address = report.from.address;
+    let sender = this.senders.get(address);
+    if (report.full) {
+      sender = { seq: report.seq, heardMs: now, paths: new Map() };
+      this.senders.set(address, sender);
+    } else if (!sender || report.seq !== sender.seq + 1) {
+      // Nothing to change from, or a report missed: what the book holds of it may be wrong.
+      this.senders.delete(address);
+      return { accepted: true, resync: true };
+    }
+    sender.seq = report.seq;
+    sender.heardMs = now;
+    for (const p of report.paths) {
+      if (p.state === 'unknown' || p.to === address) sender.paths.delete(p.to);
+      else sender.paths.set(p.to, p);
+    }
+    return { accepted: true, resync: false };
+  }
+
+  /** Forgets the nodes not listed, and those silent for `staleMs`. */
+  prune(listed: ReadonlySet<string>, now: number): void {
+    for (const [address, sender] of this.senders) {
+      if (!listed.has(address) || now - sender.heardMs > this.staleMs) this.senders.delete(address);
+    }
+  }
+
+  clear(): void {
+    this.senders.clear();
+  }
+
+  /** The nodes reporting, and how many paths the book holds. */
+  get size(): { nodes: number; paths: number } {
+    let paths = 0;
+    for (const s of this.senders.values()) paths += s.paths.size;
+    return { nodes: this.senders.size, paths };
+  }
+
+  /** The path from → to as last reported, if it is known. */
+  path(from: string, to: string): ReportedPath | undefined {
+    return this.senders.get(from)?.paths.get(to);
+  }
+
+  /** What localization reads: every path known between `nodes`. */
+  input(nodes: readonly string[]): LocalizeInput {
+    const book = this;
+    return {
+      nodes,
+      paths: {
+        *[Symbol.iterator](): Iterator<PathState> {
+          for (const [from, sender] of book.senders) {
+            for (const p of sender.paths.values()) {
+              if (p.state === 'mtu') {
+                yield { from, to: p.to, state: 'mtu', size: p.mtu_size ?? 0 };
+              } else if (p.state !== 'unknown') {
+                yield { from, to: p.to, state: p.state };
+              }
+            }
+          }
+        },
+      },
+    };
+  }
+
+  /** Every known path into or out of `node` in `state`, with its source and target. */
+  pathsAt(node: string, state: ReportedPath['state']): { from: string; path: ReportedPath }[] {
+    const found: { from: string; path: ReportedPath }[] = [];
+    for (const [from, sender] of this.senders) {
+      for (const p of sender.paths.values()) {
+        if (p.state === state && (from === node || p.to === node)) found.push({ from, path: p });
+      }
+    }
+    return found;
+  }
+
+  /** The figures a finding carries: its path's, or a node's paths' merged (those in its state). */
+  figuresOf(finding: Finding): WindowStats | null {
+    switch (finding.kind) {
+      case 'path-degraded':
+      case 'path-mtu':
+      case 'path-broken': {
+        const p = this.path(finding.from, finding.to);
+        return p ? statsOf(p) : null;
+      }
+      case 'node-degraded':
+        return mergeStats(this.pathsAt(finding.node, 'degraded').map((f) => statsOf(f.path)));
+      case 'node-mtu':
+        return mergeStats(this.pathsAt(finding.node, 'mtu').map((f) => statsOf(f.path)));
+      default:
+        return null;
+    }
+  }
+
+  /**
+   * When a finding's problem started, by the reports (the nodes' clocks): the earliest `since` of
+   * the paths it explains, so that another coordinator, told the same paths, names the same
+   * incident. Null when none is known (then the caller's clock decides).
+   */
+  startOf(finding: Finding): number | null {
+    const earliest = (paths: readonly ReportedPath[]) =>
+      paths.length === 0 ? null : Math.min(...paths.map((p) => p.since));
+    switch (finding.kind) {
+      case 'path-broken':
+      case 'path-degraded':
+      case 'path-mtu':
+        return this.path(finding.from, finding.to)?.since ?? null;
+      case 'node-degraded':
+        return earliest(this.pathsAt(finding.node, 'degraded').map((f) => f.path));
+      case 'node-mtu':
+        return earliest(this.pathsAt(finding.node, 'mtu').map((f) => f.path));
+      case 'egress-broken': {
+        const out = this.senders.get(finding.node)?.paths.values() ?? [];
+        return earliest([...out].filter((p) => p.state === 'failed'));
+      }
+      case 'partition': {
+        const sideOf = new Map<string, number>();
+        finding.sides.forEach((side, s) => side.forEach((n) => sideOf.set(n, s)));
+        const across: ReportedPath[] = [];
+        for (const [from, sender] of this.senders) {
+          const s = sideOf.get(from);
+          if (s === undefined) continue;
+          for (const p of sender.paths.values()) {
+            const t = sideOf.get(p.to);
+            if (p.state === 'failed' && t !== undefined && t !== s) across.push(p);
+          }
+        }
+        return earliest(across);
+      }
+      case 'unreachable':
+        return null;
+    }
+  }
+}
