@@ -84,12 +84,7 @@ export function findingPayload(a: FindingEventArgs): PeerStatusPayload {
   const f = (a.closing ? a.finding.latest : a.finding.opened) as Reported;
   const opening = OPENING[f.kind];
   const event: PeerStatusEvent = a.closing ? RESOLVED_BY[opening] : opening;
-  const about =
-    f.kind === 'partition'
-      ? a.coordinator.address
-      : 'node' in f
-        ? f.node
-        : f.to;
+  const about = f.kind === 'partition' ? a.coordinator.address : 'node' in f ? f.node : f.to;
   // A partition is about the mesh: its peer is the coordinator, as a cannot_judge's is.
   const ref =
     f.kind === 'partition'

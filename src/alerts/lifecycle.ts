@@ -2,26 +2,45 @@
 // that comes back is resolved only once it has stayed up for the hold-down; dying again within it
 // continues the same alert, so a flapping peer pages once, not on every flap. Pure: time is given.
 import { incidentStartOf } from './payloads.js';
-import { incidentOf } from '../wire/incident.js';
-import { openingOf, opensIncident, type PeerStatusPayload } from '../wire/webhooks.js';
+import { incidentOf, incidentSubjectOf } from '../wire/incident.js';
+import {
+  isFindingPayload,
+  openingOf,
+  opensIncident,
+  type PeerStatusPayload,
+} from '../wire/webhooks.js';
 import type { Alert, AlertKind } from '../wire/alert.js';
 import type { AlertChange } from './receiver-adapter.js';
 
 /** The alert kind of the incident a peer-status event opens or resolves: its opening event. */
 const kindOf = (event: PeerStatusPayload['event']): AlertKind => openingOf(event);
 
-/** What an alert is about, whichever incident: the peer, the path to it, or a coordinator's view. */
-function subject(kind: AlertKind, peer: string, coordinator: string): string {
+/**
+ * What an alert is about, whichever incident: the peer, the path to it from the coordinator, or a
+ * coordinator's view; a finding of every node's paths (a warning) is about its incident's subject
+ * (a node, a path between two nodes, the mesh), whoever the coordinator.
+ */
+function subject(kind: AlertKind, peer: string, coordinator: string, key: string, warns: boolean) {
+  if (warns) return `finding:${incidentSubjectOf(key)}`;
   if (kind === 'path_broken') return `path:${coordinator}->${peer}`;
   if (kind === 'cannot_judge') return `judge:${peer}`;
   return peer;
 }
 
 const subjectOf = (payload: PeerStatusPayload) =>
-  subject(kindOf(payload.event), payload.peer.address, payload.coordinator_address);
+  subject(
+    kindOf(payload.event),
+    payload.peer.address,
+    payload.coordinator_address,
+    incidentOf(payload),
+    isFindingPayload(payload),
+  );
 
 export function alertOf(payload: PeerStatusPayload): Alert {
   const key = incidentOf(payload);
+  const { figures, mtu, egress, partition } = payload;
+  const facts = { figures, mtu, egress, partition };
+  const told = Object.entries(facts).filter(([, v]) => v !== undefined);
   return {
     key,
     kind: kindOf(payload.event),
@@ -30,6 +49,8 @@ export function alertOf(payload: PeerStatusPayload): Alert {
     reason: payload.reason ?? null,
     path: payload.path ?? null,
     ...(payload.judgement ? { judgement: payload.judgement } : {}),
+    ...(payload.severity ? { severity: payload.severity } : {}),
+    ...(told.length > 0 ? { facts: Object.fromEntries(told) } : {}),
     startsAt: incidentStartOf(payload) || Date.parse(payload.timestamp),
     endsAt: null,
   };
@@ -78,7 +99,13 @@ export class AlertLifecycle {
   /** A new coordinator starts from the alerts still firing (no change: they fired already). */
   adopt(alerts: readonly Alert[]): void {
     for (const a of alerts) {
-      const about = subject(a.kind, a.peer.address, a.coordinator.address);
+      const about = subject(
+        a.kind,
+        a.peer.address,
+        a.coordinator.address,
+        a.key,
+        a.severity === 'warning',
+      );
       if (!this.firing.has(about)) this.firing.set(about, a);
     }
   }

@@ -4,7 +4,6 @@ import type { Logger } from '../core/logger.js';
 import type { NodeRef } from '../wire/node-ref.js';
 import type { RoundReport, SelfSuspicion } from '../prober/rounds.js';
 import {
-  isFindingEvent,
   isFindingPayload,
   isJudgementEvent,
   opensIncident,

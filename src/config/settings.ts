@@ -274,7 +274,7 @@ export const SETTINGS = [
     default: '0.4',
     unit: 'seconds',
     description:
-      "A path whose p99 latency over PATH_WINDOW stays at least this for DEGRADED_FOR is degraded.",
+      'A path whose p99 latency over PATH_WINDOW stays at least this for DEGRADED_FOR is degraded.',
     origin: 'knh',
   },
   {

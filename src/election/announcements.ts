@@ -113,9 +113,7 @@ export class Announcements {
       const older = undeliveredFor(protocol, undelivered);
       const olderAlerts = alertsFor(protocol, alerts);
       const judge = protocol >= 2 && cannotJudge ? { cannot_judge: cannotJudge } : {};
-      return (!judge.cannot_judge && cannotJudge) ||
-        older !== undelivered ||
-        olderAlerts !== alerts
+      return (!judge.cannot_judge && cannotJudge) || older !== undelivered || olderAlerts !== alerts
         ? { ...common, undelivered: older, ...alertsToShare(olderAlerts), ...judge, peers }
         : base;
     };

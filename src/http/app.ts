@@ -114,10 +114,19 @@ export function buildApp({
   });
   const warn = new WarnThrottle(logger, now);
   const small = Math.min(smallBodyLimitBytes, bodyLimitBytes);
-  // A path report carries up to 1,000 paths (schemas/path-report): ~150 KB at most.
-  const reportLimit = Math.min(Math.max(small, 256 * 1024), bodyLimitBytes);
+  // A path report carries up to 1,000 paths (schemas/path-report): ~150 KB at most; an echo up
+  // to 9,000 bytes of payload: whatever the small limit, both fit, and the schema judges them.
+  const atLeast = (bytes: number) => Math.min(Math.max(small, bytes), bodyLimitBytes);
+  const reportLimit = atLeast(256 * 1024);
+  const echoLimit = atLeast(16 * 1024);
   const limitFor = (path: string) =>
-    path === '/coordinator' ? bodyLimitBytes : path === '/paths/report' ? reportLimit : small;
+    path === '/coordinator'
+      ? bodyLimitBytes
+      : path === '/paths/report'
+        ? reportLimit
+        : path === '/paths/echo'
+          ? echoLimit
+          : small;
   app.use(refuseOversized(limitFor));
   app.use(bodyBudget(bodyBudgetBytes, limitFor));
   // Peer messages are authenticated on their raw bytes first; other POST bodies are parsed here
@@ -207,17 +216,17 @@ export function buildApp({
     ),
   );
 
-  const { echo, pathReport } = api;
-  if (echo) {
+  // Called on `api`, not taken off it: an implementation's methods may use `this`.
+  if (api.echo) {
     app.post(
       '/paths/echo',
-      message<PathEcho, PathEcho>('path-echo', (b) => echo(b), { peersOnly: true }),
+      message<PathEcho, PathEcho>('path-echo', (b) => api.echo!(b), { peersOnly: true }),
     );
   }
-  if (pathReport) {
+  if (api.pathReport) {
     app.post(
       '/paths/report',
-      message<PathReport, PathReportReply>('path-report', (b) => pathReport(b), {
+      message<PathReport, PathReportReply>('path-report', (b) => api.pathReport!(b), {
         peersOnly: true,
       }),
     );

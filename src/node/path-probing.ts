@@ -21,7 +21,7 @@ import { compareRank, nodeNameOf, type NodeRef } from '../wire/node-ref.js';
 import type { PathEcho, PathReport, PathReportReply } from '../wire/peer-messages.js';
 import { incidentOf } from '../wire/incident.js';
 import type { PeerStatusPayload } from '../wire/webhooks.js';
-import { PAIR_FAIL_AFTER, FINDING_OPEN_AFTER_MS, FINDING_CLOSE_AFTER_MS } from '../paths/defaults.js';
+import { FINDING_CLOSE_AFTER_MS, findingOpenAfterMs, PAIR_FAIL_AFTER } from '../paths/defaults.js';
 
 /** A report with nothing new goes at least this often: the coordinator knows its paths are current. */
 export const REPORT_REFRESH_MS = 5_000;
@@ -66,7 +66,7 @@ export class PathProbing {
   readonly book = new PathBook(REPORT_STALE_MS);
   private readonly sender: ReportSender;
   private readonly tracker = new FindingTracker({
-    openAfterMs: FINDING_OPEN_AFTER_MS,
+    openAfterMs: (f) => findingOpenAfterMs(f.kind),
     closeAfterMs: FINDING_CLOSE_AFTER_MS,
   });
   /** When each open finding's problem started: its incident's identity. */
@@ -129,7 +129,8 @@ export class PathProbing {
   /** POST /paths/report: taken while this node leads that very term. */
   report(report: PathReport): PathReportReply {
     const e = this.o.election();
-    if (e.role !== 'coordinator' || report.epoch !== e.epoch) return { accepted: false, resync: false };
+    if (e.role !== 'coordinator' || report.epoch !== e.epoch)
+      return { accepted: false, resync: false };
     this.leadTerm(e.epoch);
     return this.book.take(report, this.o.clock.now());
   }
@@ -168,7 +169,9 @@ export class PathProbing {
   private async sendReport(): Promise<void> {
     const e = this.o.election();
     const c = e.coordinator;
-    this.sender.reportTo(c && e.role !== 'candidate' ? { address: c.address, epoch: e.epoch } : null);
+    this.sender.reportTo(
+      c && e.role !== 'candidate' ? { address: c.address, epoch: e.epoch } : null,
+    );
     const next = this.sender.next(this.o.clock.now());
     if (!next) return;
     if (next.to === this.o.self.address) {
@@ -232,15 +235,15 @@ export class PathProbing {
       return { id, node_name: nodeNameOf(id) };
     };
     const payload = findingPayload({
-        finding,
-        closing,
-        startMs,
-        coordinator: c,
-        epoch: e.epoch,
-        now: this.o.clock.now(),
-        refOf,
-        figures: this.book.figuresOf(closing ? finding.latest : finding.opened),
-      });
+      finding,
+      closing,
+      startMs,
+      coordinator: c,
+      epoch: e.epoch,
+      now: this.o.clock.now(),
+      refOf,
+      figures: this.book.figuresOf(closing ? finding.latest : finding.opened),
+    });
     const incident = incidentOf(payload);
     if (closing) this.incidents.delete(incident);
     else this.incidents.set(incident, finding.id);

@@ -1,6 +1,7 @@
 // The default thresholds of degraded paths and nodes: how they were chosen, from measurement, is
 // in docs/benchmarks.md ("Path loss and latency under random packet loss").
 import type { DegradationOptions } from './degradation.js';
+import type { Finding } from './path-state.js';
 
 /** The degradation verdict's options and the window it judges. */
 export interface PathDegradationSettings extends DegradationOptions {
@@ -21,13 +22,21 @@ export const DEFAULT_PATH_DEGRADATION: PathDegradationSettings = {
 
 /**
  * Pair probing: this many small probes failing in a row make a path failed (one answer makes it
- * work again). Under 25 % loss each way 6 % of probes fail (docs/benchmarks.md): two in a row is
- * one probe in 280, which the findings' hold below absorbs.
+ * work again): a broken path is failed within three rounds. Under 25 % loss each way 6 % of probes
+ * fail (docs/benchmarks.md): three in a row is one probe in 4,600, where two would be one in 280.
  */
-export const PAIR_FAIL_AFTER = 2;
+export const PAIR_FAIL_AFTER = 3;
 
-/** A finding opens an incident once found without a break for this long. */
-export const FINDING_OPEN_AFTER_MS = 1_000;
+/**
+ * How long a finding is found without a break before it opens an incident. A broken path, a cut
+ * egress, a partition and the nodes' findings at once: the paths' own states were held already
+ * (PAIR_FAIL_AFTER, DEGRADED_FOR). A degraded or MTU path waits longer: a degraded node's paths
+ * turn one after another, and its node finding, which explains them, comes a few seconds after
+ * the first; the paths alone would open and close an incident each meanwhile.
+ */
+export function findingOpenAfterMs(kind: Finding['kind']): number {
+  return kind === 'path-degraded' || kind === 'path-mtu' ? 8_000 : 0;
+}
 
 /** An open finding closes once it has not been found for this long. */
 export const FINDING_CLOSE_AFTER_MS = 10_000;

@@ -1,5 +1,5 @@
 // Which findings of localization are open incidents: a finding opens once it has been found for
-// `openAfterMs` without a break, and closes once it has gone unfound for `closeAfterMs`, so that a
+// `openAfterMs(finding)` without a break, and closes once it has gone unfound for `closeAfterMs`, so that a
 // path on the edge of failing (under heavy loss one probe in many fails twice in a row) neither
 // opens an incident at once nor opens and closes one every few seconds. Pure: time is given.
 import type { Finding } from './path-state.js';
@@ -50,10 +50,9 @@ export class FindingTracker {
 
   constructor(
     private readonly o: {
-      openAfterMs: number;
+      /** How long a finding must be found without a break before it opens (by kind, say). */
+      openAfterMs: (f: Finding) => number;
       closeAfterMs: number;
-      /** Findings of these kinds are never opened (the caller judges them otherwise). */
-      ignore?: (f: Finding) => boolean;
     },
   ) {}
 
@@ -62,7 +61,6 @@ export class FindingTracker {
     const seen = new Set<string>();
     const opened: OpenFinding[] = [];
     for (const f of findings) {
-      if (this.o.ignore?.(f)) continue;
       const id = findingId(f);
       seen.add(id);
       let track = this.tracks.get(id);
@@ -73,7 +71,7 @@ export class FindingTracker {
       track.lastMs = now;
       track.latest = f;
       if (track.open) track.open.latest = f;
-      else if (now - track.firstMs >= this.o.openAfterMs) {
+      else if (now - track.firstMs >= this.o.openAfterMs(f)) {
         track.open = { id, opened: f, latest: f, openedMs: now };
         opened.push(track.open);
       }
@@ -92,17 +90,6 @@ export class FindingTracker {
     return { opened, closed };
   }
 
-  /** Closes every open finding whose nodes include one of `gone` (they left the mesh). */
-  dropNodes(gone: ReadonlySet<string>): OpenFinding[] {
-    const closed: OpenFinding[] = [];
-    for (const [id, track] of this.tracks) {
-      if (!nodesOf(track.latest).some((n) => gone.has(n))) continue;
-      this.tracks.delete(id);
-      if (track.open) closed.push(track.open);
-    }
-    return closed;
-  }
-
   /** Every finding open now. */
   open(): OpenFinding[] {
     return [...this.tracks.values()].flatMap((t) => (t.open ? [t.open] : []));
@@ -114,20 +101,5 @@ export class FindingTracker {
 
   clear(): void {
     this.tracks.clear();
-  }
-}
-
-/** The nodes a finding names. */
-export function nodesOf(f: Finding): string[] {
-  switch (f.kind) {
-    case 'partition':
-      return f.sides.flat();
-    case 'unreachable':
-    case 'egress-broken':
-    case 'node-mtu':
-    case 'node-degraded':
-      return [f.node];
-    default:
-      return [f.from, f.to];
   }
 }

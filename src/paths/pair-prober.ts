@@ -108,8 +108,14 @@ export class PairProber {
     const { clock, transport } = this.o;
     const atMs = clock.now();
     const size = this.o.mtuProbeSize ?? null;
-    const echo = size !== null && transport.echo ? transport.echo(to, size, signal) : null;
-    const [outcome, full] = await Promise.all([transport.ping(to, signal), echo]);
+    const outcome = await transport.ping(to, signal);
+    // The full-size probe after the small one, on the connection it leaves open: sent together,
+    // one of them would open a connection of its own each round, and under loss a lost SYN costs
+    // a second. Only a path that passes small probes can tell anything by a full-size one.
+    const full =
+      outcome.ok && size !== null && transport.echo && !signal?.aborted
+        ? await transport.echo(to, size, signal)
+        : null;
     // Stopped meanwhile, or the node left the list: the outcome says nothing of the path now.
     if (signal?.aborted || !this.listed.has(to)) return;
     const path = this.pathTo(to, atMs);
@@ -171,5 +177,7 @@ export class PairProber {
  */
 function fullSizeFailed(outcome: Outcome<void>): boolean {
   if (outcome.ok) return false;
-  return outcome.reason !== 'refused' && outcome.reason !== 'http-status' && outcome.reason !== 'aborted';
+  return (
+    outcome.reason !== 'refused' && outcome.reason !== 'http-status' && outcome.reason !== 'aborted'
+  );
 }

@@ -77,12 +77,12 @@ export class PathBook {
 
   /** What localization reads: every path known between `nodes`. */
   input(nodes: readonly string[]): LocalizeInput {
-    const book = this;
+    const senders = this.senders;
     return {
       nodes,
       paths: {
         *[Symbol.iterator](): Iterator<PathState> {
-          for (const [from, sender] of book.senders) {
+          for (const [from, sender] of senders) {
             for (const p of sender.paths.values()) {
               if (p.state === 'mtu') {
                 yield { from, to: p.to, state: 'mtu', size: p.mtu_size ?? 0 };

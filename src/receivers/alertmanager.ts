@@ -37,6 +37,12 @@ const ALERTNAME: Record<Alert['kind'], string> = {
   peer_dead: 'KnhPeerUnreachable',
   path_broken: 'KnhPathBroken',
   cannot_judge: 'KnhCannotJudge',
+  peer_degraded: 'KnhPeerDegraded',
+  path_degraded: 'KnhPathDegraded',
+  peer_mtu: 'KnhPeerMtu',
+  path_mtu: 'KnhPathMtu',
+  egress_broken: 'KnhEgressBroken',
+  partition: 'KnhPartition',
 };
 /**
  * cannot_judge is critical like a dead peer, though no node is confirmed dead: while it fires the
@@ -47,6 +53,12 @@ const SEVERITY: Record<Alert['kind'], string> = {
   peer_dead: 'critical',
   path_broken: 'warning',
   cannot_judge: 'critical',
+  peer_degraded: 'warning',
+  path_degraded: 'warning',
+  peer_mtu: 'warning',
+  path_mtu: 'warning',
+  egress_broken: 'warning',
+  partition: 'warning',
 };
 /** cannot_judge's annotations (its sentence and lists name any number of nodes) are cut here. */
 const LIST_MAX = 4000;

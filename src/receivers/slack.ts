@@ -101,11 +101,23 @@ const FIRING: Record<AlertKind, Section> = {
   peer_dead: 'unreachable',
   cannot_judge: 'cannot-judge',
   path_broken: 'broken',
+  peer_degraded: 'broken',
+  path_degraded: 'broken',
+  peer_mtu: 'broken',
+  path_mtu: 'broken',
+  egress_broken: 'broken',
+  partition: 'broken',
 };
 const RESOLVED: Record<AlertKind, Section> = {
   peer_dead: 'recovered',
   cannot_judge: 'judging-again',
   path_broken: 'restored',
+  peer_degraded: 'restored',
+  path_degraded: 'restored',
+  peer_mtu: 'restored',
+  path_mtu: 'restored',
+  egress_broken: 'restored',
+  partition: 'restored',
 };
 const sectionOf = (c: AlertChange): Section =>
   (c.type === 'firing' ? FIRING : RESOLVED)[c.alert.kind];

@@ -59,6 +59,11 @@ export function incidentOf(payload: Pick<PeerStatusPayload, 'dedup_key'>): Incid
   return payload.dedup_key.slice(0, payload.dedup_key.lastIndexOf(':'));
 }
 
+/** What an incident is about: its key without `knh:` and its start. */
+export function incidentSubjectOf(incident: IncidentKey): string {
+  return incident.slice(incident.indexOf(':') + 1, incident.lastIndexOf(':'));
+}
+
 /** When an incident started (epoch ms); NaN for a key that is not an incident's. */
 export function incidentStart(incident: IncidentKey): number {
   return Number(incident.slice(incident.lastIndexOf(':') + 1));

@@ -5,6 +5,9 @@ import type {
   AnnouncementReply,
   ElectionAnswer,
   ElectionRequest,
+  PathEcho,
+  PathReport,
+  PathReportReply,
   PingResponse,
   RelayProbeRequest,
 } from '../../src/wire/peer-messages.js';
@@ -13,6 +16,7 @@ import { buildApp, type NodeApi } from '../../src/http/app.js';
 import { listen, type HttpServer } from '../../src/http/server.js';
 import { loadSchemas, type SchemaName } from '../../src/wire/schemas.js';
 import { CapturingLogger } from '../support/capturing-logger.js';
+import { PROTOCOL } from '../../src/wire/protocol.js';
 
 const self = { id: 'worker-3@127.0.0.1', address: '127.0.0.1:8080' };
 // The tests' requests come from 127.0.0.1: a peer speaks only for its own IP.
@@ -48,6 +52,7 @@ class FakeApi implements NodeApi {
   };
   notTakingPart = false;
   broken = false;
+  reports: PathReport[] = [];
 
   ping(): PingResponse {
     return pingBody;
@@ -70,6 +75,15 @@ class FakeApi implements NodeApi {
   probe(request: RelayProbeRequest): Promise<RelayAnswer> {
     this.probes.push(request);
     return Promise.resolve(this.probeAnswer);
+  }
+
+  echo(echo: PathEcho): PathEcho {
+    return { from: self, payload: echo.payload };
+  }
+
+  pathReport(report: PathReport): PathReportReply {
+    this.reports.push(report);
+    return { accepted: true, resync: false };
   }
 
   metrics(): Promise<{ contentType: string; body: string }> {
@@ -116,6 +130,7 @@ describe('HTTP app', () => {
     api.announcements = [];
     api.announcementProtocols = [];
     api.probes = [];
+    api.reports = [];
     api.probeAnswer = new FakeApi().probeAnswer;
     api.notTakingPart = false;
     api.broken = false;
@@ -253,9 +268,63 @@ describe('HTTP app', () => {
     expect(api.probes).to.have.length(1);
   });
 
+  it('POST /paths/echo answers the same payload back (a full-size probe)', async () => {
+    const echo: PathEcho = { from: lower, payload: 'x'.repeat(1_400) };
+    const body = (await expectJson(
+      await post('/paths/echo', JSON.stringify(echo)),
+      200,
+      'path-echo',
+    )) as PathEcho;
+    expect(body.payload).to.have.length(1_400);
+    expect(body.from).to.deep.equal(self);
+  });
+
+  it('POST /paths/echo refuses (400) a payload of other bytes than x, and (413) one over the body limit', async () => {
+    const odd = await post('/paths/echo', JSON.stringify({ from: lower, payload: 'xxy' }));
+    await expectJson(odd, 400, 'error-response');
+    const big = { from: lower, payload: 'x'.repeat(BODY_LIMIT) };
+    await expectJson(await post('/paths/echo', JSON.stringify(big)), 413, 'error-response');
+  });
+
+  it('POST /paths/report hands a valid report on and answers its reply; a bad one gets 400', async () => {
+    const report: PathReport = {
+      from: lower,
+      epoch: 4,
+      seq: 0,
+      full: true,
+      paths: [
+        {
+          to: '10.0.0.2:8080',
+          state: 'degraded',
+          since: 1_000,
+          samples: 10,
+          loss_ratio: 0.2,
+          p50_ms: 3,
+          p99_ms: 600,
+        },
+      ],
+    };
+    const body = await expectJson(
+      await post('/paths/report', JSON.stringify(report)),
+      200,
+      'path-report-reply',
+    );
+    expect(body).to.deep.equal({ accepted: true, resync: false });
+    expect(api.reports).to.deep.equal([report]);
+    const bad = { ...report, paths: [{ ...report.paths[0], state: 'broken' }] };
+    await expectJson(await post('/paths/report', JSON.stringify(bad)), 400, 'error-response');
+    const elsewhereReport = { ...report, from: elsewhere };
+    await expectJson(
+      await post('/paths/report', JSON.stringify(elsewhereReport)),
+      403,
+      'error-response',
+    );
+    expect(api.reports, 'only the valid one').to.have.length(1);
+  });
+
   it("names the peer protocol it speaks in every answer, and hears the asker's", async () => {
     const res = await fetch(url('/ping'));
-    expect(res.headers.get('x-knh-protocol')).to.equal('2');
+    expect(res.headers.get('x-knh-protocol')).to.equal(String(PROTOCOL));
     const answered = await post(
       '/coordinator',
       JSON.stringify({ from: lower, epoch: 2, peers: [] }),
@@ -263,7 +332,7 @@ describe('HTTP app', () => {
         'x-knh-protocol': '2',
       },
     );
-    expect(answered.headers.get('x-knh-protocol')).to.equal('2');
+    expect(answered.headers.get('x-knh-protocol')).to.equal(String(PROTOCOL));
     expect(api.announcementProtocols).to.deep.equal([2]);
     await post('/coordinator', JSON.stringify({ from: lower, epoch: 2, peers: [] }));
     expect(api.announcementProtocols, 'no header: a node of f6578aa').to.deep.equal([2, 1]);

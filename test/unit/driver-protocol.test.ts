@@ -1,7 +1,10 @@
 // What the election driver sends to a peer of each protocol: a node of f6578aa (protocol 1) refuses
-// whole messages holding what it does not know, so what is new goes only to protocol 2 peers.
+// whole messages holding what it does not know, one of protocol 2 events and alert kinds it does
+// not know, so what is new goes only to peers of the protocol that brought it.
 import { expect } from 'chai';
 import { judgementPayload, peerStatusPayload } from '../../src/alerts/payloads.js';
+import { findingPayload } from '../../src/alerts/finding-events.js';
+import { alertOf } from '../../src/alerts/lifecycle.js';
 import type { PeerStatusPayload } from '../../src/wire/webhooks.js';
 import type { TermHandover } from '../../src/wire/term-handover.js';
 import type { NodeRef } from '../../src/wire/node-ref.js';
@@ -19,12 +22,30 @@ import { TestDelegate } from '../support/test-delegate.js';
 
 const OLD: NodeRef = { id: 'old@10.0.0.1', address: '10.0.0.1:8080' };
 const NEW: NodeRef = { id: 'new@10.0.0.2', address: '10.0.0.2:8080' };
+const CUR: NodeRef = { id: 'cur@10.0.0.3', address: '10.0.0.3:8080' };
 const TOP: NodeRef = { id: 'top@10.0.0.9', address: '10.0.0.9:8080' };
 const schemas = loadSchemas();
-const PROTOCOL: Record<string, number> = { [OLD.address]: 1, [NEW.address]: 2 };
+const PROTOCOL: Record<string, number> = { [OLD.address]: 1, [NEW.address]: 2, [CUR.address]: 3 };
 
 const { opened: judgeAlert } = cannotJudgeIncident(1_000, 2_000);
 const deadOne: Alert = deadAlert(5, 1_000);
+/** A finding of pair probing (protocol 3): a degraded node. */
+const degradedEvent = findingPayload({
+  finding: {
+    id: 'node-degraded:10.0.0.6:8080',
+    opened: { kind: 'node-degraded', node: '10.0.0.6:8080' },
+    latest: { kind: 'node-degraded', node: '10.0.0.6:8080' },
+    openedMs: 1_000,
+  },
+  closing: false,
+  startMs: 1_000,
+  coordinator: TOP,
+  epoch: 1,
+  now: 1_000,
+  refOf: () => ({ id: 'n6@10.0.0.6', node_name: 'n6' }),
+  figures: { samples: 20, failures: 5, lossRatio: 0.25, p50Ms: 3, p99Ms: 500 },
+});
+const degradedAlert: Alert = alertOf(degradedEvent);
 
 /** A cannot_judge opening and a peer_dead, both undelivered. */
 function undeliveredEvents(): PeerStatusPayload[] {
@@ -46,7 +67,7 @@ function undeliveredEvents(): PeerStatusPayload[] {
     facts: { reaches: 0, peers: 2, unreachable: [], unreachable_count: 2, corroborated_by: [] },
     reason: 'knh cannot judge the mesh',
   });
-  return [dead, judge];
+  return [dead, judge, degradedEvent];
 }
 
 function driverOf(
@@ -62,7 +83,7 @@ function driverOf(
   const events = undeliveredEvents();
   const delegate = new TestDelegate(self, {
     undelivered: () => events,
-    alerts: () => [deadOne, judgeAlert],
+    alerts: () => [deadOne, judgeAlert, degradedAlert],
     cannotJudge: () => events[1] ?? null,
     handover: () => handover,
     onTermHandover: (h) => taken.push(h),
@@ -104,12 +125,25 @@ function driverOf(
 }
 
 describe('election driver: what each protocol gets', () => {
-  it('announces what is new only to protocol 2 peers; a protocol 1 peer gets what f6578aa takes', async () => {
-    const { driver, clock, sent } = driverOf(TOP, [OLD, NEW]);
+  it('announces each peer what its protocol takes: findings to 3, cannot_judge to 2 and up', async () => {
+    const { driver, clock, sent } = driverOf(TOP, [OLD, NEW, CUR]);
     driver.start();
     await clock.advanceAsync(0);
     const toOld = sent.get(OLD.address) as Announcement;
     const toNew = sent.get(NEW.address) as Announcement;
+    const toCur = sent.get(CUR.address) as Announcement;
+    expect(toCur.undelivered?.map((e) => e.event)).to.deep.equal([
+      'peer_dead',
+      'cannot_judge',
+      'peer_degraded',
+    ]);
+    expect(toCur.alerts?.map((a) => a.kind)).to.deep.equal([
+      'peer_dead',
+      'cannot_judge',
+      'peer_degraded',
+    ]);
+    expect(toCur.cannot_judge?.event).to.equal('cannot_judge');
+    expect(schemas.check('announcement', toCur)).to.deep.equal({ ok: true });
     expect(toNew.cannot_judge?.event).to.equal('cannot_judge');
     expect(toNew.undelivered?.map((e) => e.event)).to.deep.equal(['peer_dead', 'cannot_judge']);
     expect(toNew.alerts?.map((a) => a.kind)).to.deep.equal(['peer_dead', 'cannot_judge']);

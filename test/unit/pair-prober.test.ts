@@ -123,4 +123,95 @@ describe('PairProber', () => {
     t.p.setNodes(NODES.filter((a) => a !== B));
     expect(t.p.reports().map((r) => r.to)).to.not.include(B);
   });
+
+  describe('full-size probes (MTU_PROBE_SIZE)', () => {
+    const TIMEOUT: Outcome<void> = {
+      ok: false,
+      reason: 'timeout',
+      phase: 'send',
+      detail: 'no answer within 1000 ms',
+      latencyMs: 1_000,
+    };
+    const HTTP_404: Outcome<void> = { ...TIMEOUT, reason: 'http-status', detail: 'HTTP 404' };
+
+    /** SELF probing every peer each round; each echo of 1,400 bytes as `echo` says. */
+    function mtuProber(
+      echo: (to: string) => Outcome<void>,
+      ping = (to: string) => answer(pingResponse(to, 'n')),
+    ) {
+      const clock = new FakeClock();
+      const calls: string[] = [];
+      const p = new PairProber({
+        self: SELF,
+        clock,
+        perRound: 4,
+        failAfter: 3,
+        mtuProbeSize: 1_400,
+        degradation: DEFAULT_PATH_DEGRADATION,
+        transport: {
+          ping: (to) => {
+            calls.push(`ping ${to}`);
+            return Promise.resolve(ping(to));
+          },
+          echo: (to, size) => {
+            calls.push(`echo ${to} ${size}`);
+            return Promise.resolve(echo(to));
+          },
+        },
+      });
+      p.setNodes(NODES);
+      const rounds = async (count: number) => {
+        for (let i = 0; i < count; i++) {
+          await p.probeRound();
+          clock.advance(1_000);
+        }
+      };
+      return { p, calls, rounds };
+    }
+
+    it('calls a path mtu, naming the size, when small probes pass and full-size ones keep failing', async () => {
+      const t = mtuProber((to) => (to === B ? TIMEOUT : answer(undefined)));
+      await t.rounds(2);
+      expect(stateOf(t.p, B)).to.equal('ok');
+      await t.rounds(1);
+      const b = t.p.reports().find((r) => r.to === B);
+      expect(b).to.deep.include({ state: 'mtu', mtuSize: 1_400 });
+      expect(stateOf(t.p, C)).to.equal('ok');
+    });
+
+    it('sends the full-size probe after the small one, and only when it passed', async () => {
+      const t = mtuProber(
+        () => answer(undefined),
+        (to) => (to === B ? REFUSED : answer(pingResponse(to, 'n'))),
+      );
+      await t.rounds(1);
+      const calls = t.calls.filter((c) => c.includes(C));
+      expect(calls).to.deep.equal([`ping ${C}`, `echo ${C} 1400`]);
+      expect(
+        t.calls.filter((c) => c.startsWith(`echo ${B}`)),
+        'B refused the ping',
+      ).to.deep.equal([]);
+    });
+
+    it('takes an echo that got an answer (a peer without the route: 404) as no MTU problem', async () => {
+      const t = mtuProber((to) => (to === B ? HTTP_404 : answer(undefined)));
+      await t.rounds(5);
+      expect(stateOf(t.p, B)).to.equal('ok');
+    });
+  });
+
+  it('forgets, telling it unknown, a path not probed for the age given', async () => {
+    const t = prober();
+    await t.rounds(2);
+    t.changes.length = 0;
+    t.clock.advance(30_000);
+    t.p.expire(20_000);
+    expect(t.p.reports()).to.deep.equal([]);
+    expect(t.changes.map((c) => c.state)).to.deep.equal([
+      'unknown',
+      'unknown',
+      'unknown',
+      'unknown',
+    ]);
+  });
 });

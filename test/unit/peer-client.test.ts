@@ -7,6 +7,7 @@ import { peerClient } from '../../src/peer-client/peer-client.js';
 import { listen, type HttpServer } from '../../src/http/server.js';
 import { loadSchemas } from '../../src/wire/schemas.js';
 import { pingResponse } from '../support/pings.js';
+import { PROTOCOL } from '../../src/wire/protocol.js';
 
 type Handler = (req: IncomingMessage, res: ServerResponse, body: string) => void;
 
@@ -73,6 +74,7 @@ describe('peer client', () => {
   it("names its peer protocol in every request, and remembers each peer's from its answers", async () => {
     const protocols: (string | undefined)[] = [];
     let answerWith: string | null = '2';
+    const ours = String(PROTOCOL);
     handler = (req, res) => {
       protocols.push(req.headers['x-knh-protocol'] as string | undefined);
       res.writeHead(200, {
@@ -88,7 +90,7 @@ describe('peer client', () => {
     answerWith = null; // the peer was replaced by a node of f6578aa
     await own.ping(address);
     expect(own.protocolOf(address)).to.equal(1);
-    expect(protocols).to.deep.equal(['2', '2']);
+    expect(protocols).to.deep.equal([ours, ours]);
     own.closeIdle();
   });
 

@@ -1,0 +1,80 @@
+// The coordinator's book of every node's paths: a full report replaces, a change report changes,
+// a missed report makes it ask for everything, silent and unlisted nodes are forgotten, and what
+// localization reads is what was reported.
+import { expect } from 'chai';
+import { PathBook } from '../../src/paths/path-book.js';
+import type { PathReport, ReportedPath } from '../../src/wire/peer-messages.js';
+
+const A = '10.0.0.1:8080';
+const B = '10.0.0.2:8080';
+const C = '10.0.0.3:8080';
+
+const p = (to: string, state: ReportedPath['state'], since = 1_000): ReportedPath => ({
+  to,
+  state,
+  since,
+  samples: 10,
+  loss_ratio: state === 'degraded' ? 0.3 : 0,
+  p50_ms: 2,
+  p99_ms: state === 'degraded' ? 500 : 5,
+  ...(state === 'mtu' ? { mtu_size: 1_400 } : {}),
+});
+
+const report = (from: string, seq: number, full: boolean, paths: ReportedPath[]): PathReport => ({
+  from: { id: `n@${from}`, address: from },
+  epoch: 1,
+  seq,
+  full,
+  paths,
+});
+
+const known = (book: PathBook, nodes = [A, B, C]) =>
+  [...book.input(nodes).paths].map((x) => `${x.from}>${x.to} ${x.state}`);
+
+describe('PathBook', () => {
+  it('takes a full report, then changes to it, and forgets paths reported unknown', () => {
+    const book = new PathBook(15_000);
+    expect(book.take(report(A, 0, true, [p(B, 'ok'), p(C, 'ok')]), 0)).to.deep.equal({
+      accepted: true,
+      resync: false,
+    });
+    book.take(report(A, 1, false, [p(C, 'failed'), p(B, 'unknown')]), 10);
+    expect(known(book)).to.deep.equal([`${A}>${C} failed`]);
+  });
+
+  it('asks for everything when it holds nothing from the node, or missed a report', () => {
+    const book = new PathBook(15_000);
+    expect(book.take(report(A, 4, false, [p(B, 'ok')]), 0).resync).to.equal(true);
+    book.take(report(A, 0, true, [p(B, 'ok')]), 0);
+    expect(book.take(report(A, 2, false, [p(B, 'failed')]), 1).resync, 'seq 1 missed').to.equal(
+      true,
+    );
+    expect(known(book), 'nothing held from it until the full report').to.deep.equal([]);
+  });
+
+  it('forgets a node silent longer than the stale time, or no longer listed', () => {
+    const book = new PathBook(15_000);
+    book.take(report(A, 0, true, [p(B, 'ok')]), 0);
+    book.take(report(B, 0, true, [p(A, 'ok')]), 10_000);
+    book.prune(new Set([A, B, C]), 15_001);
+    expect(known(book)).to.deep.equal([`${B}>${A} ok`]);
+    book.prune(new Set([A, C]), 15_002);
+    expect(known(book)).to.deep.equal([]);
+  });
+
+  it('gives MTU paths their size, and the figures and start of a finding', () => {
+    const book = new PathBook(15_000);
+    book.take(report(A, 0, true, [p(B, 'mtu', 500), p(C, 'degraded', 700)]), 0);
+    book.take(report(C, 0, true, [p(B, 'degraded', 300)]), 0);
+    const mtu = [...book.input([A, B, C]).paths].find((x) => x.state === 'mtu');
+    expect(mtu).to.deep.equal({ from: A, to: B, state: 'mtu', size: 1_400 });
+    expect(book.startOf({ kind: 'path-mtu', from: A, to: B, size: 1_400 })).to.equal(500);
+    expect(book.startOf({ kind: 'node-degraded', node: C })).to.equal(300);
+    const figures = book.figuresOf({ kind: 'node-degraded', node: C });
+    expect(figures?.samples).to.equal(20);
+    expect(figures?.lossRatio).to.equal(0.3);
+    expect(book.startOf({ kind: 'partition', sides: [[A], [B, C]] }), 'no failed path').to.equal(
+      null,
+    );
+  });
+});
