@@ -70,6 +70,13 @@ export class PathBook {
     return { nodes: this.senders.size, paths };
   }
 
+  /** Every path the book holds, with its source: what the status page's matrix shows. */
+  *entries(): Generator<{ from: string; path: ReportedPath }> {
+    for (const [from, sender] of this.senders) {
+      for (const path of sender.paths.values()) yield { from, path };
+    }
+  }
+
   /** The path from → to as last reported, if it is known. */
   path(from: string, to: string): ReportedPath | undefined {
     return this.senders.get(from)?.paths.get(to);
