@@ -8,7 +8,7 @@ import {
 } from '../test/support/multi-host-fixture.js';
 import { HostNetwork, type HostNode } from '../test/support/netns-hosts.js';
 import { runMixedVersionScenario } from '../test/support/mixed-version-scenario.js';
-import { buildPreviousVersion, PREVIOUS_COMMIT } from '../test/support/previous-version.js';
+import { buildPreviousVersion, PREVIOUS_VERSIONS } from '../test/support/previous-version.js';
 import type { HostsRow } from './hosts.js';
 
 /** A wait longer than any target, so a slow run is measured rather than cut short. */
@@ -193,12 +193,24 @@ export async function startupRow(repeat: number, progress: Progress): Promise<Ho
  * settle, a crash under the old coordinator, the old coordinator's crash, a crash under the new.
  */
 export async function mixedVersionRows(repeat: number, progress: Progress): Promise<HostsRow[]> {
-  const build = await buildPreviousVersion({ log: (line) => progress(`  ${line}`) });
+  const rows: HostsRow[] = [];
+  for (const { commit } of PREVIOUS_VERSIONS) {
+    rows.push(...(await mixedVersionRowsOf(commit, repeat, progress)));
+  }
+  return rows;
+}
+
+async function mixedVersionRowsOf(
+  commit: string,
+  repeat: number,
+  progress: Progress,
+): Promise<HostsRow[]> {
+  const build = await buildPreviousVersion({ commit, log: (line) => progress(`  ${line}`) });
   if (!build.ok) {
     return [
       {
         kind: 'outcome',
-        name: `Mixed versions (${PREVIOUS_COMMIT.slice(0, 7)} and this one)`,
+        name: `Mixed versions (${commit.slice(0, 7)} and this one)`,
         target: 'settles, reports crashes, fails over',
         outcome: `not run: ${build.reason}`,
         ok: false,
@@ -230,7 +242,7 @@ export async function mixedVersionRows(repeat: number, progress: Progress): Prom
       await net.teardown();
     }
   }
-  const mixed = `2 nodes of ${PREVIOUS_COMMIT.slice(0, 7)} (the top and the bottom) with 3 of this version`;
+  const mixed = `2 nodes of ${commit.slice(0, 7)} (the top and the bottom) with 3 of this version`;
   return [
     { kind: 'timing', name: `${mixed}: settled`, targetMs: 3_000, samples: settle },
     {

@@ -4,6 +4,10 @@
 // heartbeats, and how the probes spread over the round interval; then how long a crashed and a
 // black-holed peer take to be reported, and that no other peer is. A section of docs/benchmarks.md.
 //
+// Pair probing on (the default) the simulated peers report their paths as real nodes do; one more
+// run at BENCH_SCALE_BASELINE peers (default 5000; 0: none) has it off (PAIR_PROBES=0, no reports),
+// which is what the coordinator cost before it: the pair-probing runs are compared with it.
+//
 // BENCH_SCALE=0 skips it; BENCH_SCALE_SIZES (default 1000,5000); BENCH_SCALE_SECONDS (default 20)
 // of steady window; BENCH_SCALE_MAX_RSS_MB (default 4096) stops a coordinator that swells past it;
 // BENCH_SCALE_LOG=<file> appends the coordinator's log lines to that file (JSON, one a line);
@@ -51,6 +55,12 @@ const COORDINATOR_IP = SIMULATED_IP;
 const COORDINATOR_NAME = 'node-1';
 const ROUND_TARGET_MS = 1_000;
 const RSS_TARGET_BYTES = 150e6;
+/** Pair probing may cost the coordinator this much more CPU and memory than without it (issue 22). */
+const PAIR_PROBING_MARGIN = 0.2;
+/** PAIR_PROBES as deployed (src/config/settings.ts's default). */
+const PAIR_PROBES = 20;
+/** How long the bench waits for every simulated peer's first path report to be taken. */
+const REPORTS_WAIT_MS = 90_000;
 /**
  * A follower other than the successors of a large mesh gets every 8th heartbeat (4 s) and calls
  * its coordinator silent after COORDINATOR_TIMEOUT (1.5 s) plus two of those intervals less the
@@ -61,6 +71,10 @@ const DETECT_WAIT_MS = 30_000;
 
 export interface ScaleRun {
   size: number;
+  /** PAIR_PROBES: 0 is the run without pair probing (and no path reports). */
+  pairProbes: number;
+  /** Path reports the coordinator took in the window, and when every peer's first was taken. */
+  reports: { accepted: number; failed: number; allHeldMs: number | null } | null;
   /** How the coordinator found its peers. */
   discovery: ScaleDiscovery;
   /** Why the run stopped before its end, if it did. */
@@ -139,12 +153,14 @@ async function startSimulator(
   size: number,
   secret: string,
   port: number,
+  pairProbes: number,
 ): Promise<{ sim: SimulatorProcess; firstPort: number }> {
   return SimulatorProcess.start({
     count: size,
     secret,
     others: [`${COORDINATOR_IP}:${port}`],
     coordinatorTimeoutMs: HEARD_WITHIN_MS,
+    ...(pairProbes > 0 ? { pathReports: { perRound: pairProbes } } : {}),
   });
 }
 
@@ -211,6 +227,7 @@ async function startCoordinator(
       PEER_STATUS_URL: receiver.url('/peer'),
       CLUSTER_STATUS_URL: receiver.url('/cluster'),
       LOG_LEVEL: 'debug',
+      PAIR_PROBES: String(run.pairProbes),
       // The heap as deployed: daemonset.yaml sizes it for the pod's memory limit.
       NODE_OPTIONS: coordinatorNodeOptions(),
     },
@@ -297,6 +314,18 @@ async function settle(run: ScaleRun, c: Coordinator, sim: SimulatorProcess): Pro
   for (let i = 0; i < 15 && (await sim.stats(HEARD_WITHIN_MS)).heardWithin < run.size; i++) {
     await sleep(1_000);
   }
+  if (run.pairProbes === 0) return;
+  // A new coordinator's first reports are spread over one gap (report-policy.ts): the window
+  // measures the book once it holds every peer's paths.
+  const began = Date.now();
+  while (Date.now() - began < REPORTS_WAIT_MS) {
+    const reports = (await sim.stats(HEARD_WITHIN_MS)).pathReports;
+    if (reports && reports.peersHeld >= run.size) {
+      run.reports = { accepted: 0, failed: 0, allHeldMs: Date.now() - c.spawnedAt };
+      return;
+    }
+    await bounded(sleep(1_000), c.exited, 2_000, 'first path reports');
+  }
 }
 
 /** The steady window: rounds, CPU, heartbeats heard each second, probe arrivals, the simulator's load. */
@@ -324,6 +353,14 @@ async function steadyWindow(
     .join(' / ');
   const simAfter = await sim.stats(HEARD_WITHIN_MS);
   run.sim = simUsage(simBefore, simAfter, run.windowMs);
+  const [r0, r1] = [simBefore.pathReports, simAfter.pathReports];
+  if (r0 && r1) {
+    run.reports = {
+      allHeldMs: run.reports?.allHeldMs ?? null,
+      accepted: r1.accepted - r0.accepted,
+      failed: r1.failed - r0.failed,
+    };
+  }
   run.arrivals = await sim.arrivals(t0, t1);
   const lateAfter = await lateRoundsOf(c.node);
   run.lateRounds = lateBefore !== null && lateAfter !== null ? lateAfter - lateBefore : null;
@@ -416,13 +453,15 @@ async function loseZone(
 
 /** One size: a fresh simulator, coordinator and receiver, all stopped before it returns. */
 async function measureSize(
-  size: number,
+  { size, pairProbes }: RunSpec,
   windowSeconds: number,
   progress: (text: string) => void,
   children: Set<() => void>,
 ): Promise<ScaleRun> {
   const run: ScaleRun = {
     size,
+    pairProbes,
+    reports: null,
     discovery: scaleDiscovery(),
     error: null,
     startup: { listening: null, leading: null, firstRound: null, settled: null },
@@ -444,7 +483,8 @@ async function measureSize(
     sim: null,
     load: '',
   };
-  const say = (text: string) => progress(`scale ${size}: ${text}`);
+  const say = (text: string) =>
+    progress(`scale ${size}${pairProbes === 0 ? ' (PAIR_PROBES=0)' : ''}: ${text}`);
   /** Peers the bench crashed or black-holed: their peer_dead is expected. */
   const failed = new Set<string>();
   const secret = randomBytes(32).toString('hex');
@@ -464,7 +504,7 @@ async function measureSize(
   try {
     const port = await coordinatorPort();
     say(`starting ${size} simulated peers`);
-    const { sim, firstPort } = await startSimulator(size, secret, port);
+    const { sim, firstPort } = await startSimulator(size, secret, port, pairProbes);
     live.sim = sim;
     say(`simulated peers on ${SIMULATED_IP}:${firstPort}-${firstPort + size - 1}`);
     const c = await startCoordinator(
@@ -602,6 +642,17 @@ const ROWS: Row[] = [
     },
   },
   {
+    name: 'Path reports the coordinator took in the window, a second (failed); every peer’s first taken after',
+    target: '—',
+    cell: (r) =>
+      r.reports
+        ? {
+            text: `${(r.reports.accepted / Math.max(1, r.windowMs / 1000)).toFixed(1)} (${r.reports.failed}); ${secs(r.reports.allHeldMs)}`,
+            ok: null,
+          }
+        : { text: r.pairProbes === 0 ? 'off' : '—', ok: null },
+  },
+  {
     name: 'Coordinator RSS: max of 1-s samples (VmRSS), start-up to end',
     target: '≤ 150 MB',
     cell: (r) => ({
@@ -716,15 +767,41 @@ function discoveryText(how: ScaleDiscovery): string {
     : 'Peers from PEERS (BENCH_SCALE_DISCOVERY=static): the Kubernetes client library is not loaded, unlike in a deployment.';
 }
 
+/** One run: how many peers, and PAIR_PROBES (0: pair probing off, the baseline). */
+export interface RunSpec {
+  size: number;
+  pairProbes: number;
+}
+
+/** CPU per window second and RSS max of a pair-probing run against the baseline of its size. */
+function againstBaseline(run: ScaleRun, runs: readonly ScaleRun[]) {
+  const base = runs.find((b) => b.size === run.size && b.pairProbes === 0);
+  if (!base || run.pairProbes === 0) return null;
+  const cpu = (r: ScaleRun) => (r.cpuMs !== null && r.windowMs > 0 ? r.cpuMs / r.windowMs : null);
+  const [c1, c0] = [cpu(run), cpu(base)];
+  const [m1, m0] = [run.rssMaxBytes, base.rssMaxBytes];
+  if (c1 === null || c0 === null || m1 === null || m0 === null) return null;
+  return { cpu: c1 / c0 - 1, rss: m1 / m0 - 1 };
+}
+
+const pct = (x: number) => `${x >= 0 ? '+' : '−'}${Math.round(Math.abs(x) * 100)} %`;
+
 export async function runScaleBench({
   sizes = [1_000, 5_000],
+  baselines = [5_000],
   windowSeconds = 20,
   progress = () => undefined,
 }: {
   sizes?: number[];
+  /** Sizes also run with pair probing off, to compare with. */
+  baselines?: number[];
   windowSeconds?: number;
   progress?: (text: string) => void;
 } = {}): Promise<{ runs: ScaleRun[]; markdown: string; missed: string[] }> {
+  const specs: RunSpec[] = [
+    ...sizes.map((size) => ({ size, pairProbes: PAIR_PROBES })),
+    ...baselines.map((size) => ({ size, pairProbes: 0 })),
+  ];
   const facts = machineFacts();
   const began = Date.now();
   const children = new Set<() => void>();
@@ -733,7 +810,7 @@ export async function runScaleBench({
   process.on('exit', killAll);
   const runs: ScaleRun[] = [];
   try {
-    for (const size of sizes) runs.push(await measureSize(size, windowSeconds, progress, children));
+    for (const spec of specs) runs.push(await measureSize(spec, windowSeconds, progress, children));
   } finally {
     process.off('exit', killAll);
   }
@@ -747,6 +824,17 @@ export async function runScaleBench({
       return `${verdict(ok)}${text}`.replace(/\|/g, '\\|');
     }),
   ]);
+  body.push([
+    `Against the run with PAIR_PROBES=0 at the same size: coordinator CPU, RSS max`,
+    `≤ ${pct(PAIR_PROBING_MARGIN)} each`,
+    ...runs.map((run) => {
+      const d = againstBaseline(run, runs);
+      if (!d) return run.pairProbes === 0 ? 'the baseline' : '—';
+      const ok = d.cpu <= PAIR_PROBING_MARGIN && d.rss <= PAIR_PROBING_MARGIN;
+      if (!ok) missed.push(`pair probing's cost at ${run.size} peers`);
+      return `${verdict(ok)}${pct(d.cpu)}, ${pct(d.rss)}`;
+    }),
+  ]);
   const errors = runs
     .filter((r) => r.error !== null)
     .map((r) => `- ${r.size} peers: stopped early: ${r.error}`);
@@ -754,9 +842,9 @@ export async function runScaleBench({
 
 Produced by \`npm run bench\` (bench/scale.ts; alone: \`node dist/bench/scale-main.js\`) on ${facts.date}: one real knh coordinator (default settings, a random PEER_SECRET, LOG_LEVEL=debug for its round lines, ${process.env.BENCH_SCALE_NODE_OPTIONS === undefined ? "daemonset.yaml's NODE_OPTIONS" : 'BENCH_SCALE_NODE_OPTIONS'} \`${coordinatorNodeOptions()}\`) on ${COORDINATOR_IP}, a port above the ephemeral range, and ${sizes.join(' or ')} simulated peers in one other process (test/support/peer-simulator.ts: passive followers answering the real wire protocol, signed) on ${SIMULATED_IP}, one port each below it (so, as in a pod, no connection is bound to a source IP). ${discoveryText(scaleDiscovery())} Webhooks to an in-process receiver. A ${windowSeconds} s steady window once a whole round has changed no verdict (start-up's work done) and every peer has heard a heartbeat, then one peer is crashed and another black-holed, then a zone is lost: every third peer crashed at once. ${facts.nproc} CPUs (${facts.cpu}), Node ${facts.node}, ${facts.os}; load average at start ${facts.load}. Whole run: ${Math.round((Date.now() - began) / 1000)} s.
 
-${table(['Measurement', 'Target', ...runs.map((r) => `${r.size.toLocaleString('en-US')} peers`)], body)}
+${table(['Measurement', 'Target', ...runs.map((r) => `${r.size.toLocaleString('en-US')} peers${r.pairProbes === 0 ? ', PAIR_PROBES=0' : ''}`)], body)}
 ${errors.length > 0 ? `\n${errors.join('\n')}\n` : ''}
-Round duration is the coordinator's own \`durationMs\` of each \`round\` log line (its probes sent to all answered or failed); CPU is utime + stime from /proc over the window, per round completed in it. Probe arrivals are GET /ping requests as the simulator's event loop took them: evenly spread over a 1 s interval, the busiest tenth of the time holds about 10 % of them; in one burst, nearly all. The simulator's event-loop utilisation near 1 would mean the simulator, not the coordinator, set the pace.
+Round duration is the coordinator's own \`durationMs\` of each \`round\` log line (its probes sent to all answered or failed); CPU is utime + stime from /proc over the window, per round completed in it. Probe arrivals are GET /ping requests as the simulator's event loop took them: evenly spread over a 1 s interval, the busiest tenth of the time holds about 10 % of them; in one burst, nearly all. The simulator's event-loop utilisation near 1 would mean the simulator, not the coordinator, set the pace. With pair probing on (PAIR_PROBES=${PAIR_PROBES}, the default) each simulated peer reports its paths as a real node does (test/support/simulated-path-reports.ts, by src/paths/report-policy.ts: its next ${PAIR_PROBES} nodes' paths in a full report to the new coordinator, spread over one gap, then one with nothing new each refresh; every path working); the simulated peers do not probe each other, which costs the coordinator nothing, and speak protocol 1 otherwise, so the coordinator's own pair probes to them are small ones only. The last column is the same coordinator with pair probing off: what it cost before issue 22.
 `;
   return { runs, markdown, missed };
 }
@@ -776,8 +864,13 @@ export async function scaleSection(progress: (text: string) => void): Promise<Se
       }
       return Number(s);
     });
+    const baselines = (process.env.BENCH_SCALE_BASELINE ?? '5000')
+      .split(',')
+      .map(Number)
+      .filter((n) => Number.isInteger(n) && n > 0);
     const result = await runScaleBench({
       sizes,
+      baselines,
       windowSeconds: positiveInt('BENCH_SCALE_SECONDS', 20),
       progress,
     });

@@ -112,7 +112,11 @@ export async function startNode(config: Config, deps: NodeDeps): Promise<Running
     election: () => election,
     present,
     reporter,
-    refOf: (address) => rounds.record(address),
+    protocolOf: (address) => transport.protocolOf(address),
+    verdictOf: (address) => {
+      const r = rounds.record(address);
+      return r && { id: r.id, alive: r.health === 'alive' };
+    },
   });
   const isPeer = (address: string) => membership.isPeer(address);
   const maxTimeoutMs = 2 * config.probeTimeoutMs;

@@ -5,6 +5,7 @@ import type {
   ElectionAnswer,
   ElectionRequest,
   LeaveNotice,
+  PathPull,
   PathReport,
   PathReportReply,
   PingResponse,
@@ -58,4 +59,6 @@ export interface PathTransport {
   /** Sends `size` bytes of payload and takes as many back: a full-size probe. */
   echo(address: string, size: number, signal?: AbortSignal): Promise<Outcome<void>>;
   reportPaths(address: string, report: PathReport): Promise<Outcome<PathReportReply>>;
+  /** Asks a node for every path it tells (its reports stopped coming): a full report. */
+  pullPaths(address: string, pull: PathPull): Promise<Outcome<PathReport>>;
 }

@@ -7,6 +7,7 @@ import type {
   ElectionAnswer,
   ElectionRequest,
   PathEcho,
+  PathPull,
   PathReport,
   PathReportReply,
   PingResponse,
@@ -52,6 +53,8 @@ export interface NodeApi {
   echo?(echo: PathEcho): PathEcho;
   /** A peer's pair-probe findings, for the coordinator. Absent: 404. */
   pathReport?(report: PathReport): PathReportReply;
+  /** Every path this node tells, for its coordinator (null: the asker does not lead it). */
+  pathPull?(pull: PathPull): PathReport | null;
 }
 
 export interface AppOptions {
@@ -155,7 +158,10 @@ export function buildApp({
     <T extends { from: { address: string } }, R>(
       schema: SchemaName,
       handle: (body: T, protocol: number) => R | null,
-      { peersOnly }: { peersOnly: boolean },
+      {
+        peersOnly,
+        unavailable = 'this node is not taking part in elections yet',
+      }: { peersOnly: boolean; /** Why a null from `handle` is a 503. */ unavailable?: string },
     ) =>
     (req: Request, res: Response) => {
       if (malformed(schema, req, res)) return;
@@ -173,7 +179,7 @@ export function buildApp({
       }
       const result = handle(req.body as T, protocolIn(req.get(PROTOCOL_HEADER)));
       if (result === null) {
-        res.status(503).json({ error: 'this node is not taking part in elections yet' });
+        res.status(503).json({ error: unavailable });
         return;
       }
       answerPeer(auth, res, result);
@@ -221,6 +227,15 @@ export function buildApp({
     app.post(
       '/paths/echo',
       message<PathEcho, PathEcho>('path-echo', (b) => api.echo!(b), { peersOnly: true }),
+    );
+  }
+  if (api.pathPull) {
+    app.post(
+      '/paths/pull',
+      message<PathPull, PathReport>('path-pull', (b) => api.pathPull!(b), {
+        peersOnly: true,
+        unavailable: 'the asker does not lead this node in that epoch',
+      }),
     );
   }
   if (api.pathReport) {

@@ -16,6 +16,7 @@ export const PEER_PATHS = [
   '/probe',
   '/paths/echo',
   '/paths/report',
+  '/paths/pull',
 ];
 
 export interface PeerGuardOptions {

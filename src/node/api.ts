@@ -81,6 +81,7 @@ export function nodeApi(p: NodeApiParts): Express {
       metrics: () => p.metrics.render(),
       echo: (b) => p.paths.echo(b),
       pathReport: (b) => p.paths.report(b),
+      pathPull: (b) => p.paths.pulled(b),
     },
     routers: [
       healthRoutes(p.health),

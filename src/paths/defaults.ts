@@ -21,6 +21,22 @@ export const DEFAULT_PATH_DEGRADATION: PathDegradationSettings = {
 };
 
 /**
+ * The settings for a mesh in which each path is probed once every `probedEveryMs` (its pair
+ * probes' cover of the ring, in a large mesh; pair-schedule.ts): a window too short to hold
+ * `minSamples` probes of one path would never judge it, so the window grows to hold them, and the
+ * sustain by as much (it is not shorter than the window: see above). In a mesh small enough for
+ * the window, as set.
+ */
+export function scaledDegradation(
+  s: PathDegradationSettings,
+  probedEveryMs: number,
+): PathDegradationSettings {
+  const pathWindowMs = Math.max(s.pathWindowMs, s.minSamples * probedEveryMs);
+  if (pathWindowMs === s.pathWindowMs) return s;
+  return { ...s, pathWindowMs, degradedForMs: s.degradedForMs + (pathWindowMs - s.pathWindowMs) };
+}
+
+/**
  * Pair probing: this many small probes failing in a row make a path failed (one answer makes it
  * work again): a broken path is failed within three rounds. Under 25 % loss each way 6 % of probes
  * fail (docs/benchmarks.md): three in a row is one probe in 4,600, where two would be one in 280.
@@ -37,6 +53,13 @@ export const PAIR_FAIL_AFTER = 3;
 export function findingOpenAfterMs(kind: Finding['kind']): number {
   return kind === 'path-degraded' || kind === 'path-mtu' ? 8_000 : 0;
 }
+
+/**
+ * How long a degraded or MTU path that shares an end with another path in its state waits: its
+ * node is probably the cause, and its node finding (most of its paths so) explains them all once
+ * enough of them have turned; the paths are told one by one only if it does not come.
+ */
+export const SHARED_END_OPEN_AFTER_MS = 30_000;
 
 /** An open finding closes once it has not been found for this long. */
 export const FINDING_CLOSE_AFTER_MS = 10_000;

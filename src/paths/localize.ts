@@ -23,6 +23,11 @@
 //    Every known path between sides fails, by construction. A side that cannot report to the
 //    caller has its paths out unknown once they are too old; its nodes then look unreachable (rule
 //    1), which is all that can be told from the caller's side.
+//    2b. Failing that, sides that some node reaches both of (the caller, usually: it hears from
+//    both), which the rule above joins through it: the failing paths, as undirected edges, form a
+//    component that 2-colours into two groups of ≥ 2 nodes, no known path between the groups
+//    works (≥ MIN_KNOWN fail), and most known paths inside each work. A split into three or more
+//    groups that a node bridges has odd cycles and is left to the later rules.
 // 3. egress-broken {node, reaches, reachedBy}: most of its known paths out fail, and most of its
 //    known paths in work. Its failing paths out are explained. `reaches`: the nodes it is known to
 //    still reach (none when its egress is cut outright); `reachedBy`: those known to reach it.
@@ -42,7 +47,7 @@
 //
 // Cost, N nodes and P known paths: O(N log N + P + F log F + G²), F findings, G the groups of the
 // partition rule (see partition.ts); memory O(N + P + G²). Figures: docs/benchmarks.md.
-import { partitionSides } from './partition.js';
+import { bridgedSides, partitionSides } from './partition.js';
 import {
   explain,
   FAILED,
@@ -73,8 +78,9 @@ export function localize(input: LocalizeInput): Finding[] {
   });
   explain(index, explained, (f, t) => unreachable[f] === 1 || unreachable[t] === 1);
 
-  // 2. Sides that cannot reach each other.
-  const sides = partitionSides(index, explained, unreachable);
+  // 2. Sides that cannot reach each other, joined by no working path or only through a bridge.
+  const sides =
+    partitionSides(index, explained, unreachable) ?? bridgedSides(index, explained, unreachable);
   if (sides) {
     const sideOf = new Int32Array(names.length).fill(-1);
     sides.forEach((side, s) => side.forEach((m) => (sideOf[m] = s)));

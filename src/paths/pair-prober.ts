@@ -6,8 +6,8 @@
 import type { Clock } from '../core/clock.js';
 import type { Outcome, PathTransport, PeerTransport } from '../core/transport.js';
 import { judgeDegradation, newDegradation, type DegradationRecord } from './degradation.js';
-import type { PathDegradationSettings } from './defaults.js';
-import { pairTargets } from './pair-schedule.js';
+import { scaledDegradation, type PathDegradationSettings } from './defaults.js';
+import { pairTargets, roundsToCover } from './pair-schedule.js';
 import { NO_SAMPLES, PathWindow, type WindowStats } from './path-window.js';
 
 /** A path's state as this node judges it; `unknown`: not probed lately enough to say (forgotten). */
@@ -32,6 +32,9 @@ export interface PairProberOptions {
   clock: Clock;
   /** Peers probed a round (the ring is covered in ceil((N − 1) / perRound) rounds). */
   perRound: number;
+  /** How often rounds start (ms): with the nodes' number, how often one path is probed. */
+  roundIntervalMs: number;
+  /** As set; in a mesh whose paths are probed too seldom to fill a window, scaled (defaults.ts). */
   degradation: PathDegradationSettings;
   /** This many probes failing in a row make a path failed; one answer makes it work again. */
   failAfter: number;
@@ -40,7 +43,12 @@ export interface PairProberOptions {
    * none). This many failing in a row, while small probes pass with little loss, make it `mtu`.
    */
   mtuProbeSize?: number | null;
-  /** A path changed state (`unknown`: forgotten). Must not block. */
+  /** Whether `to` answers full-size probes (a node of an older protocol does not). Default: yes. */
+  echoes?: (to: string) => boolean;
+  /**
+   * A path changed state (`unknown`: forgotten), or its figures moved far enough to tell
+   * (`figuresMoved`). Must not block.
+   */
   onChange?: (path: ProbedPath) => void;
 }
 
@@ -53,6 +61,8 @@ interface PathRecord {
   mtuFailing: number;
   lastProbedMs: number;
   report: ProbedPath | null;
+  /** The figures last told (onChange). */
+  told: WindowStats | null;
 }
 
 export class PairProber {
@@ -60,8 +70,12 @@ export class PairProber {
   private nodes: readonly string[] = [];
   private listed = new Set<string>();
   private round = 0;
+  /** The degradation settings for the mesh's size now (setNodes). */
+  private degradation: PathDegradationSettings;
 
-  constructor(private readonly o: PairProberOptions) {}
+  constructor(private readonly o: PairProberOptions) {
+    this.degradation = o.degradation;
+  }
 
   /** Every node, in an order every node agrees on (rank); paths to nodes gone are forgotten. */
   setNodes(nodes: readonly string[]): void {
@@ -70,12 +84,42 @@ export class PairProber {
     for (const to of [...this.paths.keys()]) {
       if (!this.listed.has(to)) this.forget(to);
     }
+    const cover = roundsToCover(this.listed.size, this.o.perRound);
+    const scaled = scaledDegradation(this.o.degradation, cover * this.o.roundIntervalMs);
+    if (scaled.pathWindowMs !== this.degradation.pathWindowMs) {
+      for (const path of this.paths.values()) path.window.pathWindowMs = scaled.pathWindowMs;
+    }
+    this.degradation = scaled;
   }
 
-  /** Probes this round's sample; resolves once every probe has answered or failed. */
+  /** The degradation settings in force for the mesh's size now. */
+  get settings(): PathDegradationSettings {
+    return this.degradation;
+  }
+
+  /**
+   * Probes this round's sample, and again each path whose last probe failed short of a verdict
+   * (at most as many again): in a large mesh a path comes round once a cover, and a broken one
+   * would otherwise take `failAfter` covers to be called failed. Resolves once every probe has
+   * answered or failed.
+   */
   async probeRound(signal?: AbortSignal): Promise<void> {
     const targets = pairTargets(this.o.self, this.nodes, this.round++, this.o.perRound);
+    const scheduled = new Set(targets);
+    for (const [to, path] of this.paths) {
+      if (targets.length >= 2 * this.o.perRound) break;
+      if (!scheduled.has(to) && this.undecided(path)) targets.push(to);
+    }
     await Promise.all(targets.map((to) => this.probe(to, signal)));
+  }
+
+  /** Its last small or full-size probe failed, and not yet often enough in a row to decide. */
+  private undecided(path: PathRecord): boolean {
+    const { failAfter } = this.o;
+    return (
+      (path.failing > 0 && path.failing < failAfter) ||
+      (path.mtuFailing > 0 && path.mtuFailing < failAfter)
+    );
   }
 
   /** Every path probed and not forgotten, and its state. */
@@ -113,7 +157,11 @@ export class PairProber {
     // one of them would open a connection of its own each round, and under loss a lost SYN costs
     // a second. Only a path that passes small probes can tell anything by a full-size one.
     const full =
-      outcome.ok && size !== null && transport.echo && !signal?.aborted
+      outcome.ok &&
+      size !== null &&
+      transport.echo &&
+      !signal?.aborted &&
+      (this.o.echoes?.(to) ?? true)
         ? await transport.echo(to, size, signal)
         : null;
     // Stopped meanwhile, or the node left the list: the outcome says nothing of the path now.
@@ -125,7 +173,7 @@ export class PairProber {
     if (full) path.mtuFailing = fullSizeFailed(full) ? path.mtuFailing + 1 : 0;
     const now = clock.now();
     const stats = path.window.stats(now);
-    path.degradation = judgeDegradation(path.degradation, stats, now, this.o.degradation).record;
+    path.degradation = judgeDegradation(path.degradation, stats, now, this.degradation).record;
     const state = this.stateOf(path, stats);
     const before = path.report;
     const changed = before?.state !== state;
@@ -136,7 +184,11 @@ export class PairProber {
       stats,
       ...(state === 'mtu' && size !== null ? { mtuSize: size } : {}),
     };
-    if (changed) this.o.onChange?.(path.report);
+    // Compared with the figures last told, not with every small step since.
+    if (changed || !path.told || figuresMoved(path.told, stats)) {
+      path.told = stats;
+      this.o.onChange?.(path.report);
+    }
   }
 
   private stateOf(path: PathRecord, stats: WindowStats): PathCondition {
@@ -146,7 +198,7 @@ export class PairProber {
     if (
       path.mtuFailing >= this.o.failAfter &&
       path.failing === 0 &&
-      stats.lossRatio < this.o.degradation.degradedLossRatio
+      stats.lossRatio < this.degradation.degradedLossRatio
     ) {
       return 'mtu';
     }
@@ -157,12 +209,13 @@ export class PairProber {
     let path = this.paths.get(to);
     if (!path) {
       path = {
-        window: new PathWindow(this.o.degradation),
+        window: new PathWindow(this.degradation),
         degradation: newDegradation(now),
         failing: 0,
         mtuFailing: 0,
         lastProbedMs: now,
         report: null,
+        told: null,
       };
       this.paths.set(to, path);
     }
@@ -180,4 +233,17 @@ function fullSizeFailed(outcome: Outcome<void>): boolean {
   return (
     outcome.reason !== 'refused' && outcome.reason !== 'http-status' && outcome.reason !== 'aborted'
   );
+}
+
+/**
+ * Whether a path's figures moved far enough from those last told to tell again: its median
+ * latency halved or doubled (and by a millisecond at least: a loopback's 0.2 ms against 0.4 ms is
+ * noise), or its loss ratio by 5 points. What the status page's matrix shows stays near the truth
+ * without a report for every probe.
+ */
+export function figuresMoved(told: WindowStats, now: WindowStats): boolean {
+  if (Math.abs(now.lossRatio - told.lossRatio) >= 0.05) return true;
+  const [a, b] = [told.p50Ms, now.p50Ms];
+  if (a === null || b === null) return a !== b;
+  return Math.abs(a - b) >= 1 && (b >= 2 * a || a >= 2 * b);
 }

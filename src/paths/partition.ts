@@ -96,3 +96,76 @@ function sidesWorkWithin(index: PathIndex, explained: Uint8Array, sides: number[
   }
   return sides.every((_, s) => most(working[s]!, known[s]!));
 }
+
+/**
+ * Rule 2b: two groups that cannot reach each other while some node reaches both (the coordinator,
+ * often: it hears from both sides). The failing paths, taken as undirected edges, must form a
+ * component that splits in two (2-colouring, no odd cycle) into groups of ≥ 2 nodes, with no known
+ * path between the groups working and ≥ MIN_KNOWN failing, and most known paths inside each group
+ * working. Of several such components, the one with the most nodes. Time and memory O(N + P).
+ */
+export function bridgedSides(
+  index: PathIndex,
+  explained: Uint8Array,
+  excluded: Uint8Array,
+): number[][] | null {
+  const n = index.names.length;
+  const { from, to, state } = index;
+  const edges: number[][] = Array.from({ length: n }, () => []);
+  for (let p = 0; p < from.length; p++) {
+    const [f, t] = [from[p]!, to[p]!];
+    if (explained[p] || state[p] !== FAILED || excluded[f] || excluded[t]) continue;
+    edges[f]!.push(t);
+    edges[t]!.push(f);
+  }
+  const colour = new Int8Array(n).fill(-1);
+  let best: number[][] | null = null;
+  for (let start = 0; start < n; start++) {
+    if (colour[start] !== -1 || edges[start]!.length === 0) continue;
+    const parts = twoColour(edges, colour, start);
+    if (!parts || parts[0].length < 2 || parts[1].length < 2) continue;
+    const size = parts[0].length + parts[1].length;
+    if (best && best[0]!.length + best[1]!.length >= size) continue;
+    const sides = parts.map((p) => p.sort((a, b) => a - b)).sort((a, b) => a[0]! - b[0]!);
+    if (apart(index, explained, sides) && sidesWorkWithin(index, explained, sides)) best = sides;
+  }
+  return best;
+}
+
+/** The two colours of `start`'s component, or null when it has an odd cycle. */
+function twoColour(
+  edges: number[][],
+  colour: Int8Array,
+  start: number,
+): [number[], number[]] | null {
+  const parts: [number[], number[]] = [[], []];
+  let odd = false;
+  colour[start] = 0;
+  const queue = [start];
+  for (let head = 0; head < queue.length; head++) {
+    const u = queue[head]!;
+    parts[colour[u]!]!.push(u);
+    for (const v of edges[u]!) {
+      if (colour[v] === -1) {
+        colour[v] = 1 - colour[u]!;
+        queue.push(v);
+      } else if (colour[v] === colour[u]) odd = true;
+    }
+  }
+  return odd ? null : parts;
+}
+
+/** No known path between the two sides works, and at least MIN_KNOWN fail. */
+function apart(index: PathIndex, explained: Uint8Array, sides: number[][]): boolean {
+  const sideOf = new Int32Array(index.names.length).fill(-1);
+  sides.forEach((side, s) => side.forEach((m) => (sideOf[m] = s)));
+  const { from, to, state } = index;
+  let failing = 0;
+  for (let p = 0; p < from.length; p++) {
+    const [a, b] = [sideOf[from[p]!]!, sideOf[to[p]!]!];
+    if (explained[p] || a < 0 || b < 0 || a === b) continue;
+    if (state[p] !== FAILED) return false;
+    failing++;
+  }
+  return failing >= MIN_KNOWN;
+}

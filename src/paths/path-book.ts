@@ -27,9 +27,12 @@ export function statsOf(p: ReportedPath): WindowStats {
 
 export class PathBook {
   private readonly senders = new Map<string, Sender>();
+  private changes = 0;
 
-  /** `staleMs`: a node that has not reported for this long has its paths forgotten. */
-  constructor(private readonly staleMs: number) {}
+  /** Counts every change to the paths held: the same count, the same paths. */
+  get version(): number {
+    return this.changes;
+  }
 
   /** A report from a node of this term (the caller checked the term). */
   take(report: PathReport, now: number): PathReportReply {
@@ -40,11 +43,12 @@ export class PathBook {
       this.senders.set(address, sender);
     } else if (!sender || report.seq !== sender.seq + 1) {
       // Nothing to change from, or a report missed: what the book holds of it may be wrong.
-      this.senders.delete(address);
+      if (this.senders.delete(address)) this.changes++;
       return { accepted: true, resync: true };
     }
     sender.seq = report.seq;
     sender.heardMs = now;
+    if (report.full || report.paths.length > 0) this.changes++;
     for (const p of report.paths) {
       if (p.state === 'unknown' || p.to === address) sender.paths.delete(p.to);
       else sender.paths.set(p.to, p);
@@ -52,15 +56,19 @@ export class PathBook {
     return { accepted: true, resync: false };
   }
 
-  /** Forgets the nodes not listed, and those silent for `staleMs`. */
-  prune(listed: ReadonlySet<string>, now: number): void {
+  /** Forgets the nodes not listed, and those that have not reported for `staleMs`. */
+  prune(listed: ReadonlySet<string>, now: number, staleMs: number): void {
     for (const [address, sender] of this.senders) {
-      if (!listed.has(address) || now - sender.heardMs > this.staleMs) this.senders.delete(address);
+      if (!listed.has(address) || now - sender.heardMs > staleMs) {
+        this.senders.delete(address);
+        this.changes++;
+      }
     }
   }
 
   clear(): void {
     this.senders.clear();
+    this.changes++;
   }
 
   /** The nodes reporting, and how many paths the book holds. */
@@ -75,6 +83,11 @@ export class PathBook {
     for (const [from, sender] of this.senders) {
       for (const path of sender.paths.values()) yield { from, path };
     }
+  }
+
+  /** When `address` last reported (epoch ms), if the book holds its paths. */
+  heardMs(address: string): number | undefined {
+    return this.senders.get(address)?.heardMs;
   }
 
   /** The path from → to as last reported, if it is known. */

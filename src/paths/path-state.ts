@@ -26,3 +26,20 @@ export type Finding =
   | { kind: 'path-mtu'; from: string; to: string; size: number }
   | { kind: 'node-degraded'; node: string }
   | { kind: 'path-degraded'; from: string; to: string };
+
+/** The nodes a finding names. */
+export function nodesOf(f: Finding): string[] {
+  switch (f.kind) {
+    case 'partition':
+      return f.sides.flat();
+    case 'unreachable':
+    case 'egress-broken':
+    case 'node-mtu':
+    case 'node-degraded':
+      return [f.node];
+    case 'path-broken':
+    case 'path-mtu':
+    case 'path-degraded':
+      return [f.from, f.to];
+  }
+}

@@ -82,7 +82,8 @@ export function statsOf(samples: Iterable<PathSample>): WindowStats {
  * maxSamples are kept.
  */
 export class PathWindow {
-  readonly pathWindowMs: number;
+  /** Set anew when the mesh's size changes how often the path is probed (pair-prober.ts). */
+  pathWindowMs: number;
   private readonly maxSamples: number;
   /** Live samples are kept[head..]; the dropped prefix is cut off once it is half the array. */
   private kept: PathSample[] = [];

@@ -2,7 +2,9 @@
 // changed since its last report, not the whole list, and every path ("full") when the coordinator
 // has none of them: a new coordinator, or one that missed a report (it says `resync`). A report
 // with nothing in it still goes now and then, so the coordinator knows the paths it holds from
-// this node are current. Pure: the caller sends, and says how it went.
+// this node are current. Which paths are told at all is the caller's choice (`keeps`: in a large
+// mesh, a sample and whatever is not ok), and how often reports may go (`pace`). Pure: the caller
+// sends, and says how it went.
 import type { NodeRef } from '../wire/node-ref.js';
 import type { PathReport, PathReportReply, ReportedPath } from '../wire/peer-messages.js';
 import type { ProbedPath } from './pair-prober.js';
@@ -32,13 +34,19 @@ export function reportedPath(p: ProbedPath): ReportedPath {
 }
 
 export class ReportSender {
-  /** Paths changed since the last report the coordinator took, by target. */
+  /** Paths to tell since the last report the coordinator took, by target, as they are to be told. */
   private readonly changed = new Map<string, ProbedPath>();
+  /** The targets of the paths the coordinator holds from this node (as far as this node knows). */
+  private readonly held = new Set<string>();
   private target: ReportTarget | null = null;
   /** The next report replaces what the coordinator holds. */
   private full = true;
   private seq = 0;
   private lastSentMs = -Infinity;
+  /** No report goes before this (a new coordinator's first is spread over one gap). */
+  private notBeforeMs = -Infinity;
+  private gapMs = 0;
+  private refreshMs: number;
   /** The report on its way, if one is: what it carried, to be sent again if it fails. */
   private inFlight: { report: PathReport; paths: ProbedPath[] } | null = null;
 
@@ -47,47 +55,72 @@ export class ReportSender {
       self: NodeRef;
       /** Every path known now (for a full report). */
       current: () => readonly ProbedPath[];
-      /** A report with nothing new goes at least this often. */
+      /** A report with nothing new goes at least this often (until `pace` says otherwise). */
       refreshMs: number;
+      /** Whether a path is told (default: all). One not told is, once, `unknown` if it was held. */
+      keeps?: (path: ProbedPath) => boolean;
+      /** In [0, 1): spreads a new coordinator's first reports from every node over one gap. */
+      random?: () => number;
     },
-  ) {}
+  ) {
+    this.refreshMs = o.refreshMs;
+  }
 
-  /** A path changed state (the prober's onChange). */
+  /**
+   * How often reports may go: at most one each `gapMs`, and one at least each `refreshMs` (the
+   * coordinator's intake is bounded, so a large mesh spaces its nodes' reports).
+   */
+  pace({ gapMs, refreshMs }: { gapMs: number; refreshMs: number }): void {
+    this.gapMs = gapMs;
+    this.refreshMs = refreshMs;
+  }
+
+  /** A path changed, or is to be judged again for `keeps` (the sample moved). */
   changedPath(path: ProbedPath): void {
-    this.changed.set(path.to, path);
+    if (this.keeps(path)) this.changed.set(path.to, path);
+    else if (this.held.has(path.to) || this.changed.has(path.to)) {
+      this.changed.set(path.to, { ...path, state: 'unknown' });
+    }
   }
 
   /** The coordinator to report to (null: none, or this node: nothing goes out). */
-  reportTo(target: ReportTarget | null): void {
+  reportTo(target: ReportTarget | null, now = 0): void {
     const before = this.target;
     if (before?.address === target?.address && before?.epoch === target?.epoch) return;
     this.target = target;
     // Another term: its coordinator holds nothing of this node's paths yet.
     this.full = true;
     this.inFlight = null;
+    this.notBeforeMs = now + Math.floor((this.o.random ?? Math.random)() * this.gapMs);
   }
 
   /**
-   * The report to send now, and to whom, or null: nothing changed lately, one is on its way, or
-   * there is no coordinator to report to.
+   * The report to send now, and to whom, or null: nothing changed lately, one is on its way, too
+   * soon after the last, or there is no coordinator to report to.
    */
   next(now: number): { to: string; report: PathReport } | null {
     const target = this.target;
-    if (!target || this.inFlight) return null;
-    if (!this.full && this.changed.size === 0 && now - this.lastSentMs < this.o.refreshMs) {
+    if (!target || this.inFlight || now < this.notBeforeMs) return null;
+    if (now - this.lastSentMs < this.gapMs) return null;
+    if (!this.full && this.changed.size === 0 && now - this.lastSentMs < this.refreshMs) {
       return null;
     }
     let paths: ProbedPath[];
     if (this.full) {
       // The paths as they are now; those changed meanwhile are in it.
       this.changed.clear();
-      paths = [...this.o.current()];
+      this.held.clear();
+      paths = this.o.current().filter((p) => this.keeps(p));
     } else {
       paths = [...this.changed.values()];
       this.changed.clear();
     }
     // Over the bound: the rest stay changed, for the next reports.
     for (const rest of paths.splice(MAX_REPORTED_PATHS)) this.changed.set(rest.to, rest);
+    for (const p of paths) {
+      if (p.state === 'unknown') this.held.delete(p.to);
+      else this.held.add(p.to);
+    }
     const report: PathReport = {
       from: this.o.self,
       epoch: target.epoch,
@@ -99,6 +132,28 @@ export class ReportSender {
     this.lastSentMs = now;
     this.inFlight = { report, paths };
     return { to: target.address, report };
+  }
+
+  /**
+   * A full report for the coordinator that asked for one (its reports from this node stopped
+   * coming: POST /paths/pull), taken as sent and accepted: the reports after it change it.
+   */
+  pulled(target: ReportTarget, now: number): PathReport {
+    this.reportTo(target, now);
+    this.changed.clear();
+    this.held.clear();
+    const paths = this.o.current().filter((p) => this.keeps(p));
+    for (const rest of paths.splice(MAX_REPORTED_PATHS)) this.changed.set(rest.to, rest);
+    for (const p of paths) this.held.add(p.to);
+    this.full = false;
+    this.lastSentMs = now;
+    return {
+      from: this.o.self,
+      epoch: target.epoch,
+      seq: this.seq++,
+      full: true,
+      paths: paths.map(reportedPath),
+    };
   }
 
   /** How the report went: its reply, or null when it failed (no answer). */
@@ -115,5 +170,9 @@ export class ReportSender {
     // tell, but for paths that changed again since; the seq gap makes the coordinator ask for all,
     // should the report have reached it after all.
     for (const p of flight.paths) if (!this.changed.has(p.to)) this.changed.set(p.to, p);
+  }
+
+  private keeps(path: ProbedPath): boolean {
+    return path.state !== 'unknown' && (this.o.keeps?.(path) ?? true);
   }
 }

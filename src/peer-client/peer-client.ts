@@ -7,6 +7,7 @@ import type {
   ElectionRequest,
   LeaveNotice,
   PathEcho,
+  PathPull,
   PathReport,
   PathReportReply,
   PingResponse,
@@ -383,6 +384,15 @@ export function peerClient({
         return { ok: true, value: undefined, latencyMs: outcome.latencyMs };
       });
     },
+    pullPaths: (address, pull: PathPull) =>
+      send<PathReport>(address, {
+        path: '/paths/pull',
+        method: 'POST',
+        auth,
+        body: pull,
+        schema: 'path-report',
+        timeoutMs,
+      }),
     reportPaths: (address, report: PathReport) =>
       send<PathReportReply>(address, {
         path: '/paths/report',

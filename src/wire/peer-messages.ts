@@ -140,6 +140,13 @@ export interface PathReport {
   paths: ReportedPath[];
 }
 
+/** POST /paths/pull (protocol 3): the coordinator asks for every path a node tells; a full report answers. */
+export interface PathPull {
+  from: NodeRef;
+  /** The epoch the asker leads. */
+  epoch: number;
+}
+
 export interface PathReportReply {
   /** False: the receiver does not lead that epoch. */
   accepted: boolean;

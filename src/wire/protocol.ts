@@ -13,6 +13,9 @@ export const PROTOCOL_HEADER = 'x-knh-protocol';
  */
 export const PROTOCOL = 3;
 
+/** The first protocol whose nodes take path reports and full-size echoes (pair probing). */
+export const PATHS_PROTOCOL = 3;
+
 /** The protocol a header value names: absent or unreadable, 1 (a node of f6578aa or before). */
 export function protocolIn(value: string | null | undefined): number {
   if (value === undefined || value === null || !/^\d{1,4}$/.test(value)) return 1;

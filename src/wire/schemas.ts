@@ -32,7 +32,8 @@ export type SchemaName =
   | 'alertmanager-alerts'
   | 'path-echo'
   | 'path-report'
-  | 'path-report-reply';
+  | 'path-report-reply'
+  | 'path-pull';
 
 /** schemas/ beside dist/ (the build) — the same layout in the repo and in the image. */
 export const SCHEMA_DIR = new URL('../../../schemas/', import.meta.url);

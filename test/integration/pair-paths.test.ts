@@ -20,6 +20,11 @@ import type { PeerStatusPayload } from '../../src/wire/webhooks.js';
 const PATH_BROKEN_MS = 5_000;
 const DEGRADED_MS = 30_000;
 const MTU_MS = 15_000;
+/**
+ * A node whose egress is cut cannot report: the coordinator asks it for its paths once its
+ * reports have not come for two refreshes (10 s), and a few rounds more.
+ */
+const EGRESS_MS = 20_000;
 
 /** The peer_dead events since `sinceMs`, as "address by coordinator". */
 function deaths(fx: MultiHostFixture, sinceMs: number): string[] {
@@ -140,6 +145,56 @@ describe('pair probing (5 network namespaces, root only)', function () {
     expect(mtu.body.mtu?.size).to.equal(1_400);
     expect(mtu.body.severity).to.equal('warning');
     expect(mtu.receivedMs - at, events(fx, at)).to.be.at.most(MTU_MS);
+    await sleep(5_000);
+    log(`events:\n${events(fx, at)}`);
+    expect(deaths(fx, at), events(fx, at)).to.deep.equal([]);
+    expectValidWebhooks(fx);
+  });
+
+  it("reports a node that opens no connection, while the others' reach it, as egress_broken, and no one dead", async () => {
+    const victim = ranked[3]!;
+    const at = await fx.net.egressCut(victim.index);
+    const egress = await fx.waitForPeerStatus(
+      `egress_broken for ${victim.address}`,
+      (p) => p.event === 'egress_broken' && p.peer.address === victim.address,
+      { sinceMs: at, timeoutMs: EGRESS_MS * 2 },
+    );
+    log(
+      `egress cut at ${victim.name} → egress_broken in ${secs(at, egress.receivedMs)}: ${JSON.stringify(egress.body.egress)}`,
+    );
+    expect(egress.body.severity).to.equal('warning');
+    expect(egress.body.egress?.reaches).to.deep.equal([]);
+    expect(egress.body.egress?.reached_by.length).to.equal(ranked.length - 1);
+    expect(egress.receivedMs - at, events(fx, at)).to.be.at.most(EGRESS_MS);
+    await sleep(5_000);
+    log(`events:\n${events(fx, at)}`);
+    expect(deaths(fx, at), events(fx, at)).to.deep.equal([]);
+    const healed = await fx.net.heal();
+    await fx.waitForPeerStatus(
+      'egress_restored',
+      (p) => p.event === 'egress_restored' && p.peer.address === victim.address,
+      { sinceMs: healed, timeoutMs: 30_000 },
+    );
+    expectValidWebhooks(fx);
+  });
+
+  it('reports two pairs of followers cut from each other, the coordinator reaching all, as a partition naming both sides', async () => {
+    const [a, b, c, d] = [ranked[1]!, ranked[2]!, ranked[3]!, ranked[4]!];
+    const at = await fx.net.partition([a.index, b.index], [c.index, d.index]);
+    const split = await fx.waitForPeerStatus('partition', (p) => p.event === 'partition', {
+      sinceMs: at,
+      timeoutMs: 20_000,
+    });
+    log(
+      `cut [${a.name}, ${b.name}] | [${c.name}, ${d.name}] → partition in ${secs(at, split.receivedMs)}: ${JSON.stringify(split.body.partition)}`,
+    );
+    const sides = (split.body.partition?.sides ?? []).map((s) => [...s].sort());
+    expect(sides).to.have.deep.members([
+      [a.address, b.address].sort(),
+      [c.address, d.address].sort(),
+    ]);
+    expect(split.body.severity).to.equal('warning');
+    expect(split.receivedMs - at, events(fx, at)).to.be.at.most(PATH_BROKEN_MS);
     await sleep(5_000);
     log(`events:\n${events(fx, at)}`);
     expect(deaths(fx, at), events(fx, at)).to.deep.equal([]);

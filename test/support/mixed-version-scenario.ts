@@ -55,6 +55,8 @@ export interface MixedVersionOutcome {
   deadReports: string[];
   /** Every webhook knh's schemas rejected, with the receiver's errors. */
   invalidWebhooks: string[];
+  /** Every peer-status event at warning severity (a finding of pair probing), as "event address". */
+  warnings: string[];
 }
 
 export interface MixedVersionOptions {
@@ -151,6 +153,10 @@ export async function runMixedVersionScenario(
     deadReports: fx
       .deadReports()
       .map((w) => `${w.body.peer.address} by ${w.body.coordinator_address}`),
+    warnings: fx
+      .peerStatuses()
+      .filter((w) => w.body.severity === 'warning')
+      .map((w) => `${w.body.event} ${w.body.peer.address}: ${w.body.reason ?? ''}`),
     invalidWebhooks: fx.net.receiver.received
       .filter((w) => w.errors.length > 0)
       .map((w) => `${JSON.stringify(w.body)}: ${w.errors.join('; ')}`),

@@ -47,6 +47,15 @@ export function lossyFrom(others: readonly string[], p: number): string[] {
   );
 }
 
+/**
+ * Rules dropping what this host sends to `others` on the connections it opened (conntrack's
+ * original direction), those open already too: it answers what they open to it, and reaches
+ * nothing itself, as under an egress NetworkPolicy or a broken SNAT.
+ */
+export function noOwnConnectionsTo(others: readonly string[]): string[] {
+  return others.map((ip) => `${OUT_CHAIN} -d ${ip} -m conntrack --ctdir ORIGINAL -j DROP`);
+}
+
 /** Rules dropping the packets of at least `minBytes` (IP length) exchanged with `others`, both ways. */
 export function largeDropped(others: readonly string[], minBytes: number): string[] {
   const length = `-m length --length ${minBytes}:65535`;

@@ -293,6 +293,13 @@ export class HostNetwork extends EventEmitter {
     ]);
   }
 
+  /** Host i opens no connection to the other hosts; those they open to it work (egress cut). */
+  egressCut(i: number): Promise<number> {
+    return this.inject(`egress cut at ${this.host(i).name}`, [
+      [i, faults.noOwnConnectionsTo(this.othersOf(i))],
+    ]);
+  }
+
   /** Host i can send to the other hosts but receives nothing from them. */
   oneWay(i: number): Promise<number> {
     return this.inject(`one-way ${this.host(i).name}`, [[i, faults.deafTo(this.othersOf(i))]]);

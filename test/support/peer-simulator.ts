@@ -38,6 +38,7 @@ import type {
 import { PEER_PATHS } from '../../src/http/peer-guard.js';
 import { sentBy } from '../../src/http/sender.js';
 import { loadSchemas, type SchemaName, type SchemaRegistry } from '../../src/wire/schemas.js';
+import { SimulatedPathReports, type PathReportStats } from './simulated-path-reports.js';
 
 /** How GET /ping arrivals spread over a span, counted in 10 ms buckets. */
 export interface ArrivalSpread {
@@ -103,6 +104,11 @@ export interface PeerSimulatorOptions {
   coordinatorTimeoutMs?: number;
   /** A relay tries at most this long (twice PROBE_TIMEOUT, as a real relay caps it). */
   maxRelayMs?: number;
+  /**
+   * The peers report their paths to the coordinator as real nodes of protocol 3 do, PAIR_PROBES
+   * `perRound` (simulated-path-reports.ts); absent: they report nothing, as nodes before it.
+   */
+  pathReports?: { perRound: number };
 }
 
 export type PeerState = 'up' | 'dead' | 'blackhole';
@@ -155,6 +161,8 @@ export interface SimulatorStats {
   epochs: { min: number; max: number };
   /** Strict mode: bodies or answers that failed their schema (first few messages). */
   schemaErrors: string[];
+  /** The path reports sent, when the peers send them. */
+  pathReports: PathReportStats | null;
   /** This process: CPU since start (µs), resident memory, event-loop busy and idle time (ms). */
   cpuUserUs: number;
   cpuSystemUs: number;
@@ -244,6 +252,7 @@ export class PeerSimulator {
   private readonly rankChecks = new Map<string, Map<string, boolean>>();
   private readonly senders = new Map<string, NodeRef | null>();
   private connections = 0;
+  private reports: SimulatedPathReports | null = null;
 
   private constructor(
     private readonly opts: PeerSimulatorOptions,
@@ -312,6 +321,7 @@ export class PeerSimulator {
       for (let i = 0; i < peers.length; i += 500) {
         await Promise.all(peers.slice(i, i + 500).map((p) => sim.listen(p)));
       }
+      if (opts.pathReports) sim.startReports(opts.pathReports.perRound);
     } catch (err) {
       await sim.stop();
       const last = firstPort + opts.count - 1;
@@ -321,6 +331,21 @@ export class PeerSimulator {
       );
     }
     return sim;
+  }
+
+  private startReports(perRound: number): void {
+    const now = () => Date.now();
+    this.reports = new SimulatedPathReports(
+      this.peers.map((peer) => ({
+        ref: peer.ref,
+        up: () => peer.state === 'up',
+        followed: () => ({ coordinator: this.coordinatorOf(peer, now()), epoch: peer.epoch }),
+        auth: () => this.authOf(peer),
+      })),
+      [...this.known],
+      perRound,
+    );
+    this.reports.start();
   }
 
   get addresses(): string[] {
@@ -397,6 +422,7 @@ export class PeerSimulator {
         max: epochs.length > 0 ? Math.max(...epochs) : 0,
       },
       schemaErrors: [...this.schemaErrors],
+      pathReports: this.reports?.counts() ?? null,
       cpuUserUs: cpu.user,
       cpuSystemUs: cpu.system,
       rssBytes: process.memoryUsage.rss(),
@@ -407,6 +433,7 @@ export class PeerSimulator {
 
   /** Closes every address and connection; safe to call twice. */
   async stop(): Promise<void> {
+    this.reports?.stop();
     for (const p of this.peers) p.state = 'dead';
     await Promise.all(this.peers.map((p) => closeServer(p)));
     this.http.closeAllConnections();

@@ -14,8 +14,24 @@ import { fileURLToPath } from 'node:url';
 import { pidAlive } from './netns-shell.js';
 import { sleep } from './poll.js';
 
-/** The commit whose build plays the previous version (the HEAD this harness was written against). */
-export const PREVIOUS_COMMIT = 'f6578aa1ee3875565c904dec8ee7a5dd78162e13';
+/** A version this one must work beside in a mesh, as a commit of this repository. */
+export interface PreviousVersion {
+  commit: string;
+  /** Its peer protocol (src/wire/protocol.ts). */
+  protocol: number;
+}
+
+/**
+ * The versions before this one that a rolling upgrade may run beside it: the last landed before
+ * pair probing (protocol 2, the version right before this one), and f6578aa (protocol 1, issue 9).
+ */
+export const PREVIOUS_VERSIONS: readonly PreviousVersion[] = [
+  { commit: '69ce293ebf2d1bb409a601ecc05718d0015c2d48', protocol: 2 },
+  { commit: 'f6578aa1ee3875565c904dec8ee7a5dd78162e13', protocol: 1 },
+];
+
+/** The version right before this one. */
+export const PREVIOUS_COMMIT = PREVIOUS_VERSIONS[0]!.commit;
 
 /** This module runs from dist/test/support/: three levels below the repository root. */
 const REPO_ROOT = fileURLToPath(new URL('../../../', import.meta.url));

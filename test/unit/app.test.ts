@@ -6,6 +6,7 @@ import type {
   ElectionAnswer,
   ElectionRequest,
   PathEcho,
+  PathPull,
   PathReport,
   PathReportReply,
   PingResponse,
@@ -79,6 +80,11 @@ class FakeApi implements NodeApi {
 
   echo(echo: PathEcho): PathEcho {
     return { from: self, payload: echo.payload };
+  }
+
+  pathPull(pull: PathPull): PathReport | null {
+    if (pull.epoch !== 4) return null;
+    return { from: self, epoch: 4, seq: 7, full: true, paths: [] };
   }
 
   pathReport(report: PathReport): PathReportReply {
@@ -320,6 +326,15 @@ describe('HTTP app', () => {
       'error-response',
     );
     expect(api.reports, 'only the valid one').to.have.length(1);
+  });
+
+  it('POST /paths/pull answers a full report to the coordinator it names, and 503 to another epoch', async () => {
+    const ask = (epoch: number) => post('/paths/pull', JSON.stringify({ from: lower, epoch }));
+    const body = await expectJson(await ask(4), 200, 'path-report');
+    expect(body).to.deep.include({ full: true, seq: 7, from: self });
+    const refused = (await expectJson(await ask(5), 503, 'error-response')) as { error: string };
+    expect(refused.error).to.match(/does not lead/);
+    await expectJson(await post('/paths/pull', '{"from":1}'), 400, 'error-response');
   });
 
   it("names the peer protocol it speaks in every answer, and hears the asker's", async () => {

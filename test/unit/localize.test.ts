@@ -45,6 +45,37 @@ describe('localize: path failures', () => {
     }
   });
 
+  it('two pairs cut from each other while the coordinator reaches all four: a partition, the coordinator in neither side', () => {
+    const findings = localize(new PathMesh(HOSTS).split([A, B], [D, E]).input());
+    expect(findings).to.deep.equal([
+      {
+        kind: 'partition',
+        sides: sorted([
+          [A, B],
+          [D, E],
+        ]),
+      },
+    ]);
+  });
+
+  it('a bridged split whose sides do not work inside, or of which one path across works: no partition', () => {
+    const broken = new PathMesh(HOSTS).split([A, B], [D, E]).cut(A, B);
+    expect(localize(broken.input()).map((f) => f.kind)).to.not.include('partition');
+    const leaky = new PathMesh(HOSTS).split([A, B], [D, E]).set(A, D, 'ok');
+    expect(localize(leaky.input()).map((f) => f.kind)).to.not.include('partition');
+  });
+
+  it('a split into three groups a node bridges (odd cycles): no partition claimed', () => {
+    const nodes = addresses(7);
+    const [k, ...rest] = nodes as [string, ...string[]];
+    const groups = [rest.slice(0, 2), rest.slice(2, 4), rest.slice(4, 6)];
+    const mesh = new PathMesh(nodes).split(groups[0]!, groups[1]!).split(groups[1]!, groups[2]!);
+    mesh.split(groups[0]!, groups[2]!);
+    const findings = localize(mesh.input());
+    expect(findings.map((f) => f.kind)).to.not.include('partition');
+    expect(findings.flatMap((f) => ('node' in f ? [f.node] : []))).to.not.include(k);
+  });
+
   it('a crashed node: unreachable only, the failing paths to it blamed on nothing else', () => {
     expect(localize(new PathMesh(HOSTS).crash(E).input())).to.deep.equal([
       { kind: 'unreachable', node: E },

@@ -24,6 +24,7 @@ function prober(
     self: SELF,
     clock,
     perRound: 2,
+    roundIntervalMs: 1_000,
     failAfter: 2,
     degradation: DEFAULT_PATH_DEGRADATION,
     transport: {
@@ -60,9 +61,9 @@ describe('PairProber', () => {
   it('calls a path failed once its probes fail twice in a row, and ok at its next answer', async () => {
     let down = true;
     const t = prober((to) => (to === B && down ? REFUSED : answer(pingResponse(to, 'n'))));
-    await t.rounds(2);
+    await t.rounds(1);
     expect(stateOf(t.p, B), 'one failure is no verdict').to.equal('ok');
-    await t.rounds(2);
+    await t.rounds(1);
     expect(stateOf(t.p, B)).to.equal('failed');
     down = false;
     await t.rounds(2);
@@ -72,6 +73,41 @@ describe('PairProber', () => {
       'failed',
       'ok',
     ]);
+  });
+
+  it('probes a path whose last probe failed again the next round, out of its turn, until decided', async () => {
+    const t = prober((to) => (to === B ? REFUSED : answer(pingResponse(to, 'n'))));
+    // Round 0 is B's and C's turn, round 1 the others': B comes again, C does not.
+    await t.rounds(2);
+    expect(t.probes.get(B)).to.equal(2);
+    expect(t.probes.get(C)).to.equal(1);
+    // Failed now (twice in a row): back to its turn, once every other round.
+    await t.rounds(2);
+    expect(t.probes.get(B)).to.equal(3);
+  });
+
+  it('widens the window of a large mesh, whose paths come round seldom, to hold enough probes', () => {
+    const t = prober();
+    expect(t.p.settings.pathWindowMs, 'a path every other second: 5 in 10 s').to.equal(10_000);
+    const many = Array.from({ length: 41 }, (_, i) => `10.0.1.${i + 1}:8080`);
+    t.p.setNodes([SELF, ...many]);
+    // 41 others, 2 a round: each path every 21 s; 5 of its probes take 105 s.
+    expect(t.p.settings.pathWindowMs).to.equal(105_000);
+    expect(t.p.settings.degradedForMs).to.equal(DEFAULT_PATH_DEGRADATION.degradedForMs + 95_000);
+  });
+
+  it('tells a path again when its figures move far, not on every probe', async () => {
+    let slow = false;
+    const t = prober((to) => answer(pingResponse(to, 'n'), to === C && slow ? 50 : 2));
+    await t.rounds(4);
+    const told = () => t.changes.filter((r) => r.to === C).length;
+    expect(told(), 'once, when first probed').to.equal(1);
+    slow = true;
+    await t.rounds(20);
+    expect(told(), 'its median went from 2 to 50 ms').to.be.greaterThan(1);
+    const afterMove = told();
+    await t.rounds(20);
+    expect(told(), 'steady at 50 ms: nothing more to tell').to.equal(afterMove);
   });
 
   it('calls a path degraded when it stays slow, without ever calling it failed', async () => {
@@ -103,6 +139,7 @@ describe('PairProber', () => {
       self: SELF,
       clock: t.clock,
       perRound: 4,
+      roundIntervalMs: 1_000,
       failAfter: 2,
       degradation: DEFAULT_PATH_DEGRADATION,
       transport: {
@@ -145,6 +182,7 @@ describe('PairProber', () => {
         self: SELF,
         clock,
         perRound: 4,
+        roundIntervalMs: 1_000,
         failAfter: 3,
         mtuProbeSize: 1_400,
         degradation: DEFAULT_PATH_DEGRADATION,

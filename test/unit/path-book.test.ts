@@ -33,7 +33,7 @@ const known = (book: PathBook, nodes = [A, B, C]) =>
 
 describe('PathBook', () => {
   it('takes a full report, then changes to it, and forgets paths reported unknown', () => {
-    const book = new PathBook(15_000);
+    const book = new PathBook();
     expect(book.take(report(A, 0, true, [p(B, 'ok'), p(C, 'ok')]), 0)).to.deep.equal({
       accepted: true,
       resync: false,
@@ -43,7 +43,7 @@ describe('PathBook', () => {
   });
 
   it('asks for everything when it holds nothing from the node, or missed a report', () => {
-    const book = new PathBook(15_000);
+    const book = new PathBook();
     expect(book.take(report(A, 4, false, [p(B, 'ok')]), 0).resync).to.equal(true);
     book.take(report(A, 0, true, [p(B, 'ok')]), 0);
     expect(book.take(report(A, 2, false, [p(B, 'failed')]), 1).resync, 'seq 1 missed').to.equal(
@@ -53,17 +53,17 @@ describe('PathBook', () => {
   });
 
   it('forgets a node silent longer than the stale time, or no longer listed', () => {
-    const book = new PathBook(15_000);
+    const book = new PathBook();
     book.take(report(A, 0, true, [p(B, 'ok')]), 0);
     book.take(report(B, 0, true, [p(A, 'ok')]), 10_000);
-    book.prune(new Set([A, B, C]), 15_001);
+    book.prune(new Set([A, B, C]), 15_001, 15_000);
     expect(known(book)).to.deep.equal([`${B}>${A} ok`]);
-    book.prune(new Set([A, C]), 15_002);
+    book.prune(new Set([A, C]), 15_002, 15_000);
     expect(known(book)).to.deep.equal([]);
   });
 
   it('gives MTU paths their size, and the figures and start of a finding', () => {
-    const book = new PathBook(15_000);
+    const book = new PathBook();
     book.take(report(A, 0, true, [p(B, 'mtu', 500), p(C, 'degraded', 700)]), 0);
     book.take(report(C, 0, true, [p(B, 'degraded', 300)]), 0);
     const mtu = [...book.input([A, B, C]).paths].find((x) => x.state === 'mtu');

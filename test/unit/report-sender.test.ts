@@ -115,4 +115,94 @@ describe('ReportSender', () => {
     expect(rest.report).to.deep.include({ full: false });
     expect(rest.report.paths).to.have.length(5);
   });
+
+  describe('in a large mesh (keeps: a sample and what is not ok)', () => {
+    const SAMPLE = '10.0.0.2:8080';
+    const OTHER = '10.0.0.3:8080';
+    const keeps = (p: ProbedPath) => p.to === SAMPLE || p.state !== 'ok';
+
+    function large(known: ProbedPath[]) {
+      const s = new ReportSender({ self: SELF, current: () => known, refreshMs: 5_000, keeps });
+      s.reportTo(C);
+      const first = s.next(0)!;
+      s.settled(first.report, { accepted: true, resync: false });
+      return { s, first };
+    }
+    /** What the report due at `at` tells, taken by the coordinator; null: none is due. */
+    const told = (s: ReportSender, at: number) => {
+      const next = s.next(at);
+      if (!next) return null;
+      s.settled(next.report, { accepted: true, resync: false });
+      return next.report.paths.map((p) => `${p.to} ${p.state}`);
+    };
+
+    it('sends in full only the sample and the paths not ok', () => {
+      const { first } = large([path(SAMPLE), path(OTHER), path('10.0.0.4:8080', 'failed')]);
+      expect(first.report.paths.map((p) => `${p.to} ${p.state}`)).to.deep.equal([
+        `${SAMPLE} ok`,
+        '10.0.0.4:8080 failed',
+      ]);
+    });
+
+    it('tells a path out of the sample when it fails, and unknown once when it works again', () => {
+      const { s } = large([path(SAMPLE)]);
+      s.changedPath(path(OTHER));
+      expect(told(s, 100), 'an ok path out of the sample is not told').to.equal(null);
+      s.changedPath(path(OTHER, 'failed'));
+      expect(told(s, 200)).to.deep.equal([`${OTHER} failed`]);
+      s.changedPath(path(OTHER));
+      expect(told(s, 300), 'the coordinator forgets it').to.deep.equal([`${OTHER} unknown`]);
+      s.changedPath(path(OTHER));
+      expect(told(s, 400), 'once').to.equal(null);
+    });
+  });
+
+  describe('pace', () => {
+    it('sends at most one report a gap, however much changes', () => {
+      const s = sender([]);
+      s.pace({ gapMs: 1_000, refreshMs: 5_000 });
+      s.reportTo(C, 0);
+      const first = s.next(1_000)!;
+      s.settled(first.report, { accepted: true, resync: false });
+      s.changedPath(path('10.0.0.2:8080', 'failed'));
+      expect(s.next(1_999)).to.equal(null);
+      expect(s.next(2_000)?.report.paths).to.have.length(1);
+    });
+
+    it("spreads a new coordinator's first report over one gap", () => {
+      const at = (random: number) => {
+        const s = new ReportSender({
+          self: SELF,
+          current: () => [],
+          refreshMs: 5_000,
+          random: () => random,
+        });
+        s.pace({ gapMs: 10_000, refreshMs: 40_000 });
+        s.reportTo(C, 0);
+        return [s.next(2_499), s.next(2_500)].map((r) => r !== null);
+      };
+      expect(at(0.25)).to.deep.equal([false, true]);
+      expect(at(0)).to.deep.equal([true, false]);
+    });
+
+    it('refreshes as seldom as paced', () => {
+      const s = sender([]);
+      s.pace({ gapMs: 1_000, refreshMs: 20_000 });
+      s.reportTo(C, 0);
+      s.settled(s.next(1_000)!.report, { accepted: true, resync: false });
+      expect(s.next(20_999)).to.equal(null);
+      expect(s.next(21_000)?.report.paths).to.deep.equal([]);
+    });
+  });
+
+  it('answers a coordinator that asks with every path, full, and goes on from it', () => {
+    const known = [path('10.0.0.2:8080'), path('10.0.0.3:8080', 'failed')];
+    const s = sender(known);
+    const pulled = s.pulled(C, 0);
+    expect(pulled).to.deep.include({ full: true, epoch: C.epoch, seq: 0 });
+    expect(pulled.paths.map((p) => p.to)).to.deep.equal(['10.0.0.2:8080', '10.0.0.3:8080']);
+    expect(s.next(1), 'nothing new since').to.equal(null);
+    s.changedPath(path('10.0.0.3:8080', 'ok'));
+    expect(s.next(2)?.report).to.deep.include({ full: false, seq: 1 });
+  });
 });
