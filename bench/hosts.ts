@@ -5,6 +5,7 @@ import { byRank, MultiHostFixture } from '../test/support/multi-host-fixture.js'
 import { HostNetwork, type HostNode } from '../test/support/netns-hosts.js';
 import { machineFacts, median, settingsTable, table, type MachineFacts } from './report.js';
 import { mixedVersionRows, outageRows, startupRow } from './hosts-outages.js';
+import { pathRows } from './hosts-paths.js';
 
 /** A wait longer than any target, so a slow run is measured rather than cut short. */
 const WAIT_MS = 30_000;
@@ -170,6 +171,12 @@ export async function runHostsBench({
     const lossEnd = await net.heal();
     await sleep(3_000); // alerts decided just before the heal still arrive
     const lossDead = fx.deadReports(lossAt).length;
+    const lossWarnings = new Map<string, number>();
+    for (const w of fx.peerStatuses(lossAt)) {
+      if (w.body.severity === 'warning' && w.receivedMs <= lossEnd) {
+        lossWarnings.set(w.body.event, (lossWarnings.get(w.body.event) ?? 0) + 1);
+      }
+    }
     const terms = new Set(
       fx.clusterStatuses(lossAt).map((w) => `${w.body.coordinator_address}#${w.body.epoch}`),
     );
@@ -229,7 +236,7 @@ export async function runHostsBench({
         name: `${lossProbability * 100}% random loss on every host: peer_dead webhooks`,
         runs: `${lossSeconds} s`,
         count: lossDead,
-        note: `${terms.size} coordinator terms reported, ${elections} elections held`,
+        note: `${terms.size} coordinator terms reported, ${elections} elections held; warnings of pair probing: ${[...lossWarnings].map(([e, n]) => `${n} ${e}`).join(', ') || 'none'}`,
       },
       {
         kind: 'outcome',
@@ -241,6 +248,8 @@ export async function runHostsBench({
     ];
     await converge(fx);
     rows.push(...(await outageRows(fx, repeat, () => converge(fx), progress)));
+    await converge(fx);
+    rows.push(...(await pathRows(fx, repeat, () => converge(fx), progress)));
     lossRunMs = lossEnd - lossAt;
   } finally {
     await net.teardown();

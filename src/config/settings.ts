@@ -255,7 +255,7 @@ export const SETTINGS = [
     default: '10',
     unit: 'seconds',
     description:
-      "How far back a path's probes count for its loss ratio and latency percentiles (pair probing).",
+      "How far back a path's probes count for its loss ratio and latency percentiles (pair probing). In a mesh whose paths come round too seldom to put 5 probes in it (above 41 nodes with the defaults), it widens to 5 of them, and DEGRADED_FOR by as much.",
     origin: 'knh',
   },
   {
