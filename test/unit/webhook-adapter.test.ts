@@ -377,14 +377,10 @@ describe('webhookAdapter', () => {
       const alert = found(FINDINGS.pathBroken);
       const body = renderOne(group([changed('firing', alert)], [alert]));
       expectValid(body, 'path between followers');
-      expect(body.changes[0]).to.deep.include({
-        kind: 'path_broken',
-        severity: 'warning',
-        path: {
-          from: 'worker-2@10.0.0.2',
-          to: 'worker-3@10.0.0.3',
-          witnesses: ['worker-4@10.0.0.4', 'worker-5@10.0.0.5'],
-        },
+      expect(body.changes[0]).to.include({ kind: 'path_broken', severity: 'warning' });
+      expect(body.changes[0]?.path).to.include({
+        from: 'worker-2@10.0.0.2',
+        to: 'worker-3@10.0.0.3',
       });
       expect(body.summary).to.equal(
         'The path from worker-2@10.0.0.2 to node worker-3 (10.0.0.3:8080) is broken (2 other nodes reach it); 1 alert firing.',
