@@ -2,6 +2,13 @@
 import type { Alert } from '../wire/alert.js';
 import type { AlertGroup, ReceiverAdapter, ReceiverRequest } from '../alerts/receiver-adapter.js';
 import { nodeNameOf } from '../wire/node-ref.js';
+import {
+  alertSeverity,
+  findingSentence,
+  isFindingKind,
+  sidesText,
+  type FindingKind,
+} from './finding-text.js';
 
 export interface AlertmanagerOptions {
   /** Alertmanager's base URL, e.g. `http://alertmanager:9093` (a path prefix is kept). */
@@ -44,24 +51,10 @@ const ALERTNAME: Record<Alert['kind'], string> = {
   egress_broken: 'KnhEgressBroken',
   partition: 'KnhPartition',
 };
-/**
- * cannot_judge is critical like a dead peer, though no node is confirmed dead: while it fires the
- * mesh goes unjudged and several nodes may be down unannounced, so someone must look now. A broken
- * path leaves its node reachable from others: a warning.
- */
-const SEVERITY: Record<Alert['kind'], string> = {
-  peer_dead: 'critical',
-  path_broken: 'warning',
-  cannot_judge: 'critical',
-  peer_degraded: 'warning',
-  path_degraded: 'warning',
-  peer_mtu: 'warning',
-  path_mtu: 'warning',
-  egress_broken: 'warning',
-  partition: 'warning',
-};
-/** cannot_judge's annotations (its sentence and lists name any number of nodes) are cut here. */
+/** Annotations naming any number of nodes (cannot_judge's, a finding's) are cut here. */
 const LIST_MAX = 4000;
+/** A partition's sides each name at most this many nodes (each side is counted). */
+const LISTED = 50;
 
 const iso = (ms: number) => new Date(ms).toISOString();
 
@@ -80,10 +73,18 @@ function ipOf(address: string): string {
 function alertLabels(alert: Alert, cluster: string | undefined): Record<string, string> {
   const labels: Record<string, string> = {
     alertname: ALERTNAME[alert.kind],
-    severity: SEVERITY[alert.kind],
-    node: alert.peer.node_name,
-    pod_ip: ipOf(alert.peer.address),
-    instance: alert.peer.address,
+    // cannot_judge is critical like a dead peer, though no node is confirmed dead: while it fires
+    // the mesh goes unjudged and nodes may be down unannounced. What leaves nodes up warns.
+    severity: alertSeverity(alert),
+    // A partition is about the mesh: its node is whichever coordinator told it, maybe another
+    // one for its resolution.
+    ...(alert.kind === 'partition'
+      ? {}
+      : {
+          node: alert.peer.node_name,
+          pod_ip: ipOf(alert.peer.address),
+          instance: alert.peer.address,
+        }),
     knh_key: alert.key,
   };
   if (alert.path) {
@@ -137,15 +138,51 @@ function judgementAnnotations(alert: Alert): Record<string, string> {
   return annotations;
 }
 
+/**
+ * A finding: knh's words for what is wrong and where (its sentence, with node names), and its
+ * facts one annotation each, for templates: figures, probe size, reach, sides.
+ */
+function findingAnnotations(alert: Alert, kind: FindingKind): Record<string, string> {
+  const summary = `knh: ${findingSentence(alert, kind, 'firing')}`;
+  const told = findingSentence(alert, kind, 'firing', { since: iso(alert.startsAt), max: LISTED });
+  const ended = alert.endsAt === null ? '' : `; ended ${iso(alert.endsAt)}`;
+  const sender = `${nodeNameOf(alert.coordinator.id)} (${alert.coordinator.address})`;
+  const annotations: Record<string, string> = {
+    summary: clip(summary, LIST_MAX),
+    description: clip(
+      `knh: ${told}${ended}; a warning: no node is down; decided by coordinator ${sender}.`,
+      LIST_MAX,
+    ),
+    coordinator: alert.coordinator.id,
+  };
+  const { figures, mtu, egress, partition } = alert.facts ?? {};
+  if (figures) {
+    annotations.loss_percent = String(Math.round(figures.loss_ratio * 1000) / 10);
+    annotations.samples = String(figures.samples);
+    if (figures.p50_ms !== null) annotations.p50_ms = String(figures.p50_ms);
+    if (figures.p99_ms !== null) annotations.p99_ms = String(figures.p99_ms);
+  }
+  if (mtu) annotations.mtu_bytes = String(mtu.size);
+  if (egress) {
+    annotations.reaches = listed(egress.reaches, egress.reaches.length);
+    annotations.reached_by = listed(egress.reached_by, egress.reached_by.length);
+  }
+  if (partition) annotations.sides = clip(sidesText(partition.sides, LISTED), LIST_MAX);
+  return annotations;
+}
+
 function alertAnnotations(alert: Alert): Record<string, string> {
   if (alert.kind === 'cannot_judge') return judgementAnnotations(alert);
+  if (isFindingKind(alert.kind)) return findingAnnotations(alert, alert.kind);
   const node = `${alert.peer.node_name} (${alert.peer.address})`;
   const coordinator = nodeNameOf(alert.coordinator.id);
   const summary = alert.path
     ? `knh: ${alert.path.from} cannot reach ${alert.path.to}`
     : `knh: node ${node} is unreachable`;
   const since = `since ${iso(alert.startsAt)}`;
-  const why = alert.reason ? `; last failure: ${alert.reason}` : '';
+  // A path broken between two other nodes (a finding) has knh's sentence, not a probe's failure.
+  const found = alert.severity === 'warning';
+  const why = alert.reason ? `; ${found ? '' : 'last failure: '}${alert.reason}` : '';
   const ended = alert.endsAt === null ? '' : `; ended ${iso(alert.endsAt)}`;
   const annotations: Record<string, string> = {
     summary,

@@ -2,17 +2,36 @@
 import type { Alert, AlertKind } from '../wire/alert.js';
 import type { AlertChange, AlertGroup, ReceiverAdapter } from '../alerts/receiver-adapter.js';
 import { nodeNameOf } from '../wire/node-ref.js';
+import {
+  BY_URGENCY,
+  findingCount,
+  findingHeadline,
+  isFindingKind,
+  plural,
+  someOf,
+  type FindingKind,
+} from './finding-text.js';
+import {
+  findingFallback,
+  findingFields,
+  findingItem,
+  findingMessage,
+  findingName,
+} from './slack-findings.js';
+import {
+  coordinatorOf,
+  duration,
+  endOf,
+  field,
+  fit,
+  LISTED,
+  mrkdwn,
+  slackDate,
+  SLACK_LIMITS,
+  utc,
+  type Mrkdwn,
+} from './slack-mrkdwn.js';
 
-/** Slack's documented limits: Block Kit reference; chat.postMessage truncates text past 40,000. */
-export const SLACK_LIMITS = {
-  text: 40_000,
-  blocks: 50,
-  sectionText: 3000,
-  field: 2000,
-  header: 150,
-} as const;
-/** Alerts a group's message names in each of its sections, and in its text; the rest are counted. */
-export const LISTED = 20;
 const LISTED_IN_TEXT = 50;
 
 export interface SlackOptions {
@@ -26,10 +45,6 @@ interface PlainText {
   text: string;
   emoji: true;
 }
-interface Mrkdwn {
-  type: 'mrkdwn';
-  text: string;
-}
 export type SlackBlock =
   | { type: 'header'; text: PlainText }
   | { type: 'section'; text?: Mrkdwn; fields?: Mrkdwn[] }
@@ -39,92 +54,61 @@ export interface SlackMessage {
   blocks: SlackBlock[];
 }
 
-/** Slack's three control characters as entities, so alert text cannot open a link or a mention. */
-export function escapeSlack(raw: string): string {
-  return raw.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;');
-}
-
-/** `raw` escaped, cut (ending in …) so the escaped text has at most `max` characters. */
-export function fit(raw: string, max: number): string {
-  // Escaping only lengthens: a text longer than `max` is cut before it is escaped.
-  if (raw.length <= max) {
-    const whole = escapeSlack(raw);
-    if (whole.length <= max) return whole;
-  }
-  // Cut the raw text, never an entity; an entity is at most 5 characters for 1, so cutting a
-  // fifth of the excess never cuts more than needed.
-  let keep = max - 1;
-  for (;;) {
-    if (keep > 0 && /[\uD800-\uDBFF]/.test(raw.charAt(keep - 1))) keep -= 1; // a whole pair
-    const cut = `${escapeSlack(raw.slice(0, Math.max(0, keep)))}…`;
-    if (cut.length <= max) return cut;
-    keep -= Math.max(1, Math.floor((cut.length - max) / 5));
-  }
-}
-
-/** `worker-3@10.0.0.3` → `worker-3` (ids are `NODE_NAME@POD_IP`). */
-const plural = (n: number, one: string, many: string) => `${n} ${n === 1 ? one : many}`;
-
-/** `12:03:04 UTC`, with the date in front unless it is `now`'s (UTC) day. */
-export function utc(ms: number, now: number): string {
-  const iso = new Date(ms).toISOString();
-  const time = `${iso.slice(11, 19)} UTC`;
-  return iso.slice(0, 10) === new Date(now).toISOString().slice(0, 10)
-    ? time
-    : `${iso.slice(0, 10)} ${time}`;
-}
-
-/** Slack shows the time in the reader's zone; other clients show the UTC fallback. */
-const slackDate = (ms: number, now: number) =>
-  `<!date^${Math.floor(ms / 1000)}^{date_short_pretty} {time_secs}|${utc(ms, now)}>`;
-
-export function duration(ms: number): string {
-  const s = Math.max(0, Math.round(ms / 1000));
-  if (s < 60) return `${s} s`;
-  if (s < 3600) return `${Math.round(s / 60)} min`;
-  const h = Math.floor(s / 3600);
-  if (h < 24) return `${h} h ${Math.floor((s % 3600) / 60)} min`;
-  return `${Math.floor(h / 24)} d ${h % 24} h`;
-}
-
-type Section =
+/** The sections of KNH's own kinds of alert; a finding's section is its kind and change. */
+type OwnSection =
   'unreachable' | 'cannot-judge' | 'broken' | 'recovered' | 'restored' | 'judging-again';
-const SECTIONS: readonly Section[] = [
-  'unreachable',
-  'cannot-judge',
-  'broken',
-  'recovered',
-  'restored',
-  'judging-again',
-];
-const FIRING: Record<AlertKind, Section> = {
+type OwnKind = Exclude<AlertKind, FindingKind>;
+type Section = OwnSection | `${FindingKind}:${AlertChange['type']}`;
+const FIRING: Record<OwnKind, OwnSection> = {
   peer_dead: 'unreachable',
   cannot_judge: 'cannot-judge',
   path_broken: 'broken',
-  peer_degraded: 'broken',
-  path_degraded: 'broken',
-  peer_mtu: 'broken',
-  path_mtu: 'broken',
-  egress_broken: 'broken',
-  partition: 'broken',
 };
-const RESOLVED: Record<AlertKind, Section> = {
+const RESOLVED: Record<OwnKind, OwnSection> = {
   peer_dead: 'recovered',
   cannot_judge: 'judging-again',
   path_broken: 'restored',
-  peer_degraded: 'restored',
-  path_degraded: 'restored',
-  peer_mtu: 'restored',
-  path_mtu: 'restored',
-  egress_broken: 'restored',
-  partition: 'restored',
 };
-const sectionOf = (c: AlertChange): Section =>
-  (c.type === 'firing' ? FIRING : RESOLVED)[c.alert.kind];
-const isFiring = (s: Section) => s === 'unreachable' || s === 'cannot-judge' || s === 'broken';
+function sectionFor(kind: AlertKind, type: AlertChange['type']): Section {
+  if (isFindingKind(kind)) return `${kind}:${type}`;
+  return (type === 'firing' ? FIRING : RESOLVED)[kind];
+}
+const FINDINGS = BY_URGENCY.filter(isFindingKind);
+/** In a message's order: what fires, the most urgent first, then what is resolved. */
+const SECTIONS: readonly Section[] = [
+  ...BY_URGENCY.map((k) => sectionFor(k, 'firing')),
+  ...(['peer_dead', 'path_broken', 'cannot_judge', ...FINDINGS] as const).map((k) =>
+    sectionFor(k, 'resolved'),
+  ),
+];
+/**
+ * A message's emoji is its most urgent firing section's: a node down is red; a coordinator that
+ * cannot judge, a warning sign; paths cut (nodes up), orange; paths that degrade, yellow.
+ */
+const EMOJI: Partial<Record<Section, string>> = {
+  unreachable: ':red_circle:',
+  'cannot-judge': ':warning:',
+  'partition:firing': ':large_orange_circle:',
+  'egress_broken:firing': ':large_orange_circle:',
+  broken: ':large_orange_circle:',
+  'peer_mtu:firing': ':large_yellow_circle:',
+  'path_mtu:firing': ':large_yellow_circle:',
+  'peer_degraded:firing': ':large_yellow_circle:',
+  'path_degraded:firing': ':large_yellow_circle:',
+};
+const sectionOf = (c: AlertChange): Section => sectionFor(c.alert.kind, c.type);
+/** Every firing section has an emoji, and only those. */
+const isFiring = (s: Section) => EMOJI[s] !== undefined;
+/** A finding's kind, if the section is a finding's. */
+const findingOf = (s: Section): FindingKind | null => {
+  const kind = s.split(':')[0] as AlertKind;
+  return s.includes(':') && isFindingKind(kind) ? kind : null;
+};
 /** A section's title; a coordinator that cannot judge is counted apart from the nodes down. */
 function label(s: Section, n: number): string {
-  switch (s) {
+  const finding = findingOf(s);
+  if (finding) return findingCount(finding, n, s.endsWith(':firing') ? 'firing' : 'resolved');
+  switch (s as OwnSection) {
     case 'unreachable':
     case 'recovered':
       return `${plural(n, 'node', 'nodes')} ${s}`;
@@ -138,8 +122,6 @@ function label(s: Section, n: number): string {
   }
 }
 
-const coordinatorOf = (a: Alert) => `${nodeNameOf(a.coordinator.id)} (${a.coordinator.address})`;
-const endOf = (a: Alert, at: number) => a.endsAt ?? at;
 const witnessesOf = (a: Alert) => {
   const w = a.path?.witnesses.map(nodeNameOf) ?? [];
   if (w.length === 0) return 'other nodes';
@@ -172,16 +154,10 @@ function judgementDetail(a: Alert): string {
   return whole.startsWith(CANNOT_JUDGE_LEAD) ? whole.slice(CANNOT_JUDGE_LEAD.length) : whole;
 }
 
-/** `names`, the first `LISTED` of them, and how many more of `total` there are. */
-function someOf(names: readonly string[], total: number): string {
-  const shown = names.slice(0, LISTED);
-  const more = total - shown.length;
-  return `${shown.join(', ')}${more > 0 ? ` and ${more} more` : ''}`;
-}
-
 /** One alert's change as plain text (the fallback's words). */
 function describe(c: AlertChange, at: number): string {
   const a = c.alert;
+  if (isFindingKind(a.kind)) return findingFallback(c, a.kind, at);
   const where = `${a.peer.node_name} (${a.peer.address})`;
   const since = utc(a.startsAt, at);
   const after = duration(endOf(a, at) - a.startsAt);
@@ -214,7 +190,8 @@ function item(c: AlertChange, at: number, sectionSince: number): string {
     Math.floor(a.startsAt / 1000) === Math.floor(sectionSince / 1000)
       ? ''
       : ` since ${slackDate(a.startsAt, at)}`;
-  switch (sectionOf(c)) {
+  if (isFindingKind(a.kind)) return findingItem(c, a.kind, at, since);
+  switch (sectionOf(c) as OwnSection) {
     case 'unreachable':
       return `• ${node}${since}${a.reason ? ` — ${fit(a.reason, 200)}` : ''}`;
     case 'broken':
@@ -233,12 +210,13 @@ function item(c: AlertChange, at: number, sectionSince: number): string {
 /** One alert's change as the mrkdwn sentence of a single-alert message. */
 function sentence(c: AlertChange, at: number): string {
   const a = c.alert;
+  if (isFindingKind(a.kind)) return findingMessage(c, a.kind, at);
   const name = `*${fit(a.peer.node_name, 300)}*`;
   const node = `${name} (\`${fit(a.peer.address, 100)}\`)`;
   const since = slackDate(a.startsAt, at);
   const after = duration(endOf(a, at) - a.startsAt);
   const path = `The path from *${fit(fromOf(a), 300)}* to ${node}`;
-  switch (sectionOf(c)) {
+  switch (sectionOf(c) as OwnSection) {
     case 'unreachable':
       return `${node} is unreachable since ${since}.`;
     case 'broken':
@@ -272,9 +250,6 @@ function list(title: string, total: number, itemAt: (i: number) => string): stri
   return shown < total ? text + more(total - shown) : text;
 }
 
-const mrkdwn = (text: string): Mrkdwn => ({ type: 'mrkdwn', text });
-const field = (name: string, value: string) => mrkdwn(`*${name}*\n${value}`);
-
 /**
  * cannot_judge: the coordinator that cannot judge, whom it does not reach and who confirms it;
  * resolved, for how long and who resolved it (the figures are the opening's: not shown again).
@@ -296,11 +271,13 @@ function judgementFields(c: AlertChange, at: number): Mrkdwn[] {
   const silent = j.unreachable.map((p) => p.node_name || p.id);
   const by = j.corroborated_by.map(nodeNameOf);
   fields.push(field('Reaches', `${j.reaches} of ${j.peers} peers`));
-  fields.push(field('Not answering', fit(someOf(silent, j.unreachable_count), 1500) || 'none'));
+  fields.push(
+    field('Not answering', fit(someOf(silent, LISTED, j.unreachable_count), 1500) || 'none'),
+  );
   fields.push(
     field(
       'Cannot reach them either',
-      by.length > 0 ? fit(someOf(by, by.length), 1500) : 'no peer it reaches could check them',
+      by.length > 0 ? fit(someOf(by, LISTED), 1500) : 'no peer it reaches could check them',
     ),
   );
   return fields;
@@ -309,6 +286,7 @@ function judgementFields(c: AlertChange, at: number): Mrkdwn[] {
 function singleFields(c: AlertChange, at: number): Mrkdwn[] {
   const a = c.alert;
   if (a.kind === 'cannot_judge') return judgementFields(c, at);
+  if (isFindingKind(a.kind)) return findingFields(c, a.kind, at);
   const fields = [
     field('Node', fit(a.peer.node_name, 1000)),
     field('Pod address', fit(a.peer.address, 1000)),
@@ -347,6 +325,7 @@ function headlineOf(c: AlertChange): string {
   const firing = c.type === 'firing';
   if (a.kind === 'cannot_judge')
     return firing ? 'knh cannot judge the mesh' : 'knh can judge the mesh again';
+  if (isFindingKind(a.kind)) return findingHeadline(a, a.kind, c.type);
   return a.kind === 'peer_dead'
     ? `${a.peer.node_name} ${firing ? 'unreachable' : 'recovered'}`
     : `path ${fromOf(a)} → ${a.peer.node_name} ${firing ? 'broken' : 'restored'}`;
@@ -354,7 +333,8 @@ function headlineOf(c: AlertChange): string {
 
 /** An alert as a group's fallback text names it in its section. */
 function nameOf(s: Section, a: Alert): string {
-  switch (s) {
+  if (isFindingKind(a.kind)) return findingName(a, a.kind);
+  switch (s as OwnSection) {
     case 'unreachable':
     case 'recovered':
     case 'judging-again':
@@ -372,15 +352,8 @@ export function slackMessage(group: AlertGroup, { clusterName }: { clusterName?:
   const by = new Map<Section, AlertChange[]>(SECTIONS.map((s) => [s, []]));
   for (const c of changes) by.get(sectionOf(c))?.push(c);
   const present = SECTIONS.filter((s) => (by.get(s) ?? []).length > 0);
-  const emoji = test
-    ? ':test_tube:'
-    : present.includes('unreachable')
-      ? ':red_circle:'
-      : present.includes('cannot-judge')
-        ? ':warning:'
-        : present.includes('broken')
-          ? ':large_orange_circle:'
-          : ':large_green_circle:';
+  const urgent = present.map((s) => EMOJI[s]).find((e) => e !== undefined);
+  const emoji = test ? ':test_tube:' : (urgent ?? ':large_green_circle:');
   const cluster = clusterName ? ` (${clusterName})` : '';
   const prefix = `${emoji} ${test ? '[TEST] ' : ''}knh${cluster}: `;
   const testNote = test ? ' — a test alert, not a real problem' : '';
@@ -452,7 +425,10 @@ export function slackMessage(group: AlertGroup, { clusterName }: { clusterName?:
           coordinators.length === 1 ? 'Coordinator' : 'Coordinators',
           fit(coordinators.slice(0, 5).join(', '), 1000),
         ),
-        field(present.some(isFiring) ? 'Since' : 'Down since', slackDate(earliest(changes), at)),
+        field(
+          present.some(isFiring) ? 'Since' : present.every(findingOf) ? 'Began' : 'Down since',
+          slackDate(earliest(changes), at),
+        ),
       ],
     });
   }

@@ -1,5 +1,10 @@
 // The generic webhook receiver for in-house receivers: knh's own JSON (schemas/alert-webhook); pure.
-import { MAX_LISTED_UNREACHABLE, type JudgementFacts } from '../wire/webhooks.js';
+import {
+  MAX_LISTED_UNREACHABLE,
+  type FindingFacts,
+  type JudgementFacts,
+  type Severity,
+} from '../wire/webhooks.js';
 import type { Alert, AlertKind } from '../wire/alert.js';
 import type {
   AlertChange,
@@ -7,6 +12,14 @@ import type {
   ReceiverAdapter,
   ReceiverRequest,
 } from '../alerts/receiver-adapter.js';
+import {
+  alertSeverity,
+  BY_URGENCY,
+  findingCount,
+  findingSentence,
+  isFindingKind,
+  plural,
+} from './finding-text.js';
 
 /** Bounds shared with schemas/alert-webhook.schema.json: text longer than these is clipped. */
 export const SUMMARY_MAX = 1000;
@@ -32,6 +45,13 @@ export interface WebhookAlert {
    * coordinator that resolved it). Absent for the other kinds, so their alerts are unchanged.
    */
   judgement?: JudgementFacts;
+  /**
+   * critical: a node down, or a coordinator that cannot judge the mesh; warning: the nodes answer
+   * (a broken path, every finding). Always sent; optional in the schema (older versions left it out).
+   */
+  severity?: Severity;
+  /** Findings of every node's paths: their figures, probe size, reach or sides, as told. */
+  facts?: FindingFacts;
 }
 
 export interface WebhookAlertBody {
@@ -73,8 +93,6 @@ function clip(text: string, max: number): string {
   return text.length <= max ? text : `${text.slice(0, max - 1)}…`;
 }
 
-const plural = (n: number, one: string, many: string) => `${n} ${n === 1 ? one : many}`;
-
 function webhookAlert(alert: Alert, status: 'firing' | 'resolved', at: number): WebhookAlert {
   return {
     status,
@@ -92,6 +110,29 @@ function webhookAlert(alert: Alert, status: 'firing' | 'resolved', at: number): 
       ? { from: alert.path.from, to: alert.path.to, witnesses: [...alert.path.witnesses] }
       : null,
     ...(alert.judgement ? { judgement: judgementOf(alert.judgement) } : {}),
+    severity: alertSeverity(alert),
+    ...(alert.facts ? { facts: factsOf(alert.facts) } : {}),
+  };
+}
+
+/** A copy of the facts the schema knows (an alert shared by a newer version may carry more). */
+function factsOf({ figures, mtu, egress, partition }: FindingFacts): FindingFacts {
+  return {
+    ...(figures
+      ? {
+          figures: {
+            samples: figures.samples,
+            loss_ratio: figures.loss_ratio,
+            p50_ms: figures.p50_ms,
+            p99_ms: figures.p99_ms,
+          },
+        }
+      : {}),
+    ...(mtu ? { mtu: { size: mtu.size } } : {}),
+    ...(egress
+      ? { egress: { reaches: [...egress.reaches], reached_by: [...egress.reached_by] } }
+      : {}),
+    ...(partition ? { partition: { sides: partition.sides.map((side) => [...side]) } } : {}),
   };
 }
 
@@ -126,6 +167,7 @@ function describeJudgement({ type, alert }: AlertChange): string {
 function describeChange(change: AlertChange): string {
   const { type, alert } = change;
   if (alert.kind === 'cannot_judge') return describeJudgement(change);
+  if (isFindingKind(alert.kind)) return findingSentence(alert, alert.kind, type, { max: 5 });
   if (alert.kind === 'peer_dead') {
     if (type === 'resolved') return `${node(alert)} is back up`;
     return `${node(alert)} is down${alert.reason ? ` (${alert.reason})` : ''}`;
@@ -160,10 +202,13 @@ function describeChanges(changes: readonly AlertChange[]): string {
       'cannot-judge alerts resolved',
     ],
   ] as const;
-  return parts
-    .filter(([n]) => n > 0)
-    .map(([n, one, many]) => plural(n, one, many))
-    .join(', ');
+  const findings = BY_URGENCY.filter(isFindingKind).flatMap((kind) =>
+    (['firing', 'resolved'] as const).map((type) => ({ kind, type, n: count(kind, type) })),
+  );
+  return [
+    ...parts.filter(([n]) => n > 0).map(([n, one, many]) => plural(n, one, many)),
+    ...findings.filter(({ n }) => n > 0).map(({ kind, type, n }) => findingCount(kind, n, type)),
+  ].join(', ');
 }
 
 const firingNow = (n: number) =>

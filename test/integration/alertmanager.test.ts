@@ -8,6 +8,7 @@ import type { AlertGroup, ReceiverRequest } from '../../src/alerts/receiver-adap
 import { alertmanagerAdapter } from '../../src/receivers/alertmanager.js';
 import { loadSchemas } from '../../src/wire/schemas.js';
 import { useAlertmanager, type GettableAlert } from '../support/alertmanager-process.js';
+import { findingIncident, FINDINGS } from '../support/alerts.js';
 import { lowestRanked } from '../support/expected-rank.js';
 import { useMeshFixture } from '../support/mesh-fixture.js';
 import { pollUntil, sleep } from '../support/poll.js';
@@ -113,6 +114,46 @@ describe('Alertmanager receiver (a real Alertmanager)', function () {
     await send(adapter.render(group([{ type: 'resolved', alert: resolved }])));
     // Alertmanager lists only alerts that have not ended.
     await waitForAlerts(`${firing.key} resolved`, { knh_key: firing.key }, (a) => a.length === 0);
+  });
+
+  it('shows findings as warnings with their facts, resolved even by another coordinator', async () => {
+    const adapter = alertmanagerAdapter({ baseUrl: alertmanager().url });
+    const at = Date.now() - 2_000;
+    const degraded = findingIncident(FINDINGS.nodeDegraded, at, at).opened;
+    const partition = findingIncident(FINDINGS.partition, at, at).opened;
+    await send(
+      adapter.render(
+        group([
+          { type: 'firing', alert: degraded },
+          { type: 'firing', alert: partition },
+        ]),
+      ),
+    );
+    const [node] = await waitForAlerts('degraded active', { knh_key: degraded.key }, active);
+    expect(node?.labels).to.include({ alertname: 'KnhPeerDegraded', severity: 'warning' });
+    expect(node?.annotations).to.include({ loss_percent: '25', p99_ms: '480' });
+    const [mesh] = await waitForAlerts('partition active', { knh_key: partition.key }, active);
+    expect(mesh?.labels).to.deep.equal({
+      alertname: 'KnhPartition',
+      severity: 'warning',
+      knh_key: partition.key,
+    });
+
+    // The partition's resolution comes from a coordinator on the other side, which never saw it
+    // fire: its alert names that coordinator, yet ends the same alert.
+    const back = Date.now();
+    const successor = { id: 'worker-4@10.0.0.4', address: '10.0.0.4:8080' };
+    const healed = findingIncident(FINDINGS.partition, at, back, { coordinator: successor });
+    await send(
+      adapter.render(
+        group([
+          { type: 'resolved', alert: { ...degraded, endsAt: back } },
+          { type: 'resolved', alert: healed.resolved },
+        ]),
+      ),
+    );
+    for (const key of [degraded.key, partition.key])
+      await waitForAlerts(`${key} resolved`, { knh_key: key }, (a) => a.length === 0);
   });
 
   it('the heartbeat extends firing alerts and keeps the KnhWatchdog firing', async () => {

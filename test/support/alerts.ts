@@ -7,6 +7,9 @@ import type { PeerRecord } from '../../src/prober/verdict.js';
 import type { Alert } from '../../src/wire/alert.js';
 import type { AlertChange, AlertGroup } from '../../src/alerts/receiver-adapter.js';
 import { alertOf } from '../../src/alerts/lifecycle.js';
+import { findingPayload } from '../../src/alerts/finding-events.js';
+import type { Finding } from '../../src/paths/path-state.js';
+import type { WindowStats } from '../../src/paths/path-window.js';
 import { answersAgain, confirmed, silentRecord, UNHEALTHY_MS, upRecord } from './verdicts.js';
 
 export const COORDINATOR: NodeRef = { id: 'worker-1@10.0.0.1', address: '10.0.0.1:8080' };
@@ -170,5 +173,88 @@ export function cannotJudgeIncident(
     resolution: payload,
     opened: alertOf(opening),
     resolved: { ...alertOf(payload), endsAt: back },
+  };
+}
+
+/** Node worker-<n>'s pod address (10.0.0.<n>:8080), as findings name nodes. */
+export const podAddress = (n: number) => `10.0.0.${n}:8080`;
+
+/** What a finding's node is called: worker-<n>@10.0.0.<n>, for the address 10.0.0.<n>:8080. */
+function refOf(address: string): { id: string; node_name: string } {
+  const ip = address.slice(0, address.lastIndexOf(':'));
+  const n = ip.split('.').at(-1) ?? '';
+  return { id: `worker-${n}@${ip}`, node_name: `worker-${n}` };
+}
+
+/** The figures of findingIncident's degraded findings: a quarter of 40 probes lost. */
+export const FINDING_STATS: WindowStats = {
+  samples: 40,
+  failures: 10,
+  lossRatio: 0.25,
+  p50Ms: 12.34,
+  p99Ms: 480,
+};
+
+/** The findings of every node's paths, one of each kind, about worker-3 (from worker-2). */
+export const FINDINGS = {
+  nodeDegraded: { kind: 'node-degraded', node: podAddress(3) },
+  pathDegraded: { kind: 'path-degraded', from: podAddress(2), to: podAddress(3) },
+  nodeMtu: { kind: 'node-mtu', node: podAddress(3), size: 1400 },
+  pathMtu: { kind: 'path-mtu', from: podAddress(2), to: podAddress(3), size: 1400 },
+  egressBroken: {
+    kind: 'egress-broken',
+    node: podAddress(3),
+    reaches: [],
+    reachedBy: [podAddress(2), podAddress(4)],
+  },
+  partition: {
+    kind: 'partition',
+    sides: [
+      [podAddress(1), podAddress(2)],
+      [podAddress(3), podAddress(4)],
+    ],
+  },
+  pathBroken: {
+    kind: 'path-broken',
+    from: podAddress(2),
+    to: podAddress(3),
+    witnesses: [podAddress(4), podAddress(5)],
+  },
+} satisfies Record<string, Finding>;
+
+/**
+ * A finding's incident as alerts made from its events by the coordinator's own code
+ * (findingPayload, then alertOf), so their sentences, keys and facts are the ones it sends:
+ * opened at `at` by COORDINATOR (worker-1, or `coordinator`), resolved at `back`. `resolved` is
+ * the closing event's own alert, as a coordinator that never saw it fire resolves it; one that
+ * did resolves the firing alert, ended (`resolved(opened)`).
+ */
+export function findingIncident(
+  finding: Finding,
+  at: number,
+  back: number,
+  {
+    coordinator = COORDINATOR,
+    figures = FINDING_STATS,
+  }: { coordinator?: NodeRef; figures?: WindowStats | null } = {},
+): { opening: PeerStatusPayload; resolution: PeerStatusPayload; opened: Alert; resolved: Alert } {
+  const event = (closing: boolean, now: number) =>
+    findingPayload({
+      finding: { id: 'f', opened: finding, latest: finding, openedMs: at },
+      closing,
+      startMs: at,
+      coordinator,
+      epoch: 1,
+      now,
+      refOf,
+      figures,
+    });
+  const opening = event(false, at);
+  const resolution = event(true, back);
+  return {
+    opening,
+    resolution,
+    opened: alertOf(opening),
+    resolved: { ...alertOf(resolution), endsAt: back },
   };
 }

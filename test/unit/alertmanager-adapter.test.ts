@@ -6,7 +6,13 @@ import type { AlertGroup, ReceiverRequest } from '../../src/alerts/receiver-adap
 import { alertmanagerAdapter, type PostableAlert } from '../../src/receivers/alertmanager.js';
 import { loadSchemas } from '../../src/wire/schemas.js';
 import { AlertLifecycle } from '../../src/alerts/lifecycle.js';
-import { alertGroup, cannotJudgeIncident } from '../support/alerts.js';
+import {
+  alertGroup,
+  cannotJudgeIncident,
+  COORDINATOR,
+  findingIncident,
+  FINDINGS,
+} from '../support/alerts.js';
 
 const schemas = loadSchemas();
 const T0 = Date.parse('2025-03-01T10:00:00.000Z');
@@ -307,6 +313,126 @@ describe('alertmanagerAdapter', () => {
       );
       expect(a?.annotations.corroborated_by).to.have.length(4000).and.match(/…$/);
       expect(a?.annotations.description?.length).to.be.at.most(4000);
+    });
+  });
+
+  describe("findings of every node's paths", () => {
+    const BACK = T0 + 60_000;
+    const incident = (f: (typeof FINDINGS)[keyof typeof FINDINGS]) => findingIncident(f, T0, BACK);
+    const NODE = { node: 'worker-3', pod_ip: '10.0.0.3', instance: '10.0.0.3:8080' };
+    const PATH = { ...NODE, path_from: 'worker-2@10.0.0.2', path_to: 'worker-3@10.0.0.3' };
+    /** Each kind: its alertname, and the labels that identify it (besides knh_key). */
+    const KINDS = [
+      [FINDINGS.nodeDegraded, 'KnhPeerDegraded', NODE],
+      [FINDINGS.pathDegraded, 'KnhPathDegraded', PATH],
+      [FINDINGS.nodeMtu, 'KnhPeerMtu', NODE],
+      [FINDINGS.pathMtu, 'KnhPathMtu', PATH],
+      [FINDINGS.egressBroken, 'KnhEgressBroken', NODE],
+      [FINDINGS.partition, 'KnhPartition', {}],
+      [FINDINGS.pathBroken, 'KnhPathBroken', PATH],
+    ] as const;
+
+    for (const [finding, alertname, where] of KINDS) {
+      it(`${finding.kind}: ${alertname}, a warning, labelled the same from firing to resolution`, () => {
+        const { opened } = incident(finding);
+        const healthy = { samples: 40, failures: 0, lossRatio: 0, p50Ms: 1, p99Ms: 2 };
+        const { resolved } = findingIncident(finding, T0, BACK, { figures: healthy });
+        const [fired] = only(adapter.render(group([{ type: 'firing', alert: opened }]))).alerts;
+        expect(fired?.labels).to.deep.equal({
+          alertname,
+          severity: 'warning',
+          ...where,
+          knh_key: opened.key,
+        });
+        // Resolved by the coordinator that saw it fire (its alert, ended), or by one that did not
+        // (the closing event's own alert, whose reason and figures are the closing's): figures
+        // are no label, or the resolution would be another alert.
+        for (const alert of [{ ...opened, endsAt: BACK }, resolved]) {
+          const at = BACK + 2_000;
+          const [ended] = only(adapter.render(group([{ type: 'resolved', alert }], { at }))).alerts;
+          expect(ended?.labels).to.deep.equal(fired?.labels);
+          expect(ended?.endsAt).to.equal(new Date(BACK).toISOString());
+        }
+      });
+    }
+
+    it('keeps a partition labelled the same when another coordinator resolves it', () => {
+      const successor = { id: 'worker-4@10.0.0.4', address: '10.0.0.4:8080' };
+      const opened = findingIncident(FINDINGS.partition, T0, BACK).opened;
+      const heir = findingIncident(FINDINGS.partition, T0, BACK, { coordinator: successor });
+      expect(heir.resolved.peer.address, 'its node is whoever told it').to.not.equal(
+        opened.peer.address,
+      );
+      const [fired] = only(adapter.render(group([{ type: 'firing', alert: opened }]))).alerts;
+      const [ended] = only(
+        adapter.render(group([{ type: 'resolved', alert: heir.resolved }], { at: BACK })),
+      ).alerts;
+      expect(ended?.labels).to.deep.equal(fired?.labels);
+      expect(ended?.annotations.coordinator).to.equal(successor.id);
+    });
+
+    it('puts the figures of a degraded node in annotations', () => {
+      const { opened } = incident(FINDINGS.nodeDegraded);
+      const [a] = only(adapter.render(group([{ type: 'firing', alert: opened }]))).alerts;
+      expect(a?.annotations).to.deep.equal({
+        summary: 'knh: node worker-3 (10.0.0.3:8080) is degraded',
+        description:
+          `knh: node worker-3 (10.0.0.3:8080) is degraded since ${new Date(T0).toISOString()}: ` +
+          'loss 25% of 40 probes, p50 12.3 ms, p99 480 ms; a warning: no node is down; decided by ' +
+          'coordinator worker-1 (10.0.0.1:8080).',
+        coordinator: COORDINATOR.id,
+        loss_percent: '25',
+        samples: '40',
+        p50_ms: '12.3',
+        p99_ms: '480',
+      });
+    });
+
+    it('tells the size an MTU finding drops, the reach of a cut egress, the sides of a partition', () => {
+      const annotations = (f: (typeof FINDINGS)[keyof typeof FINDINGS]) =>
+        only(adapter.render(group([{ type: 'firing', alert: incident(f).opened }]))).alerts[0]
+          ?.annotations;
+      expect(annotations(FINDINGS.pathMtu)).to.include({
+        summary:
+          'knh: the path from worker-2 to worker-3 (10.0.0.3:8080) is dropping full-size packets (MTU)',
+        mtu_bytes: '1400',
+      });
+      expect(annotations(FINDINGS.egressBroken)).to.include({
+        summary: 'knh: the egress of node worker-3 (10.0.0.3:8080) is broken',
+        reaches: 'none',
+        reached_by: '10.0.0.2:8080, 10.0.0.4:8080',
+      });
+      expect(annotations(FINDINGS.partition)).to.include({
+        summary: 'knh: the mesh is partitioned',
+        sides:
+          '2 sides cannot reach each other: [10.0.0.1:8080, 10.0.0.2:8080] | [10.0.0.3:8080, 10.0.0.4:8080]',
+      });
+    });
+
+    it('names both ends of a path broken between two nodes', () => {
+      const { opened } = incident(FINDINGS.pathBroken);
+      const [a] = only(adapter.render(group([{ type: 'firing', alert: opened }]))).alerts;
+      expect(a?.annotations.summary).to.equal(
+        'knh: worker-2@10.0.0.2 cannot reach worker-3@10.0.0.3',
+      );
+      expect(a?.annotations.witnesses).to.equal('worker-4@10.0.0.4, worker-5@10.0.0.5');
+      expect(a?.annotations.description).to.not.include('last failure');
+    });
+
+    it('posts a dead node critical beside a degraded one, a warning', () => {
+      const { opened } = incident(FINDINGS.nodeDegraded);
+      const { alerts } = only(
+        adapter.render(
+          group([
+            { type: 'firing', alert: alert() },
+            { type: 'firing', alert: opened },
+          ]),
+        ),
+      );
+      expect(alerts.map((a) => [a.labels.alertname, a.labels.severity])).to.deep.equal([
+        ['KnhPeerUnreachable', 'critical'],
+        ['KnhPeerDegraded', 'warning'],
+      ]);
     });
   });
 

@@ -12,6 +12,8 @@ import {
   sectionBlock,
   withSections,
 } from '../../bench/benchmarks-doc.js';
+import { loadSchemas } from '../../src/wire/schemas.js';
+import { referenceErrors } from '../support/knh-reference-schemas.js';
 
 const ROOT = new URL('../../../', import.meta.url).pathname;
 const read = (file: string) => readFileSync(join(ROOT, file), 'utf8');
@@ -124,6 +126,22 @@ describe('README and docs', () => {
       }
     }
     expect(missing).to.deep.equal([]);
+  });
+
+  it("docs/webhooks.md's example payloads are valid, against knh's schemas and KNH's", () => {
+    const schemas = loadSchemas();
+    const examples = [...read('docs/webhooks.md').matchAll(/```json\n([\s\S]*?)```/g)].map(
+      (m) => JSON.parse(m[1] ?? '') as { event?: string },
+    );
+    expect(examples.map((e) => e.event)).to.include.members(['peer_dead', 'peer_degraded']);
+    for (const e of examples) {
+      const status = e.event === 'cluster_status';
+      expect(schemas.check(status ? 'cluster-status' : 'peer-status', e), e.event).to.deep.equal({
+        ok: true,
+      });
+      expect(referenceErrors(status ? 'knh-cluster-status' : 'knh-peer-status', e), e.event).to.be
+        .empty;
+    }
   });
 
   it('keeps the README a front door: the two commands, at most 250 lines', () => {

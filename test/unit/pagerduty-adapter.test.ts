@@ -17,8 +17,11 @@ import {
   brokenPathAlert,
   cannotJudgeIncident,
   deadAlert,
+  findingIncident,
+  FINDINGS,
   firing,
   INCIDENT_JUDGEMENT,
+  podAddress,
   resolved,
 } from '../support/alerts.js';
 
@@ -360,6 +363,165 @@ describe('PagerDuty adapter', () => {
       expect(triggerOf(open).payload.summary).to.equal(
         `TEST: knh test alert, not a real problem: ${SENTENCE}`,
       );
+    });
+  });
+
+  describe("findings of every node's paths", () => {
+    const found = (f: (typeof FINDINGS)[keyof typeof FINDINGS]) =>
+      findingIncident(f, T, T + 120_000).opened;
+    const SINCE = 'since 2025-05-06T12:03:04Z';
+    const SEEN = ' — seen by coordinator worker-1 (10.0.0.1:8080)';
+    /** Each kind's incident title: what, where, since when, its facts. */
+    const KINDS = [
+      [
+        FINDINGS.nodeDegraded,
+        `node worker-3 (10.0.0.3:8080) is degraded ${SINCE}: loss 25% of 40 probes, p50 12.3 ms, p99 480 ms`,
+      ],
+      [
+        FINDINGS.pathDegraded,
+        `the path from worker-2 to worker-3 (10.0.0.3:8080) is degraded ${SINCE}: loss 25% of 40 probes, p50 12.3 ms, p99 480 ms`,
+      ],
+      [
+        FINDINGS.nodeMtu,
+        `node worker-3 (10.0.0.3:8080) is dropping full-size packets (MTU) ${SINCE}: packets of 1400 bytes of payload are dropped, smaller ones pass`,
+      ],
+      [
+        FINDINGS.pathMtu,
+        `the path from worker-2 to worker-3 (10.0.0.3:8080) is dropping full-size packets (MTU) ${SINCE}: packets of 1400 bytes of payload are dropped, smaller ones pass`,
+      ],
+      [
+        FINDINGS.egressBroken,
+        `the egress of node worker-3 (10.0.0.3:8080) is broken ${SINCE}: it reaches no other node, while 2 nodes reach it`,
+      ],
+      [
+        FINDINGS.partition,
+        `the mesh is partitioned ${SINCE}: 2 sides cannot reach each other: [10.0.0.1:8080, 10.0.0.2:8080] | [10.0.0.3:8080, 10.0.0.4:8080]`,
+      ],
+      [
+        FINDINGS.pathBroken,
+        `path from worker-2 to worker-3 (10.0.0.3:8080) broken ${SINCE}; reachable from worker-4, worker-5`,
+      ],
+    ] as const;
+
+    for (const [finding, summary] of KINDS) {
+      it(`${finding.kind}: a warning titled with what, where and its facts, resolved under its key`, () => {
+        const group = lifecycle();
+        const pd = adapter();
+        const alert = found(finding);
+        const [open, ...rest] = send(pd, group([firing(alert)]));
+        expect(rest).to.deep.equal([]);
+        const { payload, dedup_key } = triggerOf(open);
+        expect(dedup_key).to.equal(alert.key);
+        expect(payload).to.include({
+          summary: `knh: ${summary}${SEEN}`,
+          severity: 'warning',
+          class: alert.kind,
+        });
+        expect(payload.custom_details).to.include({ kind: alert.kind, severity: 'warning' });
+        expect(send(pd, group([resolved(alert)]))).to.deep.equal([
+          { routing_key: ROUTING_KEY, event_action: 'resolve', dedup_key },
+        ]);
+      });
+    }
+
+    it('carries the facts in custom_details, and a partition comes from the mesh, not a node', () => {
+      const details = (f: (typeof FINDINGS)[keyof typeof FINDINGS]) =>
+        triggerOf(send(adapter(), lifecycle()([firing(found(f))]))[0]).payload;
+      expect(details(FINDINGS.nodeDegraded).custom_details).to.deep.include({
+        facts: { figures: { samples: 40, loss_ratio: 0.25, p50_ms: 12.3, p99_ms: 480 } },
+      });
+      expect(details(FINDINGS.pathMtu).custom_details).to.deep.include({
+        facts: { mtu: { size: 1400 } },
+        path: {
+          from: 'worker-2@10.0.0.2',
+          to: 'worker-3@10.0.0.3',
+          witnesses: [],
+          witness_count: 0,
+        },
+      });
+      expect(details(FINDINGS.egressBroken).custom_details).to.deep.include({
+        facts: {
+          egress: {
+            reaches: [],
+            reaches_count: 0,
+            reached_by: ['10.0.0.2:8080', '10.0.0.4:8080'],
+            reached_by_count: 2,
+          },
+        },
+      });
+      const partition = details(FINDINGS.partition);
+      expect(partition.source).to.equal('knh');
+      expect(partition.custom_details).to.deep.include({
+        facts: {
+          partition: {
+            sides: [
+              ['10.0.0.1:8080', '10.0.0.2:8080'],
+              ['10.0.0.3:8080', '10.0.0.4:8080'],
+            ],
+            side_sizes: [2, 2],
+            side_count: 2,
+          },
+        },
+      });
+    });
+
+    it('names 20 nodes of each list and counts them all', () => {
+      const many = (from: number) => Array.from({ length: 300 }, (_, i) => podAddress(from + i));
+      const partition = findingIncident(
+        { kind: 'partition', sides: [many(0), many(300)] },
+        T,
+        T + 1,
+      ).opened;
+      const [open] = send(adapter(), lifecycle()([firing(partition)]));
+      const { summary, custom_details } = triggerOf(open).payload;
+      expect(summary).to.match(/\[10\.0\.0\.0:8080, .*, 10\.0\.0\.19:8080 and 280 more\] \| /);
+      const facts = custom_details.facts as {
+        partition: { sides: string[][]; side_sizes: number[] };
+      };
+      expect(facts.partition.sides.map((s) => s.length)).to.deep.equal([20, 20]);
+      expect(facts.partition.side_sizes).to.deep.equal([300, 300]);
+    });
+
+    it('pages findings alone as one warning, counted by kind, the most urgent its class', () => {
+      const other = findingIncident(
+        { ...FINDINGS.nodeDegraded, node: podAddress(6) },
+        T,
+        T + 1,
+      ).opened;
+      const alerts = [
+        found(FINDINGS.nodeDegraded),
+        other,
+        found(FINDINGS.pathMtu),
+        found(FINDINGS.egressBroken),
+      ];
+      const [open, ...rest] = send(adapter(), lifecycle()(alerts.map(firing)));
+      expect(rest).to.deep.equal([]);
+      expect(triggerOf(open).payload).to.include({
+        severity: 'warning',
+        class: 'egress_broken',
+        summary:
+          'knh: egress broken on 1 node, 1 path dropping full-size packets (MTU), 2 nodes degraded: ' +
+          'worker-3 (egress), worker-2→worker-3 (MTU), worker-3 (degraded), worker-6 (degraded) — ' +
+          'since 2025-05-06T12:03:04Z, seen by coordinator worker-1',
+      });
+    });
+
+    it('keeps a grouped page critical when a node is down beside a degraded one', () => {
+      const group = lifecycle();
+      const pd = adapter();
+      const degraded = found(FINDINGS.nodeDegraded);
+      const [open] = send(pd, group([firing(degraded), firing(dead(7))]));
+      expect(triggerOf(open).payload).to.include({
+        severity: 'critical',
+        class: 'peer_dead',
+        summary:
+          'knh: 1 node unreachable, 1 node degraded: worker-7, worker-3 (degraded) — since ' +
+          '2025-05-06T12:03:04Z, seen by coordinator worker-1',
+      });
+      // Beside a coordinator that cannot judge, an error, as without the finding.
+      const { opened: judge } = cannotJudgeIncident(T, T + 1);
+      const [mixed] = send(adapter(), lifecycle()([firing(degraded), firing(judge)]));
+      expect(triggerOf(mixed).payload).to.include({ severity: 'error', class: 'cannot_judge' });
     });
   });
 

@@ -2,13 +2,8 @@
 import { expect } from 'chai';
 import type { Alert } from '../../src/wire/alert.js';
 import type { AlertChange, AlertGroup } from '../../src/alerts/receiver-adapter.js';
-import {
-  escapeSlack,
-  fit,
-  slackAdapter,
-  type SlackBlock,
-  type SlackMessage,
-} from '../../src/receivers/slack.js';
+import { slackAdapter, type SlackBlock, type SlackMessage } from '../../src/receivers/slack.js';
+import { escapeSlack, fit } from '../../src/receivers/slack-mrkdwn.js';
 import { loadSchemas } from '../../src/wire/schemas.js';
 import { AlertLifecycle } from '../../src/alerts/lifecycle.js';
 import {
@@ -16,7 +11,10 @@ import {
   brokenPathAlert,
   cannotJudgeIncident,
   deadAlert,
+  findingIncident,
+  FINDINGS,
   firing,
+  podAddress,
   resolved,
 } from '../support/alerts.js';
 
@@ -384,6 +382,220 @@ describe('Slack adapter', () => {
         'Not answering': '&lt;!here&gt; and 1 more',
         'Cannot reach them either': 'b&lt;#C1&gt;',
       });
+    });
+  });
+
+  describe("findings of every node's paths", () => {
+    const found = (f: (typeof FINDINGS)[keyof typeof FINDINGS]) =>
+      findingIncident(f, T, T + 125_000).opened;
+    const since = `<!date^${UNIX}^{date_short_pretty} {time_secs}|12:03:04 UTC>`;
+    const FIGURES = 'loss 25% of 40 probes, p50 12.3 ms, p99 480 ms';
+    const SIDES =
+      '2 sides cannot reach each other: [10.0.0.1:8080, 10.0.0.2:8080] | [10.0.0.3:8080, 10.0.0.4:8080]';
+    /** Each kind: its header, firing and resolved, and the facts its message shows. */
+    const KINDS = [
+      {
+        finding: FINDINGS.nodeDegraded,
+        header: ':large_yellow_circle: worker-3 degraded',
+        healed: ':large_green_circle: worker-3 healthy again',
+        facts: FIGURES,
+      },
+      {
+        finding: FINDINGS.pathDegraded,
+        header: ':large_yellow_circle: path worker-2 → worker-3 degraded',
+        healed: ':large_green_circle: path worker-2 → worker-3 healthy again',
+        facts: FIGURES,
+      },
+      {
+        finding: FINDINGS.nodeMtu,
+        header: ':large_yellow_circle: worker-3 dropping full-size packets (MTU)',
+        healed: ':large_green_circle: worker-3 passing full-size packets again',
+        facts: 'packets of 1400 bytes of payload are dropped',
+      },
+      {
+        finding: FINDINGS.pathMtu,
+        header: ':large_yellow_circle: path worker-2 → worker-3 dropping full-size packets (MTU)',
+        healed: ':large_green_circle: path worker-2 → worker-3 passing full-size packets again',
+        facts: 'packets of 1400 bytes of payload are dropped',
+      },
+      {
+        finding: FINDINGS.egressBroken,
+        header: ':large_orange_circle: worker-3 egress broken',
+        healed: ':large_green_circle: worker-3 egress restored',
+        facts: 'it reaches no other node, while 2 nodes reach it',
+      },
+      {
+        finding: FINDINGS.partition,
+        header: ':large_orange_circle: mesh partitioned',
+        healed: ':large_green_circle: mesh whole again',
+        facts: SIDES,
+      },
+    ];
+
+    for (const { finding, header, healed, facts } of KINDS) {
+      it(`${finding.kind}: a warning headed by what it is, its facts shown while it fires`, () => {
+        const opened = found(finding);
+        const m = render(group([firing(opened)]));
+        expect(m.blocks[0]).to.have.nested.property('text.text', header);
+        expect(m.text)
+          .to.include(facts)
+          .and.match(/^:large_(yellow|orange)_circle: knh: /);
+        expect(section(m, 0).text?.text)
+          .to.include(facts)
+          .and.include('_A warning: ')
+          .and.include('no node is down');
+        expect(fieldsOf(m)).to.include({ Severity: 'warning: no node is down' });
+        for (const t of texts(m)) expect(t).to.not.match(/unreachable|:red_circle:/);
+
+        const back = render(group([resolved(opened)], { firing: [] }));
+        expect(back.blocks[0]).to.have.nested.property('text.text', healed);
+        // The alert's facts are the opening's: no longer true once it is resolved.
+        for (const t of texts(back)) expect(t).to.not.include(facts);
+        expect(fieldsOf(back)).to.include({ Lasted: '2 min' });
+      });
+    }
+
+    it('shows a degraded node with its loss and latency, where and since when', () => {
+      const m = render(group([firing(found(FINDINGS.nodeDegraded))]));
+      expect(m.text).to.equal(
+        `:large_yellow_circle: knh: node worker-3 (10.0.0.3:8080) is degraded since 12:03:04 UTC: ${FIGURES}` +
+          ' — seen by coordinator worker-1 (10.0.0.1:8080)',
+      );
+      expect(section(m, 0).text?.text).to.equal(
+        `Node *worker-3* (\`10.0.0.3:8080\`) is degraded since ${since}: ${FIGURES}.\n` +
+          '_A warning: it still answers; no node is down._',
+      );
+      expect(fieldsOf(m)).to.deep.equal({
+        Node: 'worker-3',
+        'Pod address': '10.0.0.3:8080',
+        Since: since,
+        Coordinator: 'worker-1 (10.0.0.1:8080)',
+        Severity: 'warning: no node is down',
+        Loss: '25% of 40 probes',
+        Latency: 'p50 12.3 ms, p99 480 ms',
+      });
+    });
+
+    it('shows the dropped size of an MTU finding, the reach of a cut egress, the sides of a partition', () => {
+      expect(fieldsOf(render(group([firing(found(FINDINGS.pathMtu))])))).to.include({
+        Path: 'worker-2 → worker-3',
+        'Dropped size': '1400 bytes of payload; smaller packets pass',
+      });
+      expect(fieldsOf(render(group([firing(found(FINDINGS.egressBroken))])))).to.include({
+        Reaches: 'no other node',
+        'Reached by': '10.0.0.2:8080, 10.0.0.4:8080',
+      });
+      const partition = fieldsOf(render(group([firing(found(FINDINGS.partition))])));
+      expect(partition).to.include({ Sides: SIDES, Coordinator: 'worker-1 (10.0.0.1:8080)' });
+      expect(partition, 'about the mesh, not the coordinator').to.not.have.property('Node');
+    });
+
+    it('names 20 nodes of a list and counts the rest', () => {
+      const many = (from: number) => Array.from({ length: 30 }, (_, i) => podAddress(from + i));
+      const egress = findingIncident(
+        { kind: 'egress-broken', node: podAddress(3), reaches: [], reachedBy: many(10) },
+        T,
+        T + 1,
+      ).opened;
+      expect(fieldsOf(render(group([firing(egress)])))['Reached by']).to.match(
+        /^10\.0\.0\.10:8080, .*, 10\.0\.0\.29:8080 and 10 more$/,
+      );
+      const partition = findingIncident(
+        { kind: 'partition', sides: [many(10), many(50)] },
+        T,
+        T + 1,
+      ).opened;
+      const sides = fieldsOf(render(group([firing(partition)]))).Sides ?? '';
+      expect(sides).to.match(
+        /^2 sides cannot reach each other: \[10\.0\.0\.10:8080, .*, 10\.0\.0\.29:8080 and 10 more\] \| \[10\.0\.0\.50:8080, .*, 10\.0\.0\.69:8080 and 10 more\]$/,
+      );
+    });
+
+    it('gives each kind its own section in a group, titled by what it is and how many', () => {
+      const other = (f: typeof FINDINGS.nodeDegraded) =>
+        findingIncident({ ...f, node: podAddress(6) }, T, T + 1).opened;
+      const changes = [
+        ...Object.values(FINDINGS).map((f) => firing(found(f))),
+        firing(other(FINDINGS.nodeDegraded)),
+        resolved(found(FINDINGS.nodeMtu)),
+        resolved(found(FINDINGS.partition)),
+      ];
+      const m = render(group(changes));
+      const titles = m.blocks
+        .filter((b) => b.type === 'section' && b.text)
+        .map((b) => (b.type === 'section' ? b.text?.text.split('\n')[0] : ''));
+      expect(titles).to.deep.equal([
+        `*mesh partitioned* since ${since}`,
+        `*egress broken on 1 node* since ${since}`,
+        `*1 path broken* since ${since}`,
+        `*1 node dropping full-size packets (MTU)* since ${since}`,
+        `*1 path dropping full-size packets (MTU)* since ${since}`,
+        `*2 nodes degraded* since ${since}`,
+        `*1 path degraded* since ${since}`,
+        '*mesh whole again*',
+        '*1 node passing full-size packets again*',
+      ]);
+      expect((m.blocks[0] as { text: { text: string } }).text.text).to.match(
+        /^:large_orange_circle: mesh partitioned, egress broken on 1 node, 1 path broken, 1 node dropping full-size packets \(MTU\), /,
+      );
+      const degraded = section(m, 5).text?.text ?? '';
+      expect(degraded).to.include(`• *worker-3* \`10.0.0.3:8080\` — ${FIGURES}`);
+      expect(degraded).to.include(`• *worker-6* \`10.0.0.6:8080\` — ${FIGURES}`);
+      expect(section(m, 1).text?.text).to.include(
+        '• *worker-3* `10.0.0.3:8080` — it reaches no other node, while 2 nodes reach it',
+      );
+      expect(section(m, 0).text?.text).to.include(`• ${SIDES}`);
+      expect(section(m, 8).text?.text).to.include(
+        '• *worker-3* `10.0.0.3:8080` passing full-size packets again after 2 min',
+      );
+      expect(m.text.split('\n')).to.include(
+        `2 nodes degraded since 12:03:04 UTC: worker-3, worker-6`,
+      );
+    });
+
+    it('keeps a dead node red and first beside a degraded one', () => {
+      const m = render(group([firing(found(FINDINGS.nodeDegraded)), firing(dead(7))]));
+      expect(m.blocks[0]).to.have.nested.property(
+        'text.text',
+        ':red_circle: 1 node unreachable, 1 node degraded',
+      );
+      expect(section(m, 0).text?.text).to.match(/^\*1 node unreachable\*/);
+      expect(section(m, 1).text?.text).to.match(/^\*1 node degraded\*/);
+      // Degraded alone is yellow; a broken path beside it makes the message orange.
+      const paths = render(group([firing(found(FINDINGS.nodeDegraded)), firing(broken(6))]));
+      expect(paths.blocks[0]).to.have.nested.property(
+        'text.text',
+        ':large_orange_circle: 1 path broken, 1 node degraded',
+      );
+    });
+
+    it('names both ends of a path broken between two nodes, neither the coordinator', () => {
+      const m = render(group([firing(found(FINDINGS.pathBroken))]));
+      expect(m.blocks[0]).to.have.nested.property(
+        'text.text',
+        ':large_orange_circle: path worker-2 → worker-3 broken',
+      );
+      expect(m.text).to.match(
+        /^:large_orange_circle: knh: path from worker-2 to worker-3 \(10\.0\.0\.3:8080\) broken since 12:03:04 UTC; reachable from worker-4, worker-5/,
+      );
+      expect(fieldsOf(m)).to.include({ Path: 'worker-2 → worker-3' });
+      const grouped = render(group([firing(found(FINDINGS.pathBroken)), firing(broken(6))]));
+      const items = (section(grouped, 0).text?.text ?? '').split('\n').slice(1);
+      expect(items).to.deep.equal([
+        '• *worker-2* → *worker-3* `10.0.0.3:8080`; reachable from worker-4, worker-5',
+        '• *worker-1* → *worker-6* `10.0.0.6:8080`; reachable from worker-2, worker-5',
+      ]);
+    });
+
+    it('says when the findings it resolves began, not that nodes were down', () => {
+      const changes = [resolved(found(FINDINGS.nodeDegraded)), resolved(found(FINDINGS.pathMtu))];
+      const m = render(group(changes, { firing: [] }));
+      expect(m.blocks[0]).to.have.nested.property(
+        'text.text',
+        ':large_green_circle: 1 path passing full-size packets again, 1 node healthy again',
+      );
+      const summary = section(m, 2).fields?.map((f) => f.text.split('\n')[0]);
+      expect(summary).to.deep.equal(['*Coordinator*', '*Began*']);
     });
   });
 

@@ -13,6 +13,8 @@ import {
   alertGroup,
   cannotJudgeIncident,
   deadAlert as deadSince,
+  findingIncident,
+  FINDINGS,
   INCIDENT_JUDGEMENT,
 } from '../support/alerts.js';
 
@@ -92,6 +94,7 @@ describe('webhookAdapter', () => {
           coordinator,
           reason: 'refused (ECONNREFUSED) after 3 attempts',
           path: null,
+          severity: 'critical',
         },
       ],
       firing: body.changes,
@@ -279,6 +282,112 @@ describe('webhookAdapter', () => {
     });
   });
 
+  describe("findings of every node's paths", () => {
+    const BACK = T0 + 60_000;
+    const found = (f: (typeof FINDINGS)[keyof typeof FINDINGS]) =>
+      findingIncident(f, T0, BACK).opened;
+    const changed = (type: AlertChange['type'], alert: Alert): AlertChange => ({ type, alert });
+    /** Each kind: the facts it passes through, and its summary alone while it fires. */
+    const KINDS = [
+      [
+        FINDINGS.nodeDegraded,
+        { figures: { samples: 40, loss_ratio: 0.25, p50_ms: 12.3, p99_ms: 480 } },
+        'Node worker-3 (10.0.0.3:8080) is degraded: loss 25% of 40 probes, p50 12.3 ms, p99 480 ms',
+      ],
+      [
+        FINDINGS.pathDegraded,
+        { figures: { samples: 40, loss_ratio: 0.25, p50_ms: 12.3, p99_ms: 480 } },
+        'The path from worker-2 to worker-3 (10.0.0.3:8080) is degraded: loss 25% of 40 probes, p50 12.3 ms, p99 480 ms',
+      ],
+      [
+        FINDINGS.nodeMtu,
+        { mtu: { size: 1400 } },
+        'Node worker-3 (10.0.0.3:8080) is dropping full-size packets (MTU): packets of 1400 bytes of payload are dropped, smaller ones pass',
+      ],
+      [
+        FINDINGS.pathMtu,
+        { mtu: { size: 1400 } },
+        'The path from worker-2 to worker-3 (10.0.0.3:8080) is dropping full-size packets (MTU): packets of 1400 bytes of payload are dropped, smaller ones pass',
+      ],
+      [
+        FINDINGS.egressBroken,
+        { egress: { reaches: [], reached_by: ['10.0.0.2:8080', '10.0.0.4:8080'] } },
+        'The egress of node worker-3 (10.0.0.3:8080) is broken: it reaches no other node, while 2 nodes reach it',
+      ],
+      [
+        FINDINGS.partition,
+        {
+          partition: {
+            sides: [
+              ['10.0.0.1:8080', '10.0.0.2:8080'],
+              ['10.0.0.3:8080', '10.0.0.4:8080'],
+            ],
+          },
+        },
+        'The mesh is partitioned: 2 sides cannot reach each other: [10.0.0.1:8080, 10.0.0.2:8080] | [10.0.0.3:8080, 10.0.0.4:8080]',
+      ],
+    ] as const;
+
+    for (const [finding, facts, summary] of KINDS) {
+      it(`${finding.kind}: its kind, a warning, its facts and a summary saying so`, () => {
+        const alert = found(finding);
+        const body = renderOne(group([changed('firing', alert)], [alert]));
+        expectValid(body, finding.kind);
+        expect(body.changes[0]).to.deep.include({ kind: alert.kind, severity: 'warning', facts });
+        expect(body.summary).to.equal(`${summary}; 1 alert firing.`);
+        const back = renderOne(group([changed('resolved', { ...alert, endsAt: BACK })], []));
+        expectValid(back, `${finding.kind} resolved`);
+        expect(back.changes[0]).to.include({ status: 'resolved', severity: 'warning' });
+      });
+    }
+
+    it('sends a group holding a dead node and a degraded one, each with its severity', () => {
+      const degraded = found(FINDINGS.nodeDegraded);
+      const dead = deadAlert(7);
+      const body = renderOne(
+        group([changed('firing', dead), changed('firing', degraded)], [dead, degraded]),
+      );
+      expectValid(body, 'dead and degraded');
+      expect(body.changes.map((c) => [c.kind, c.severity])).to.deep.equal([
+        ['peer_dead', 'critical'],
+        ['peer_degraded', 'warning'],
+      ]);
+      expect(body.changes[0]).to.not.have.property('facts');
+      expect(body.summary).to.equal('1 node down, 1 node degraded; 2 alerts firing.');
+    });
+
+    it('counts findings by kind in a group summary', () => {
+      const alerts = [FINDINGS.partition, FINDINGS.nodeDegraded, FINDINGS.pathMtu].map(found);
+      const body = renderOne(
+        group(
+          [
+            ...alerts.map((a) => changed('firing', a)),
+            changed('resolved', found(FINDINGS.egressBroken)),
+          ],
+          alerts,
+        ),
+      );
+      expectValid(body, 'findings');
+      expect(body.summary).to.equal(
+        'Mesh partitioned, egress restored on 1 node, 1 path dropping full-size packets (MTU), 1 node degraded; 3 alerts firing.',
+      );
+    });
+
+    it('names both ends of a path broken between two nodes', () => {
+      const alert = found(FINDINGS.pathBroken);
+      const body = renderOne(group([changed('firing', alert)], [alert]));
+      expectValid(body, 'path between followers');
+      expect(body.changes[0]).to.include({ kind: 'path_broken', severity: 'warning' });
+      expect(body.changes[0]?.path).to.include({
+        from: 'worker-2@10.0.0.2',
+        to: 'worker-3@10.0.0.3',
+      });
+      expect(body.summary).to.equal(
+        'The path from worker-2@10.0.0.2 to node worker-3 (10.0.0.3:8080) is broken (2 other nodes reach it); 1 alert firing.',
+      );
+    });
+  });
+
   it('sends heartbeats only when asked to', () => {
     const silent = webhookAdapter({ url: URL_ });
     expect('heartbeat' in silent || 'heartbeatMs' in silent).to.equal(false);
@@ -362,6 +471,20 @@ describe('schemas/alert-webhook', () => {
     return { base, change, judgement };
   }
 
+  it('takes every finding with its facts, and an older body without severity', () => {
+    const { base, change } = parts();
+    for (const f of Object.values(FINDINGS)) {
+      const opened = findingIncident(f, T0, T0 + 1).opened;
+      const body = webhookAdapter({ url: URL_ }).render(
+        group([{ type: 'firing', alert: opened }], []),
+      )[0]?.body;
+      expectValid(body, f.kind);
+    }
+    const older: Partial<typeof change> = { ...change };
+    delete older.severity;
+    expectValid({ ...base, changes: [older] }, 'no severity');
+  });
+
   it('takes a cannot_judge change with its judgement', () => {
     const { base, change, judgement } = parts();
     expectValid({ ...base, changes: [{ ...change, kind: 'cannot_judge', judgement }] }, 'judged');
@@ -374,6 +497,28 @@ describe('schemas/alert-webhook', () => {
       ['an extra property in a change', { ...base, changes: [{ ...change, extra: 1 }] }],
       ['a missing ends_at', { ...base, changes: [{ ...change, ends_at: undefined }] }],
       ['an unknown kind', { ...base, changes: [{ ...change, kind: 'node_sad' }] }],
+      ['an unknown severity', { ...base, changes: [{ ...change, severity: 'info' }] }],
+      ['unknown facts', { ...base, changes: [{ ...change, facts: { mood: 'sad' } }] }],
+      [
+        'figures without their percentiles',
+        { ...base, changes: [{ ...change, facts: { figures: { samples: 1, loss_ratio: 0 } } }] },
+      ],
+      [
+        'a loss ratio above 1',
+        {
+          ...base,
+          changes: [
+            {
+              ...change,
+              facts: { figures: { samples: 1, loss_ratio: 2, p50_ms: null, p99_ms: null } },
+            },
+          ],
+        },
+      ],
+      [
+        'a partition of one side',
+        { ...base, changes: [{ ...change, facts: { partition: { sides: [['10.0.0.1:8080']] } } }] },
+      ],
       [
         'a judgement with an unknown field',
         { ...base, changes: [{ ...change, judgement: { ...judgement, extra: 1 } }] },
