@@ -108,7 +108,7 @@ export function findingPayload(a: FindingEventArgs): PeerStatusPayload {
     timestamp: iso(a.now),
     dedup_key: eventKey(incidentKey(subjectOf(f), a.startMs), event),
     severity: 'warning',
-    reason: sentence(f, a.closing),
+    reason: sentence(f, a.closing, (address) => a.refOf(address).node_name),
     ...('from' in f
       ? {
           path: {
@@ -142,36 +142,39 @@ function facts(f: Reported, figures: WindowStats | null): FindingFacts {
   }
 }
 
-/** The sentence an operator reads. */
-function sentence(f: Reported, closing: boolean): string {
+/** The sentence an operator reads, naming nodes as discovery names them. */
+function sentence(f: Reported, closing: boolean, nameOf: (address: string) => string): string {
+  const list = (nodes: readonly string[]) => nodes.map(nameOf).join(', ');
   switch (f.kind) {
     case 'partition':
       return closing
         ? 'the mesh is whole again'
-        : `the mesh is split: ${f.sides.map((s) => `[${s.join(', ')}]`).join(' cannot reach ')}`;
-    case 'egress-broken':
+        : `the mesh is split: ${f.sides.map((s) => `[${list(s)}]`).join(' cannot reach ')}`;
+    case 'egress-broken': {
+      const node = nameOf(f.node);
       return closing
-        ? `${f.node} reaches its peers again`
-        : `${f.node} reaches ${f.reaches.length === 0 ? 'no other node' : `only ${f.reaches.length} node(s)`} while ${f.reachedBy.length} reach it: its egress is broken`;
+        ? `${node} reaches its peers again`
+        : `${node} reaches ${f.reaches.length === 0 ? 'no other node' : `only ${f.reaches.length} node(s)`} while ${f.reachedBy.length} reach it: its egress is broken`;
+    }
     case 'path-broken':
       return closing
-        ? `${f.from} reaches ${f.to} again`
-        : `${f.from} cannot reach ${f.to}, though both reach the other nodes: the path between them is broken`;
+        ? `${nameOf(f.from)} reaches ${nameOf(f.to)} again`
+        : `${nameOf(f.from)} cannot reach ${nameOf(f.to)}, though both reach the other nodes: the path between them is broken`;
     case 'node-mtu':
       return closing
-        ? `full-size packets pass to and from ${f.node} again`
-        : `packets of ${f.size} bytes of payload are dropped to and from ${f.node}, smaller ones pass (MTU)`;
+        ? `full-size packets pass to and from ${nameOf(f.node)} again`
+        : `packets of ${f.size} bytes of payload are dropped to and from ${nameOf(f.node)}, smaller ones pass (MTU)`;
     case 'path-mtu':
       return closing
-        ? `full-size packets pass from ${f.from} to ${f.to} again`
-        : `packets of ${f.size} bytes of payload are dropped from ${f.from} to ${f.to}, smaller ones pass (MTU)`;
+        ? `full-size packets pass from ${nameOf(f.from)} to ${nameOf(f.to)} again`
+        : `packets of ${f.size} bytes of payload are dropped from ${nameOf(f.from)} to ${nameOf(f.to)}, smaller ones pass (MTU)`;
     case 'node-degraded':
       return closing
-        ? `${f.node}'s paths are healthy again`
-        : `${f.node}'s paths lose probes or answer slowly: the node is degraded`;
+        ? `${nameOf(f.node)}'s paths are healthy again`
+        : `${nameOf(f.node)}'s paths lose probes or answer slowly: the node is degraded`;
     case 'path-degraded':
       return closing
-        ? `the path from ${f.from} to ${f.to} is healthy again`
-        : `the path from ${f.from} to ${f.to} loses probes or answers slowly: degraded`;
+        ? `the path from ${nameOf(f.from)} to ${nameOf(f.to)} is healthy again`
+        : `the path from ${nameOf(f.from)} to ${nameOf(f.to)} loses probes or answers slowly: degraded`;
   }
 }

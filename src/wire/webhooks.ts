@@ -58,20 +58,6 @@ export const RESOLVED_BY = {
 /** How urgent an incident is: a dead node pages; a degraded one warns. */
 export type Severity = 'critical' | 'warning';
 
-/** Incidents that warn: the nodes still answer (the others are critical). */
-const WARNING: ReadonlySet<OpeningEvent> = new Set([
-  'peer_degraded',
-  'path_degraded',
-  'peer_mtu',
-  'path_mtu',
-  'egress_broken',
-  'partition',
-]);
-
-export function severityOf(event: PeerStatusEvent): Severity {
-  return WARNING.has(openingOf(event)) ? 'warning' : 'critical';
-}
-
 /**
  * The first peer protocol (wire/protocol.ts) whose nodes take each kind of incident: a node of an
  * older one refuses a message holding an event it does not know, so those are left out for it.
