@@ -23,6 +23,7 @@ import { agreedEpoch } from '../test/support/agreement.js';
 import { pingNode, sampleOf } from '../test/support/loopback-ips-mesh.js';
 import { meshPorts } from '../test/support/mesh-ports.js';
 import { positiveInt } from './entry.js';
+import { rssOf } from './proc-usage.js';
 import { machineFacts, median, passed, resultsTable, table, type Row } from './report.js';
 import type { SectionResult } from './benchmarks-doc.js';
 
@@ -209,6 +210,8 @@ export interface MeshRunResult {
   /** CPUs used by the coordinator / all 50 nodes in the quiet period after settling. */
   leadingCpu: number | null;
   meshCpu: number | null;
+  /** The followers' CPU (median) in the same window, and their RSS (median) at its end. */
+  follower: { cpu: number; rssBytes: number } | null;
   /** SIGKILL of the coordinator → the 49 others following the successor, and its cluster status. */
   takeoverMs: number | null;
   takeoverFollowMs: number | null;
@@ -238,6 +241,7 @@ function emptyResult(run: number, topPosition: number): MeshRunResult {
     machineCpu: null,
     leadingCpu: null,
     meshCpu: null,
+    follower: null,
     takeoverMs: null,
     takeoverFollowMs: null,
     takeoverStatusMs: null,
@@ -421,6 +425,12 @@ class MeshRun {
       r.meshCpu = perNode.every((c) => c !== null)
         ? perNode.reduce<number>((sum, c) => sum + (c ?? 0), 0)
         : null;
+      const followers = this.nodes.filter((n) => n !== this.top).map((n) => n.process?.pid);
+      const cpus = followers.map((pid) => this.cpu.process(pid, quietFrom, quietTo));
+      const rss = followers.map((pid) => (pid === undefined ? null : rssOf(pid)));
+      if (cpus.every((c) => c !== null) && rss.every((b) => b !== null)) {
+        r.follower = { cpu: median(cpus as number[]), rssBytes: median(rss as number[]) };
+      }
       await this.readElectionMetrics();
 
       await this.crashCoordinator(settled.epoch);
@@ -663,6 +673,7 @@ function runsTable(runs: readonly MeshRunResult[], size: number): string {
       'knh_elections_total, summed',
       'Coordinator CPU settling (machine)',
       `Coordinator CPU leading ${size - 1} (all ${size} nodes)`,
+      'A follower (median): CPU, RSS',
       'Takeover: follow / status',
       'Elections / messages sent / received: kill → takeover',
       'Successor CPU (machine)',
@@ -682,6 +693,7 @@ function runsTable(runs: readonly MeshRunResult[], size: number): string {
         : `${r.metricsElections}${r.loggedElectionsAtRead !== null && r.loggedElectionsAtRead !== r.metricsElections ? ` (${r.loggedElectionsAtRead} logged)` : ''}`,
       `${pct(r.coordinatorCpu)} (${r.machineCpu === null ? '—' : `${r.machineCpu.toFixed(1)} CPUs`})`,
       `${pct(r.leadingCpu)} (${pct(r.meshCpu)})`,
+      r.follower ? `${pct(r.follower.cpu)}, ${Math.round(r.follower.rssBytes / 1e6)} MB` : '—',
       `${secs(r.takeoverFollowMs)} / ${secs(r.takeoverStatusMs)}`,
       counted(r.takeoverElections),
       `${pct(r.successorCpu)} (${r.takeoverMachineCpu === null ? '—' : `${r.takeoverMachineCpu.toFixed(1)} CPUs`})`,

@@ -12,6 +12,7 @@ import { HostNetwork, type HostNetworkOptions, type HostNode } from './netns-hos
 import { agreedEpoch, listsEveryPeerAlive } from './agreement.js';
 import { expect } from 'chai';
 import { pollUntil, sleep } from './poll.js';
+import { referenceErrors } from './knh-reference-schemas.js';
 
 const OUTPUT_DIR = fileURLToPath(new URL('../../../test-output/multi-host/', import.meta.url));
 
@@ -70,6 +71,17 @@ export const until = (fromMs: number, ms: number) => sleep(Math.max(0, fromMs + 
 export function expectValidWebhooks(fx: MultiHostFixture): void {
   const invalid = fx.net.receiver.received.filter((w) => w.errors.length > 0);
   expect(invalid.map((w) => `${JSON.stringify(w.body)}: ${w.errors.join('; ')}`)).to.deep.equal([]);
+  // And as an existing KNH receiver takes them.
+  const knh = [
+    ...fx.peerStatuses().map((w) => ({ w, errors: referenceErrors('knh-peer-status', w.body) })),
+    ...fx
+      .clusterStatuses()
+      .map((w) => ({ w, errors: referenceErrors('knh-cluster-status', w.body) })),
+  ].filter(({ errors }) => errors.length > 0);
+  expect(
+    knh.map(({ w, errors }) => `${JSON.stringify(w.body)}: ${errors.join('; ')}`),
+    "KNH's schemas",
+  ).to.deep.equal([]);
 }
 
 /** The time from `fromMs` to `toMs` in seconds, for printing. */
