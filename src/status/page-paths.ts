@@ -163,8 +163,15 @@ export const PATHS_SCRIPT = String.raw`
           text: 'No path probed yet.' }))])))));
   }
 
+  // What the panel shows now: redrawn only when it changes, so that a title being read, or a
+  // matrix scrolled, stays while the page polls (the paths change once a round at most).
+  let shownPaths = null;
   function renderPaths(s) {
     const p = s.paths;
+    const names = p.view === 'own' ? s.peers.map((peer) => peer.address + ' ' + nodeName(peer)) : [];
+    const key = JSON.stringify([p, names]);
+    if (key === shownPaths) return;
+    shownPaths = key;
     const box = byId('paths');
     box.dataset.view = p.view;
     if (p.view === 'off') {

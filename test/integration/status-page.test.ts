@@ -264,6 +264,11 @@ describe('status page in headless Chromium', function () {
       const c = await cell(w2, w3).boundingBox();
       expect(c?.width).to.be.within(8, 12);
       await screenshot(page, 'paths-matrix-100');
+
+      // The same paths polled again: the matrix stays (a title being read is not redrawn away).
+      await page.evaluate('document.getElementById("path-matrix").dataset.seen = "yes"');
+      for (let i = 0; i < 2; i++) await page.waitForResponse((r) => r.url().endsWith('/status'));
+      expect(await matrix.getAttribute('data-seen')).to.equal('yes');
       expect(problems, 'script errors or CSP violations').to.deep.equal([]);
     });
 
