@@ -67,11 +67,15 @@ export async function startNode(config: Config, deps: NodeDeps): Promise<Running
     version: VERSION,
     peerAuth: auth !== null,
     perPeerLimit: config.metricsPerPeerLimit,
+    perPathLimit: config.metricsPerPathLimit,
     cacheMs: 1_000,
     records: () => (rounds.running ? rounds.snapshot() : []),
     selfSuspicion: () => (rounds.running ? rounds.selfSuspicion : null),
     election: () => election,
     webhooksPending: () => notifier.pending + dispatcher.pending,
+    ownPaths: () => paths.prober.reports(),
+    meshPeers: () => membership.present.length,
+    pathFindings: () => (election.role === 'coordinator' ? paths.findings : []),
   });
   // How late the event loop runs: an overloaded coordinator's own timeouts decide nothing, and
   // liveness reads it too (over its own 10 s).

@@ -531,6 +531,16 @@ export const SETTINGS = [
     origin: 'knh',
   },
   {
+    env: 'METRICS_PER_PATH_LIMIT',
+    key: 'metricsPerPathLimit',
+    type: { kind: 'int', min: 0, max: 100_000 },
+    default: '100',
+    unit: 'peers',
+    description:
+      'Every node exports series for each of its own paths (`knh_path_loss_ratio`, `knh_path_p50_latency_seconds`, `knh_path_p99_latency_seconds`: 3 series a path) while the mesh has at most this many other nodes; above it, only the aggregates (`knh_paths{state}`, `knh_paths_loss_ratio`, `knh_paths_max_p99_latency_seconds`…) and `knh_per_path_metrics_enabled` 0. Every pod exports them, so a mesh of N nodes exports 3·N·(N − 1) in all: keep it small. 0 turns per-path series off.',
+    origin: 'knh',
+  },
+  {
     env: 'SHUTDOWN_GRACE_PERIOD',
     key: 'shutdownGraceMs',
     type: duration(0, 600_000),

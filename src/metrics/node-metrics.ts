@@ -4,12 +4,13 @@ import type { PeerDiff } from '../discovery/diff.js';
 import { DetectionMetrics, type DetectionSource } from './detection-metrics.js';
 import { DiscoveryMetrics } from './discovery-metrics.js';
 import { ElectionMetrics, type ElectionState } from './election-metrics.js';
+import { PathMetrics, type PathSource } from './path-metrics.js';
 import { PeerMessageMetrics } from './peer-message-metrics.js';
 import { ProbeMetrics } from './probe-metrics.js';
 import { registerProcessMetrics } from './process-metrics.js';
 import { WebhookMetrics } from './webhook-metrics.js';
 
-export interface NodeMetricsOptions extends DetectionSource {
+export interface NodeMetricsOptions extends DetectionSource, PathSource {
   version: string;
   /** The election's current state (read at every scrape). */
   election(): ElectionState;
@@ -20,6 +21,11 @@ export interface NodeMetricsOptions extends DetectionSource {
    * peers; 0: never (METRICS_PER_PEER_LIMIT).
    */
   perPeerLimit: number;
+  /**
+   * Every node's per-path series are exported while the mesh has at most this many other nodes; 0:
+   * never (METRICS_PER_PATH_LIMIT).
+   */
+  perPathLimit: number;
   /** Whether peer messages are signed (PEER_SECRET). */
   peerAuth?: boolean;
   /**
@@ -49,6 +55,7 @@ export class NodeMetrics {
     this.cacheMs = options.cacheMs ?? 0;
     this.detection = new DetectionMetrics(registry, options);
     this.probes = new ProbeMetrics(registry, options, { perPeerLimit: options.perPeerLimit });
+    new PathMetrics(registry, options, { perPathLimit: options.perPathLimit });
     this.election = new ElectionMetrics(registry, () => options.election());
     this.webhooks = new WebhookMetrics(registry, () => options.webhooksPending());
     this.discovery = new DiscoveryMetrics(registry);

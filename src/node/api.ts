@@ -17,9 +17,12 @@ import type { MaintenanceBook } from '../maintenance/windows.js';
 import type { NodeMetrics } from '../metrics/node-metrics.js';
 import type { ProbeRounds } from '../prober/rounds.js';
 import type { Relay } from '../prober/relay.js';
+import { provisionalId } from '../prober/verdict.js';
 import { assembleStatus } from '../status/assemble.js';
 import type { EventLog } from '../status/event-log.js';
-import type { NodeRef } from '../wire/node-ref.js';
+import { pathsStatus } from '../status/paths-status.js';
+import type { PathsStatus } from '../status/paths-types.js';
+import { nodeNameOf, type NodeRef } from '../wire/node-ref.js';
 import type { SchemaRegistry } from '../wire/schemas.js';
 import type { Leadership } from './leadership.js';
 import type { Membership } from './membership.js';
@@ -51,6 +54,7 @@ export function nodeApi(p: NodeApiParts): Express {
   const { self, schemas, auth, clock, leadership, membership } = p;
   const { election } = leadership;
   const http = p.logger.child({ component: 'http' });
+  const paths = pathsOncePerRound(p);
   return buildApp({
     schemas,
     logger: http,
@@ -102,13 +106,13 @@ export function nodeApi(p: NodeApiParts): Express {
         now: () => clock.now(),
         onChanged: () => leadership.windowsChanged(),
       }),
-      statusRouter({ schemas, logger: http, status: () => nodeStatus(p) }),
+      statusRouter({ schemas, logger: http, status: () => nodeStatus(p, paths()) }),
     ],
   });
 }
 
 /** GET /status: its own verdicts while it leads, else those its coordinator last announced. */
-function nodeStatus(p: NodeApiParts) {
+function nodeStatus(p: NodeApiParts, paths: PathsStatus) {
   const { election, sharing } = p.leadership;
   const { rounds, clock } = p;
   return assembleStatus({
@@ -128,6 +132,58 @@ function nodeStatus(p: NodeApiParts) {
     departed: p.membership.departed(),
     windows: p.book.active(clock.now()),
     events: p.events.recent(),
+    paths,
     now: clock.now(),
+  });
+}
+
+/**
+ * The paths section, built at most once a round in a term: the paths change once a round, and
+ * summing up every path of a large mesh (a million at 1,000 nodes) takes the coordinator's event
+ * loop long enough that a page polling it, or several, must not do it each time.
+ */
+function pathsOncePerRound(p: NodeApiParts): () => PathsStatus {
+  let built: { atMs: number; epoch: number; role: string; section: PathsStatus } | null = null;
+  return () => {
+    const { epoch, role } = p.leadership.election;
+    const now = p.clock.now();
+    if (
+      built?.epoch !== epoch ||
+      built.role !== role ||
+      now - built.atMs >= p.config.roundIntervalMs
+    ) {
+      built = { atMs: now, epoch, role, section: pathsSection(p) };
+    }
+    return built.section;
+  };
+}
+
+/** The paths section: every node's paths while this node leads, else its own. */
+function pathsSection(p: NodeApiParts): PathsStatus {
+  const { config, self, rounds, paths } = p;
+  const { election } = p.leadership;
+  const leads = election.role === 'coordinator';
+  const named = (address: string) => {
+    if (address === self.address) return { address, id: self.id, node_name: config.nodeName };
+    const r = rounds.record(address);
+    const id = r?.id ?? provisionalId(address, p.nodeNameOf(address));
+    return { address, id, node_name: r?.nodeName ?? nodeNameOf(id) };
+  };
+  return pathsStatus({
+    enabled: paths.enabled,
+    role: election.role,
+    coordinator: election.coordinator,
+    settings: {
+      probes_per_round: config.pairProbes,
+      round_ms: config.roundIntervalMs,
+      window_ms: config.pathWindowMs,
+      degraded_loss_ratio: config.degradedLossRatio,
+      degraded_latency_ms: config.degradedLatencyMs,
+      mtu_probe_size: config.mtuProbeSize,
+    },
+    nodes: [self.address, ...p.membership.present].map(named),
+    book: leads ? paths.book.entries() : [],
+    findings: leads ? paths.findings : [],
+    own: leads ? [] : paths.prober.reports(),
   });
 }

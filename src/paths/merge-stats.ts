@@ -8,27 +8,42 @@ import { NO_SAMPLES, type WindowStats } from './path-window.js';
  * percentiles of all the latencies together (which the figures no longer hold), and meant so, since
  * one slow path among a node's many is that path's problem, not the node's.
  */
-export function mergeStats(windows: readonly WindowStats[]): WindowStats {
-  let samples = 0;
-  let failures = 0;
-  let answered = 0;
-  let p50Sum = 0;
-  let p99Sum = 0;
-  for (const w of windows) {
-    samples += w.samples;
-    failures += w.failures;
+export function mergeStats(windows: Iterable<WindowStats>): WindowStats {
+  const sum = new StatsSum();
+  for (const w of windows) sum.add(w);
+  return sum.stats;
+}
+
+/**
+ * mergeStats one window at a time, in constant memory: for many nodes' figures at once (the
+ * status page's summary of a large mesh) without a list of windows for each.
+ */
+export class StatsSum {
+  private samples = 0;
+  private failures = 0;
+  private answered = 0;
+  private p50Sum = 0;
+  private p99Sum = 0;
+
+  add(w: WindowStats): void {
+    this.samples += w.samples;
+    this.failures += w.failures;
     const n = w.samples - w.failures;
-    if (n === 0 || w.p50Ms === null || w.p99Ms === null) continue;
-    answered += n;
-    p50Sum += w.p50Ms * n;
-    p99Sum += w.p99Ms * n;
+    if (n === 0 || w.p50Ms === null || w.p99Ms === null) return;
+    this.answered += n;
+    this.p50Sum += w.p50Ms * n;
+    this.p99Sum += w.p99Ms * n;
   }
-  if (samples === 0) return NO_SAMPLES;
-  return {
-    samples,
-    failures,
-    lossRatio: failures / samples,
-    p50Ms: answered > 0 ? p50Sum / answered : null,
-    p99Ms: answered > 0 ? p99Sum / answered : null,
-  };
+
+  get stats(): WindowStats {
+    const { samples, failures, answered } = this;
+    if (samples === 0) return NO_SAMPLES;
+    return {
+      samples,
+      failures,
+      lossRatio: failures / samples,
+      p50Ms: answered > 0 ? this.p50Sum / answered : null,
+      p99Ms: answered > 0 ? this.p99Sum / answered : null,
+    };
+  }
 }

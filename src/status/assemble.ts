@@ -6,6 +6,7 @@ import { pausing } from '../maintenance/windows.js';
 import { type MaintenanceWindow, wireWindow } from '../wire/maintenance-window.js';
 import { provisionalId, type PeerRecord } from '../prober/verdict.js';
 import type { PeerView } from '../wire/peer-view.js';
+import type { PathsStatus } from './paths-types.js';
 import type { NodeStatus, StatusEvent, StatusPeer } from './status-types.js';
 
 export interface StatusFacts {
@@ -29,6 +30,8 @@ export interface StatusFacts {
   departed: readonly Departed[];
   windows: readonly MaintenanceWindow[];
   events: StatusEvent[];
+  /** Pair probing's section, built apart (paths-status.ts). */
+  paths: PathsStatus;
   now: number;
 }
 
@@ -111,6 +114,7 @@ export function assembleStatus(f: StatusFacts): NodeStatus {
     })),
     events: f.events,
     maintenance: windows.map(wireWindow),
+    paths: f.paths,
   };
 }
 

@@ -4,6 +4,8 @@
 // with createElement/textContent, never innerHTML, so text from /status cannot become markup. The
 // style and the script are exported on their own so the route can allow exactly them by hash in its
 // Content-Security-Policy. Neither may contain a backtick or "${": they are template literals here.
+// The Paths panel's part of each is in page-paths.ts.
+import { PATHS_SCRIPT, PATHS_STYLE } from './page-paths.js';
 
 export const PAGE_STYLE = String.raw`
 :root{--bg:#f5f7f9;--panel:#fff;--text:#1f2328;--muted:#5b6571;--line:#d8dee4;--head:#f0f3f6;
@@ -89,21 +91,21 @@ padding:7px 4px;border-bottom:1px solid var(--line)}
 body[data-connection=lost] .live{opacity:.55;filter:grayscale(.6)}
 @media (max-width:760px){
 main{padding:12px 10px 4px}.top{padding:8px 12px}.panel{padding:12px 10px}
-thead{display:none}table,tbody{display:block}
-tbody tr{display:grid;grid-template-columns:repeat(6,minmax(0,1fr));border:1px solid var(--line);
+.peers thead{display:none}.peers,.peers tbody{display:block}
+.peers tbody tr{display:grid;grid-template-columns:repeat(6,minmax(0,1fr));border:1px solid var(--line);
 border-radius:8px;margin-bottom:8px;overflow:hidden}
-tbody td{border:0;padding:6px 10px}
+.peers tbody td{border:0;padding:6px 10px}
 td[data-col=node]{grid-area:1/1/2/4}td[data-col=state]{grid-area:1/4/2/-1;text-align:right}
 td[data-col=address]{grid-column:1/-1;padding-top:0}
 td[data-col=latency],td[data-col=since],td[data-col=last-probe]{grid-column:span 2;border-top:1px solid var(--line)}
 td[data-col=latency]::before,td[data-col=since]::before,td[data-col=last-probe]::before{
 content:attr(data-label);display:block;font-size:11px;color:var(--muted)}
 td[data-col=notes]{grid-column:1/-1;border-top:1px solid var(--line)}td[data-col=notes]:empty{display:none}
-tbody td.empty{grid-column:1/-1}
+.peers tbody td.empty{grid-column:1/-1}
 tr.r-dead td:first-child,tr.r-suspect td:first-child{box-shadow:none}
 tr.r-dead{border-left:5px solid var(--dead)}tr.r-suspect{border-left:5px solid var(--suspect)}
 .events li{grid-template-columns:1fr auto}.events .text{grid-column:1/-1}}
-`;
+${PATHS_STYLE}`;
 
 export const PAGE_SCRIPT = String.raw`
 'use strict';
@@ -276,6 +278,7 @@ export const PAGE_SCRIPT = String.raw`
       : [el('li', { class: 'empty', text: 'No events yet.' })]));
   }
 
+${PATHS_SCRIPT}
   function render() {
     const s = last;
     document.body.dataset.connection = failure ? 'lost' : s ? 'ok' : 'connecting';
@@ -289,6 +292,7 @@ export const PAGE_SCRIPT = String.raw`
     renderFacts(s);
     renderPeers(s);
     renderEvents(s);
+    renderPaths(s);
     byId('version').textContent = 'knh ' + s.version;
     byId('seen-by').textContent = 'as seen by ' + nodeName(s);
   }
@@ -342,10 +346,14 @@ export const STATUS_PAGE_HTML = `<!doctype html>
 <section id="tiles" class="tiles" aria-label="Peers by state"></section>
 <section class="panel" aria-labelledby="peers-title">
 <h2 id="peers-title">Peers <span id="peer-count"></span></h2>
-<table>
+<table class="peers">
 <thead><tr><th>Node</th><th>Address</th><th>State</th><th>Latency</th><th>Since</th><th>Last probe</th><th>Notes</th></tr></thead>
 <tbody id="peers"></tbody>
 </table>
+</section>
+<section class="panel" aria-labelledby="paths-title">
+<h2 id="paths-title">Paths between nodes<span id="paths-sub" class="sub"></span></h2>
+<div id="paths"></div>
 </section>
 <section class="panel" aria-labelledby="events-title">
 <h2 id="events-title">Recent events<span class="sub">newest first</span></h2>

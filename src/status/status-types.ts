@@ -1,5 +1,6 @@
 // GET /status: what one node knows, as JSON (schemas/status.schema.json is the wire contract).
 import type { NodeRef } from '../wire/node-ref.js';
+import type { PathsStatus } from './paths-types.js';
 
 /** A peer as this node sees it; `left`: it shut down deliberately (SIGTERM), not reported dead. */
 export type PeerState = 'unknown' | 'alive' | 'suspect' | 'dead' | 'left';
@@ -74,4 +75,6 @@ export interface NodeStatus {
   /** Newest first, at most 100. */
   events: StatusEvent[];
   maintenance: MaintenanceWindowView[];
+  /** Pair probing: every node's paths (the coordinator), or this node's own. */
+  paths: PathsStatus;
 }

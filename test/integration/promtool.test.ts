@@ -87,6 +87,18 @@ describe('GET /metrics and promtool (4 real nodes)', function () {
       { timeoutMs: 10_000 },
     );
 
+    // Every other node's pair probes of it fail too: the coordinator localizes it.
+    await pollUntil(
+      'the coordinator counting the victim unreachable in its path findings',
+      async () => {
+        const { body } = await scrape(coordinator);
+        return values(body, 'knh_path_findings', { kind: 'unreachable' })[0] === 1
+          ? true
+          : undefined;
+      },
+      { timeoutMs: 15_000 },
+    );
+
     const alive = fx.running();
     const scraped = await Promise.all(alive.map(scrape));
     let elections = 0;
@@ -109,7 +121,30 @@ describe('GET /metrics and promtool (4 real nodes)', function () {
       expect(values(body, 'knh_process_resident_memory_bytes')[0], about).to.be.above(0);
       elections += values(body, 'knh_elections_total')[0] ?? 0;
 
+      // Its own paths (3 peers, within METRICS_PER_PATH_LIMIT): each its series, by state.
+      expect(values(body, 'knh_per_path_metrics_enabled'), about).to.deep.equal([1]);
+      const byState = ['ok', 'degraded', 'mtu', 'failed'].map(
+        (state) => values(body, 'knh_paths', { state })[0] ?? 0,
+      );
+      expect(
+        byState.reduce((a, b) => a + b),
+        `${about}: its paths`,
+      ).to.equal(fx.nodes.length - 1);
+      expect(values(body, 'knh_path_loss_ratio', { peer: victim.address })[0], about).to.be.above(
+        0,
+      );
+      for (const peer of alive.filter((n) => n !== node)) {
+        expect(values(body, 'knh_path_loss_ratio', { peer: peer.address }), about).to.have.length(
+          1,
+        );
+        const p50 = values(body, 'knh_path_p50_latency_seconds', { peer: peer.address });
+        expect(p50[0], `${about}: p50 to ${peer.name}`).to.be.above(0).and.below(1);
+      }
+
       const leads = node === coordinator;
+      expect(values(body, 'knh_path_findings', { kind: 'unreachable' }), about).to.deep.equal([
+        leads ? 1 : 0,
+      ]);
       expect(values(body, 'knh_is_coordinator'), about).to.deep.equal([leads ? 1 : 0]);
       if (!leads) {
         expect(values(body, 'knh_peer_up'), `${about}: verdicts only on the coordinator`).to.be

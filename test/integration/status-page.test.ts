@@ -4,15 +4,18 @@ import { mkdirSync, statSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { expect } from 'chai';
 import express from 'express';
-import type { Page } from 'playwright-core';
+import type { Locator, Page } from 'playwright-core';
 import { listen, type HttpServer } from '../../src/http/server.js';
 import { statusRouter } from '../../src/http/routes/status.js';
 import type { NodeStatus } from '../../src/status/status-types.js';
 import { loadSchemas } from '../../src/wire/schemas.js';
-import { lowestRanked } from '../support/expected-rank.js';
+import { byRank, lowestRanked } from '../support/expected-rank.js';
 import { useChromium } from '../support/headless-chromium.js';
 import { useMeshFixture } from '../support/mesh-fixture.js';
 import { maintenanceWindow, nodeStatus, statusEvent, statusPeer } from '../support/node-status.js';
+import { coordinatorPaths, pathsFacts, pathsNodes, probedPath } from '../support/path-status.js';
+import { pollUntil } from '../support/poll.js';
+import { pathsStatus } from '../../src/status/paths-status.js';
 
 const OUTPUT_DIR = fileURLToPath(new URL('../../../test-output/status-page/', import.meta.url));
 /** The page polls every 2 s: a few polls. */
@@ -29,10 +32,12 @@ async function screenshot(page: Page, name: string): Promise<string> {
 
 const row = (page: Page, address: string) => page.locator(`tr[data-peer="${address}"]`);
 
-async function rowOrder(page: Page): Promise<(string | null)[]> {
-  const rows = await page.locator('#peers tr').all();
-  return Promise.all(rows.map((r) => r.getAttribute('data-peer')));
+/** Attribute `name` of every element `locator` finds, in document order. */
+async function attributes(locator: Locator, name: string): Promise<(string | null)[]> {
+  return Promise.all((await locator.all()).map((l) => l.getAttribute(name)));
 }
+
+const rowOrder = (page: Page) => attributes(page.locator('#peers tr'), 'data-peer');
 
 /** Serves GET / and GET /status like a node, answering whatever `current` is (schema-checked). */
 class ScriptedNode {
@@ -207,6 +212,147 @@ describe('status page in headless Chromium', function () {
       expect(problems).to.deep.equal([]);
     });
 
+    it("renders the coordinator's matrix of 100 nodes, a cell a path coloured by state, the findings highlighted", async () => {
+      const nodes = pathsNodes(100).map((n) => n.address);
+      const [w2, w3, w7, w10, w11] = [2, 3, 7, 10, 11].map((i) => nodes[i - 1]) as [
+        string,
+        string,
+        string,
+        string,
+        string,
+      ];
+      // worker-7 is unreachable, worker-2 → worker-3 broken, worker-10 → worker-11 degraded.
+      const paths = coordinatorPaths(100, (from, to) =>
+        to === w7 || (from === w2 && to === w3)
+          ? 'failed'
+          : from === w10 && to === w11
+            ? 'degraded'
+            : 'ok',
+      );
+      node.current = nodeStatus({}, { paths });
+      const { page, problems } = await openPage(WIDE);
+      await page.goto(node.url);
+      const matrix = page.locator('#path-matrix');
+      await matrix.waitFor({ timeout: RENDERED_MS });
+
+      expect(await matrix.locator('tbody tr').count()).to.equal(100);
+      expect(await matrix.locator('tbody td').count()).to.equal(100 * 100);
+      expect(await matrix.locator('td[data-state="ok"]').count()).to.equal(9_900 - 100 - 1);
+      expect(await matrix.locator('td[data-state="failed"]').count()).to.equal(99 + 1);
+      const cell = (from: string, to: string) =>
+        matrix.locator(`td[data-from="${from}"][data-to="${to}"]`);
+      expect(await cell(w2, w3).getAttribute('data-finding')).to.equal('path-broken');
+      expect(await cell(w10, w11).getAttribute('data-state')).to.equal('degraded');
+      expect(await cell(w10, w11).getAttribute('data-finding')).to.equal('path-degraded');
+      expect(await cell(w10, w11).getAttribute('title')).to.equal(
+        'worker-10 → worker-11: degraded · p50 120 ms · p99 650 ms · loss 30 % · finding: path-degraded',
+      );
+      expect(await cell(w2, w7).getAttribute('title')).to.match(/^worker-2 → worker-7: failed/);
+      expect(
+        await matrix.locator(`th[data-col-node="${w7}"]`).getAttribute('data-finding'),
+      ).to.equal('unreachable');
+      expect(await page.locator('#path-findings li').allInnerTexts()).to.deep.equal([
+        'unreachable worker-7',
+        'path-broken worker-2 → worker-3',
+        'path-degraded worker-10 → worker-11',
+      ]);
+      expect(await page.locator('[data-path-count="failed"]').innerText()).to.equal('100 failed');
+      expect(await page.locator('#paths-sub').innerText()).to.include('every pair within 5 rounds');
+      // Readable at 100 × 100: small square cells, the whole matrix within a wide screen.
+      const box = await matrix.boundingBox();
+      expect(box?.width, 'matrix width').to.be.below(WIDE.width);
+      const c = await cell(w2, w3).boundingBox();
+      expect(c?.width).to.be.within(8, 12);
+      await screenshot(page, 'paths-matrix-100');
+
+      // The same paths polled again: the matrix stays (a title being read is not redrawn away).
+      await page.evaluate('document.getElementById("path-matrix").dataset.seen = "yes"');
+      for (let i = 0; i < 2; i++) await page.waitForResponse((r) => r.url().endsWith('/status'));
+      expect(await matrix.getAttribute('data-seen')).to.equal('yes');
+      expect(problems, 'script errors or CSP violations').to.deep.equal([]);
+    });
+
+    it('renders the summary per node beyond 100 nodes, the worst first', async () => {
+      const nodes = pathsNodes(150).map((n) => n.address);
+      const w40 = nodes[39]!;
+      node.current = nodeStatus(
+        {},
+        { paths: coordinatorPaths(150, (from) => (from === w40 ? 'failed' : 'ok')) },
+      );
+      const { page, problems } = await openPage(WIDE);
+      await page.goto(node.url);
+      const rows = page.locator('#path-summary tbody tr');
+      await rows.first().waitFor({ timeout: RENDERED_MS });
+      expect(await rows.count()).to.equal(150);
+      expect(await rows.first().getAttribute('data-path-node')).to.equal(w40);
+      expect(await rows.first().getAttribute('data-finding')).to.equal('egress-broken');
+      expect(await rows.first().locator('td').nth(2).innerText()).to.equal('149');
+      expect(await page.locator('#path-matrix').count()).to.equal(0);
+      expect(await page.locator('[data-summary-note]').innerText()).to.include('150 nodes');
+      await screenshot(page, 'paths-summary-150');
+      expect(problems).to.deep.equal([]);
+    });
+
+    it("shows a follower its own paths, worst first, and says the matrix is on the coordinator's page", async () => {
+      const now = new Date();
+      const coordinator = { id: 'worker-1@10.0.0.1', address: '10.0.0.1:8080' };
+      const paths = pathsStatus(
+        pathsFacts({
+          role: 'follower',
+          coordinator,
+          nodes: pathsNodes(4),
+          own: [
+            probedPath('10.0.0.2:8080', 'ok', now.getTime() - 60_000),
+            probedPath('10.0.0.3:8080', 'mtu'),
+          ],
+        }),
+      );
+      node.current = nodeStatus({ now }, { role: 'follower', coordinator, paths });
+      const { page, problems } = await openPage(WIDE);
+      await page.goto(node.url);
+      const rows = page.locator('#own-paths tbody tr');
+      await rows.first().waitFor({ timeout: RENDERED_MS });
+      expect(await attributes(rows, 'data-state')).to.deep.equal(['mtu', 'ok']);
+      // Named as the peers list names them.
+      expect(await rows.nth(1).locator('.name').innerText()).to.equal('worker-2');
+      expect(await rows.nth(1).innerText()).to.match(/0\.4 ms\s+1\.2 ms\s+0 %\s+10\s+1 min ago/);
+      expect(await rows.first().innerText()).to.include('1400 B fail');
+      expect(await page.locator('[data-paths-where]').innerText()).to.include(
+        "on the coordinator's page: worker-1@10.0.0.1 (10.0.0.1:8080)",
+      );
+
+      // A large mesh: the 100 worst of its paths, and how many there are.
+      const many = pathsNodes(151).slice(1);
+      node.current = nodeStatus(
+        { now },
+        {
+          role: 'follower',
+          coordinator,
+          paths: pathsStatus(
+            pathsFacts({
+              role: 'follower',
+              coordinator,
+              nodes: pathsNodes(151),
+              own: many.map((n) => probedPath(n.address, 'ok')),
+            }),
+          ),
+        },
+      );
+      await page
+        .locator('[data-paths-where]', { hasText: 'the 100 worst of 150' })
+        .waitFor({ timeout: RENDERED_MS });
+      expect(await rows.count()).to.equal(100);
+      expect(problems).to.deep.equal([]);
+    });
+
+    it('says so when pair probing is off', async () => {
+      node.current = nodeStatus({}, { paths: { view: 'off' } });
+      const { page } = await openPage(WIDE);
+      await page.goto(node.url);
+      await page.locator('[data-paths="off"]').waitFor({ timeout: RENDERED_MS });
+      expect(await page.locator('[data-paths="off"]').innerText()).to.include('PAIR_PROBES=0');
+    });
+
     it('says the connection is lost when the node stops answering, and recovers', async () => {
       const { page } = await openPage(WIDE);
       await page.goto(node.url);
@@ -281,6 +427,66 @@ describe('status page in headless Chromium', function () {
         "coordinator's verdicts",
       );
       await screenshot(followerPage.page, 'mesh-follower-view');
+    });
+
+    it("shows every node's paths in the coordinator's matrix, a killed node's column failing, and a follower its own paths", async () => {
+      const fx = await startMesh({ size: 4 });
+      const { coordinator } = await fx.settled();
+      const { page, problems } = await openPage(WIDE);
+      await page.goto(`http://${coordinator.address}/`);
+      const matrix = page.locator('#path-matrix[data-size="4"]');
+      // Every node probes the 3 others each round (PAIR_PROBES 20) and reports them to the coordinator.
+      await pollUntil(
+        'the 12 paths of the mesh ok in the matrix',
+        async () =>
+          (await matrix.locator('td[data-state="ok"]').count()) === 12 ? true : undefined,
+        { timeoutMs: 15_000 },
+      );
+      const ranked = byRank(fx.nodes)
+        .reverse()
+        .map((n) => n.address);
+      expect(
+        await attributes(matrix.locator('tbody th'), 'data-row-node'),
+        'rows in rank order',
+      ).to.deep.equal(ranked);
+      const [first, second] = ranked as [string, string];
+      const cell = (from: string, to: string) =>
+        matrix.locator(`td[data-from="${from}"][data-to="${to}"]`);
+      expect(await cell(first, second).getAttribute('title')).to.match(
+        /: ok · p50 [\d.]+ ms · p99 [\d.]+ ms · loss [\d.]+ %$/,
+      );
+      expect(await cell(first, second).innerText(), 'the p50 in the cell').to.match(/^[\d.]+$/);
+
+      const victim = lowestRanked(fx.nodes);
+      await fx.mesh.kill(victim.index);
+      // Three probes failing in a row (a round each) make a path failed.
+      for (const from of fx.nodes.filter((n) => n !== victim)) {
+        await cell(from.address, victim.address)
+          .and(page.locator('[data-state="failed"]'))
+          .waitFor({ timeout: 15_000 });
+      }
+      await page
+        .locator('#path-findings li[data-finding="unreachable"]')
+        .waitFor({ timeout: 10_000 });
+      expect(
+        await page.locator(`th[data-col-node="${victim.address}"]`).getAttribute('data-finding'),
+      ).to.equal('unreachable');
+      await screenshot(page, 'mesh-paths-matrix');
+      expect(problems, 'script errors or CSP violations').to.deep.equal([]);
+
+      // A follower shows its own paths, the one to the killed node failed.
+      const follower = fx.nodes.find((n) => n !== coordinator && n !== victim);
+      if (!follower) throw new Error('a mesh of 4 has a follower that is not the victim');
+      const followerPage = await openPage(WIDE);
+      await followerPage.page.goto(`http://${follower.address}/`);
+      await followerPage.page
+        .locator(`#own-paths tr[data-own-path="${victim.address}"][data-state="failed"]`)
+        .waitFor({ timeout: 10_000 });
+      expect(await followerPage.page.locator('#own-paths tbody tr').count()).to.equal(3);
+      expect(await followerPage.page.locator('[data-paths-where]').innerText()).to.include(
+        coordinator.address,
+      );
+      expect(followerPage.problems).to.deep.equal([]);
     });
   });
 });

@@ -79,6 +79,7 @@ export function nodeStatus(
     peers: Array.from({ length: peerCount }, (_, i) => statusPeer(i + 1, now)),
     events: [statusEvent(now, 120)],
     maintenance: [],
+    paths: { view: 'off' },
     ...overrides,
   };
 }

@@ -386,6 +386,7 @@ const TABLE: Record<SettingName, Group> = {
     '5,000',
     '5_000',
   ]),
+  METRICS_PER_PATH_LIMIT: int('METRICS_PER_PATH_LIMIT', ['all', 'off', '1k', '1,000']),
   SHUTDOWN_GRACE_PERIOD: duration('SHUTDOWN_GRACE_PERIOD'),
   PAIR_PROBES: int('PAIR_PROBES', ['all', '20 peers']),
   PATH_WINDOW: duration('PATH_WINDOW', ['0']),

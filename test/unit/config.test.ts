@@ -64,6 +64,7 @@ describe('loadConfig', () => {
       dryRun: false,
       maxMemoryMiB: null,
       metricsPerPeerLimit: 1_000,
+      metricsPerPathLimit: 100,
       shutdownGraceMs: 5_000,
       slackWebhookUrl: null,
       alertmanagerUrl: null,
@@ -197,21 +198,21 @@ describe('loadConfig', () => {
     }
   });
 
-  it('reads METRICS_PER_PEER_LIMIT as a count of peers, 0 (per-peer series off) included', () => {
-    for (const n of [0, 1, 5_000, 100_000]) {
-      expect(config({ ...STATIC, METRICS_PER_PEER_LIMIT: String(n) }).metricsPerPeerLimit).to.equal(
-        n,
-      );
-    }
-    for (const text of ['-1', '100001', '1.5', 'all', '1k']) {
-      const e = errorFor(
-        errors({ ...STATIC, METRICS_PER_PEER_LIMIT: text }),
-        'METRICS_PER_PEER_LIMIT',
-      );
-      expect(e, text).to.include(JSON.stringify(text));
-      expect(e, text).to.match(/whole number from 0 to 100000/);
-    }
-  });
+  for (const [name, key] of [
+    ['METRICS_PER_PEER_LIMIT', 'metricsPerPeerLimit'],
+    ['METRICS_PER_PATH_LIMIT', 'metricsPerPathLimit'],
+  ] as const) {
+    it(`reads ${name} as a count of peers, 0 (those series off) included`, () => {
+      for (const n of [0, 1, 5_000, 100_000]) {
+        expect(config({ ...STATIC, [name]: String(n) })[key]).to.equal(n);
+      }
+      for (const text of ['-1', '100001', '1.5', 'all', '1k']) {
+        const e = errorFor(errors({ ...STATIC, [name]: text }), name);
+        expect(e, text).to.include(JSON.stringify(text));
+        expect(e, text).to.match(/whole number from 0 to 100000/);
+      }
+    });
+  }
 
   it('reads LOG_LEVEL=panic as fatal', () => {
     expect(config({ ...STATIC, LOG_LEVEL: 'panic' }).logLevel).to.equal('fatal');

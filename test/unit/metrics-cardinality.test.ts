@@ -1,17 +1,22 @@
 // The size of a scrape at 5,000 nodes: per-peer series (3 a peer, coordinator only) up to
-// METRICS_PER_PEER_LIMIT peers, none past it or with the limit 0; everything else a fixed set.
+// METRICS_PER_PEER_LIMIT peers, per-path series (3 a path, every node) up to METRICS_PER_PATH_LIMIT
+// peers, none past them or with a limit 0; everything else a fixed set.
 import { expect } from 'chai';
 import type { Outcome } from '../../src/core/transport.js';
 import type { PingResponse } from '../../src/wire/peer-messages.js';
 import { NodeMetrics } from '../../src/metrics/node-metrics.js';
 import { newRecord, type PeerRecord } from '../../src/prober/verdict.js';
 import type { Health } from '../../src/wire/peer-view.js';
+import { probedPath } from '../support/path-status.js';
 
 /** knh_peer_up, knh_probe_failures_total, knh_peer_probe_latency_seconds. */
 const PER_PEER = 3;
+/** knh_path_loss_ratio, knh_path_p50_latency_seconds, knh_path_p99_latency_seconds (answered). */
+const PER_PATH = 3;
 /**
- * Series that do not grow with the mesh, process metrics included: 161 here, 183 to 194 on running
- * nodes (docs/operating.md, Metrics); prom-client adds GC series as new kinds of collection happen.
+ * Series that do not grow with the mesh, process metrics included: about 180 here, 216 to 218 on
+ * running nodes (docs/operating.md, Metrics); prom-client adds GC series as new kinds of collection
+ * happen.
  */
 const FIXED_MAX = 250;
 const MESH = 5_000;
@@ -43,12 +48,24 @@ const timeout: Outcome<PingResponse> = {
   latencyMs: 1_000,
 };
 
-/** A coordinator (or, with `leading` false, a follower) judging `size` peers, all probed. */
-async function scrape(size: number, perPeerLimit: number, { leading = true } = {}) {
+/**
+ * A coordinator (or, with `leading` false, a follower) judging `size` peers, all probed, and
+ * pair-probing every one of them: a path to each, every 50th failed.
+ */
+async function scrape(
+  size: number,
+  perPeerLimit: number,
+  { leading = true, perPathLimit = 100 } = {},
+) {
   const records = mesh(size);
+  const paths = records.map((r, i) => probedPath(r.address, i % 50 === 0 ? 'failed' : 'ok'));
   const metrics = new NodeMetrics({
     version: '1.2.3',
     perPeerLimit,
+    perPathLimit,
+    ownPaths: () => paths,
+    meshPeers: () => size,
+    pathFindings: () => (leading ? [{ kind: 'unreachable', node: address(0) }] : []),
     records: () => (leading ? records : []),
     selfSuspicion: () =>
       leading ? { suspect: false, unreachable: 0, silent: 0, considered: size } : null,
@@ -68,7 +85,8 @@ async function scrape(size: number, perPeerLimit: number, { leading = true } = {
   return {
     body,
     samples,
-    perPeer: samples.filter((s) => /\{(?:.*,)?peer="/.test(s)).length,
+    perPeer: samples.filter((s) => !s.startsWith('knh_path_') && /\{(?:.*,)?peer="/.test(s)).length,
+    perPath: samples.filter((s) => s.startsWith('knh_path_') && /\{(?:.*,)?peer="/.test(s)).length,
     /** knh's own series, not prom-client's process metrics. */
     own: samples.filter((s) => !/^knh_(process|nodejs)_/.test(s)).length,
     sample,
@@ -131,10 +149,81 @@ describe('metrics cardinality at 5,000 peers', function () {
     expect(follower.sample('knh_per_peer_metrics_enabled'), 'within the limit').to.equal('1');
   });
 
+  describe("every node's per-path series", () => {
+    const seconds = (text: string | undefined) => Number(text);
+
+    it('past METRICS_PER_PATH_LIMIT: none, a scrape as small as with no peers, and the aggregates', async () => {
+      const over = await scrape(MESH, 1_000, { leading: false });
+      expect(over.perPath).to.equal(0);
+      expect(over.own).to.equal((await scrape(0, 1_000, { leading: false })).own);
+      expect(over.samples.length).to.be.at.most(FIXED_MAX);
+      expect(over.sample('knh_per_path_metrics_enabled')).to.equal('0');
+      // Every 50th path failed: 100 of 5,000.
+      expect(over.sample('knh_paths', '{state="failed"}')).to.equal('100');
+      expect(over.sample('knh_paths', '{state="ok"}')).to.equal('4900');
+      expect(over.sample('knh_paths', '{state="degraded"}')).to.equal('0');
+      expect(seconds(over.sample('knh_paths_loss_ratio'))).to.be.closeTo(0.02, 1e-12);
+      expect(over.sample('knh_paths_max_loss_ratio')).to.equal('1');
+      expect(seconds(over.sample('knh_paths_p50_latency_seconds'))).to.be.closeTo(0.0004, 1e-12);
+      expect(seconds(over.sample('knh_paths_p99_latency_seconds'))).to.be.closeTo(0.0012, 1e-12);
+      expect(seconds(over.sample('knh_paths_max_p99_latency_seconds'))).to.be.closeTo(
+        0.0012,
+        1e-12,
+      );
+    });
+
+    it('up to the limit: each path its loss, and its p50 and p99 once answered', async () => {
+      const { perPath, sample } = await scrape(100, 1_000, { leading: false });
+      // Paths 0 and 50 failed: no latency.
+      expect(perPath).to.equal(PER_PATH * 100 - 2 * 2);
+      expect(sample('knh_per_path_metrics_enabled')).to.equal('1');
+      expect(sample('knh_path_loss_ratio', `{peer="${address(1)}"}`)).to.equal('0');
+      expect(seconds(sample('knh_path_p99_latency_seconds', `{peer="${address(1)}"}`))).to.equal(
+        0.0012,
+      );
+      expect(sample('knh_path_loss_ratio', `{peer="${address(50)}"}`)).to.equal('1');
+      expect(sample('knh_path_p50_latency_seconds', `{peer="${address(50)}"}`)).to.equal(undefined);
+      // One peer past the limit turns all of them off.
+      expect((await scrape(101, 1_000, { leading: false })).perPath).to.equal(0);
+    });
+
+    it('0 turns them off, however few the peers', async () => {
+      const { perPath, sample } = await scrape(3, 1_000, { perPathLimit: 0 });
+      expect(perPath).to.equal(0);
+      expect(sample('knh_per_path_metrics_enabled')).to.equal('0');
+      expect(sample('knh_paths', '{state="ok"}')).to.equal('2');
+      const alone = await scrape(0, 1_000, { perPathLimit: 0 });
+      expect(alone.sample('knh_per_path_metrics_enabled'), 'no peers').to.equal('0');
+    });
+
+    it('has no latency aggregate (NaN) when no probe was answered', async () => {
+      const { sample } = await scrape(1, 1_000);
+      // prom-client writes NaN as Nan, which Prometheus reads as NaN.
+      expect(sample('knh_paths_p50_latency_seconds')).to.equal('Nan');
+      expect(sample('knh_paths_max_p99_latency_seconds')).to.equal('Nan');
+      expect(sample('knh_paths_loss_ratio')).to.equal('1');
+    });
+
+    it("counts the coordinator's findings by kind, every kind from 0; a follower's are 0", async () => {
+      const coordinator = await scrape(10, 1_000);
+      expect(coordinator.sample('knh_path_findings', '{kind="unreachable"}')).to.equal('1');
+      expect(coordinator.sample('knh_path_findings', '{kind="partition"}')).to.equal('0');
+      expect(coordinator.samples.filter((s) => s.startsWith('knh_path_findings{'))).to.have.length(
+        8,
+      );
+      const follower = await scrape(10, 1_000, { leading: false });
+      expect(follower.sample('knh_path_findings', '{kind="unreachable"}')).to.equal('0');
+    });
+  });
+
   it('times each probe round in knh_probe_round_duration_seconds, from 5 ms to 10 s', async () => {
     const metrics = new NodeMetrics({
       version: '1.2.3',
       perPeerLimit: 1_000,
+      perPathLimit: 100,
+      ownPaths: () => [],
+      meshPeers: () => 0,
+      pathFindings: () => [],
       records: () => [],
       selfSuspicion: () => null,
       election: () => ({ epoch: 0, role: 'follower', coordinator: null }),

@@ -73,6 +73,10 @@ function setup() {
   const metrics = new NodeMetrics({
     version: '1.2.3',
     perPeerLimit: 1_000,
+    perPathLimit: 100,
+    ownPaths: () => [],
+    meshPeers: () => world.records.length,
+    pathFindings: () => [],
     records: () => world.records,
     selfSuspicion: () => null,
     election: () => world.election,

@@ -60,6 +60,7 @@ function facts(over: Partial<StatusFacts> = {}): StatusFacts {
     departed: [],
     windows: [],
     events: [],
+    paths: { view: 'off' },
     now: T,
     ...over,
   };
