@@ -429,7 +429,7 @@ class MeshRun {
       const cpus = followers.map((pid) => this.cpu.process(pid, quietFrom, quietTo));
       const rss = followers.map((pid) => (pid === undefined ? null : rssOf(pid)));
       if (cpus.every((c) => c !== null) && rss.every((b) => b !== null)) {
-        r.follower = { cpu: median(cpus as number[]), rssBytes: median(rss as number[]) };
+        r.follower = { cpu: median(cpus), rssBytes: median(rss) };
       }
       await this.readElectionMetrics();
 

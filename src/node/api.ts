@@ -176,7 +176,7 @@ function pathsSection(p: NodeApiParts): PathsStatus {
     settings: {
       probes_per_round: config.pairProbes,
       round_ms: config.roundIntervalMs,
-      window_ms: config.pathWindowMs,
+      window_ms: paths.prober.settings.pathWindowMs,
       degraded_loss_ratio: config.degradedLossRatio,
       degraded_latency_ms: config.degradedLatencyMs,
       mtu_probe_size: config.mtuProbeSize,

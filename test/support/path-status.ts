@@ -61,7 +61,7 @@ export function bookOf(
   nodes: readonly string[],
   stateOf: (from: string, to: string) => State | null,
 ): PathBook {
-  const book = new PathBook(60_000);
+  const book = new PathBook();
   for (const from of nodes) {
     const paths = nodes.flatMap((to) => {
       const state = to === from ? null : stateOf(from, to);
