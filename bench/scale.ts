@@ -60,7 +60,7 @@ const PAIR_PROBING_MARGIN = 0.2;
 /** PAIR_PROBES as deployed (src/config/settings.ts's default). */
 const PAIR_PROBES = 20;
 /** How long the bench waits for every simulated peer's first path report to be taken. */
-const REPORTS_WAIT_MS = 90_000;
+const REPORTS_WAIT_MS = 150_000;
 /**
  * A follower other than the successors of a large mesh gets every 8th heartbeat (4 s) and calls
  * its coordinator silent after COORDINATOR_TIMEOUT (1.5 s) plus two of those intervals less the
@@ -315,7 +315,7 @@ async function settle(run: ScaleRun, c: Coordinator, sim: SimulatorProcess): Pro
     await sleep(1_000);
   }
   if (run.pairProbes === 0) return;
-  // A new coordinator's first reports are spread over one gap (report-policy.ts): the window
+  // A new coordinator's first reports are spread out (report-policy.ts): the window
   // measures the book once it holds every peer's paths.
   const began = Date.now();
   while (Date.now() - began < REPORTS_WAIT_MS) {
@@ -531,7 +531,7 @@ async function measureSize(
       ([path, n]) => `${path} ${n - (before.requests[path] ?? 0)}`,
     );
     say(
-      `window ${windowSeconds} s: ${run.roundDurations.length} rounds, CPU ${Math.round(run.cpuMs ?? 0)} ms, load ${run.load}; the peers got ${received.join(', ')}; refused so far ${JSON.stringify(after.refused)}`,
+      `window ${windowSeconds} s: ${run.roundDurations.length} rounds, CPU ${Math.round(run.cpuMs ?? 0)} ms, load ${run.load}; the peers got ${received.join(', ')}; refused so far ${JSON.stringify(after.refused)}${after.pathReports ? `; their path reports so far: ${JSON.stringify(after.pathReports)}` : ''}`,
     );
     const crashed = simulatedAddress(Math.floor(size / 2), firstPort);
     const holed = simulatedAddress(Math.floor(size / 3), firstPort);
@@ -844,7 +844,7 @@ Produced by \`npm run bench\` (bench/scale.ts; alone: \`node dist/bench/scale-ma
 
 ${table(['Measurement', 'Target', ...runs.map((r) => `${r.size.toLocaleString('en-US')} peers${r.pairProbes === 0 ? ', PAIR_PROBES=0' : ''}`)], body)}
 ${errors.length > 0 ? `\n${errors.join('\n')}\n` : ''}
-Round duration is the coordinator's own \`durationMs\` of each \`round\` log line (its probes sent to all answered or failed); CPU is utime + stime from /proc over the window, per round completed in it. Probe arrivals are GET /ping requests as the simulator's event loop took them: evenly spread over a 1 s interval, the busiest tenth of the time holds about 10 % of them; in one burst, nearly all. The simulator's event-loop utilisation near 1 would mean the simulator, not the coordinator, set the pace. With pair probing on (PAIR_PROBES=${PAIR_PROBES}, the default) each simulated peer reports its paths as a real node does (test/support/simulated-path-reports.ts, by src/paths/report-policy.ts: its next ${PAIR_PROBES} nodes' paths in a full report to the new coordinator, spread over one gap, then one with nothing new each refresh; every path working); the simulated peers do not probe each other, which costs the coordinator nothing, and speak protocol 1 otherwise, so the coordinator's own pair probes to them are small ones only. The last column is the same coordinator with pair probing off: what it cost before issue 22.
+Round duration is the coordinator's own \`durationMs\` of each \`round\` log line (its probes sent to all answered or failed); CPU is utime + stime from /proc over the window, per round completed in it. Probe arrivals are GET /ping requests as the simulator's event loop took them: evenly spread over a 1 s interval, the busiest tenth of the time holds about 10 % of them; in one burst, nearly all. The simulator's event-loop utilisation near 1 would mean the simulator, not the coordinator, set the pace. With pair probing on (PAIR_PROBES=${PAIR_PROBES}, the default) each simulated peer reports its paths as a real node does (test/support/simulated-path-reports.ts, by src/paths/report-policy.ts: its next ${PAIR_PROBES} nodes' paths in a full report to the new coordinator, spread over 4 report intervals, then one with nothing new each refresh; every path working); the simulated peers do not probe each other, which costs the coordinator nothing, and speak protocol 1 otherwise, so the coordinator's own pair probes to them are small ones only. The last column is the same coordinator with pair probing off: what it cost before issue 22.
 `;
   return { runs, markdown, missed };
 }

@@ -12,7 +12,7 @@ import {
   SHARED_END_OPEN_AFTER_MS,
 } from '../paths/defaults.js';
 import { FindingTracker, findingId, type OpenFinding } from '../paths/finding-tracker.js';
-import { localize } from '../paths/localize.js';
+import { localizeIndex } from '../paths/localize.js';
 import { PathBook } from '../paths/path-book.js';
 import type { PathTransport } from '../core/transport.js';
 import { PATHS_PROTOCOL } from '../wire/protocol.js';
@@ -66,8 +66,8 @@ export class PathFindings {
   /** The term this node last localized in (its book and findings are that term's). */
   private leadingEpoch: number | null = null;
   private lastFindings: Finding[] = [];
-  /** What the last localization read: the same book and nodes find the same (it is pure). */
-  private localized: { version: number; nodes: string } | null = null;
+  /** What the last localization read, and when: the same book and nodes find the same. */
+  private localized: { version: number; nodes: readonly string[]; atMs: number } | null = null;
   private termStartMs = 0;
   /** Nodes asked for their paths this term (POST /paths/pull), by address: when. */
   private readonly asked = new Map<string, number>();
@@ -115,10 +115,14 @@ export class PathFindings {
     const now = this.o.clock.now();
     const { staleMs, refreshMs } = reportPolicy(this.o.self.address, nodes, 0);
     this.book.prune(new Set(nodes), now, staleMs);
-    const read = { version: this.book.version, nodes: nodes.join(' ') };
-    if (read.version !== this.localized?.version || read.nodes !== this.localized.nodes) {
-      this.lastFindings = localize(this.book.input(nodes));
-      this.localized = read;
+    const last = this.localized;
+    const changed =
+      last === null || last.version !== this.book.version || !sameNodes(last.nodes, nodes);
+    // In a large mesh reports come seldom from each node but often in all: once every N ms at
+    // most (5 s at 5,000 nodes, each round up to 1,000), however many came meanwhile.
+    if (changed && (last === null || now - last.atMs >= nodes.length)) {
+      this.lastFindings = localizeIndex(this.book.index(nodes));
+      this.localized = { version: this.book.version, nodes, atMs: now };
     }
     const self = this.o.self.address;
     const alive = (address: string) =>
@@ -239,4 +243,11 @@ function sharingEnds(findings: readonly Finding[]): Set<string> {
   return new Set(
     paths.filter((f) => nodesOf(f).some((n) => (ends.get(key(f.kind, n)) ?? 0) > 1)).map(findingId),
   );
+}
+
+/** The same nodes in the same order (the round's list is rebuilt each round from the same strings). */
+function sameNodes(a: readonly string[], b: readonly string[]): boolean {
+  if (a.length !== b.length) return false;
+  for (let i = 0; i < a.length; i++) if (a[i] !== b[i]) return false;
+  return true;
 }

@@ -57,6 +57,7 @@ import {
   pathsWhere,
   tally,
   workingLinks,
+  type PathIndex,
 } from './path-index.js';
 import { degradedFindings, mtuFindings } from './path-quality.js';
 import type { Finding, LocalizeInput } from './path-state.js';
@@ -65,7 +66,11 @@ export type { Finding, LocalizeInput, PathState } from './path-state.js';
 
 /** The findings that explain the paths of `input`; pure. */
 export function localize(input: LocalizeInput): Finding[] {
-  const index = indexPaths(input.nodes, input.paths);
+  return localizeIndex(indexPaths(input.nodes, input.paths));
+}
+
+/** The same, from the paths indexed already (path-book.ts builds the index from its slots). */
+export function localizeIndex(index: PathIndex): Finding[] {
   const { names, from, to, state } = index;
   const explained = new Uint8Array(from.length);
   const findings: Finding[] = [];

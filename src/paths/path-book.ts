@@ -1,17 +1,20 @@
 // The coordinator's book of every node's paths, as their reports told them (report-sender.ts): the
 // latest state of each path a node probes, kept while the node keeps reporting. What localization
-// reads, and what the status page's matrix shows. Memory O(paths reported); time O(paths in a
-// report) to take one.
+// reads, and what the status page's matrix shows. Memory O(paths reported), held compactly
+// (path-slots.ts); time O(paths in a report) to take one.
 import type { PathReport, PathReportReply, ReportedPath } from '../wire/peer-messages.js';
 import { mergeStats } from './merge-stats.js';
 import type { WindowStats } from './path-window.js';
 import type { Finding, LocalizeInput, PathState } from './path-state.js';
+import { byText, type PathIndex } from './path-index.js';
+import { PathSlots } from './path-slots.js';
 
 interface Sender {
   /** The seq of the last report taken. */
   seq: number;
   heardMs: number;
-  paths: Map<string, ReportedPath>;
+  /** Its paths' slots, by target. */
+  paths: Map<string, number>;
 }
 
 /** A reported path's figures, as a window's. */
@@ -27,6 +30,7 @@ export function statsOf(p: ReportedPath): WindowStats {
 
 export class PathBook {
   private readonly senders = new Map<string, Sender>();
+  private readonly slots = new PathSlots();
   private changes = 0;
 
   /** Counts every change to the paths held: the same count, the same paths. */
@@ -39,19 +43,28 @@ export class PathBook {
     const address = report.from.address;
     let sender = this.senders.get(address);
     if (report.full) {
+      if (sender) this.drop(sender);
       sender = { seq: report.seq, heardMs: now, paths: new Map() };
       this.senders.set(address, sender);
     } else if (!sender || report.seq !== sender.seq + 1) {
       // Nothing to change from, or a report missed: what the book holds of it may be wrong.
-      if (this.senders.delete(address)) this.changes++;
+      if (sender) this.forget(address, sender);
       return { accepted: true, resync: true };
     }
     sender.seq = report.seq;
     sender.heardMs = now;
     if (report.full || report.paths.length > 0) this.changes++;
     for (const p of report.paths) {
-      if (p.state === 'unknown' || p.to === address) sender.paths.delete(p.to);
-      else sender.paths.set(p.to, p);
+      const held = sender.paths.get(p.to);
+      if (p.state === 'unknown' || p.to === address) {
+        if (held === undefined) continue;
+        this.slots.release(held);
+        sender.paths.delete(p.to);
+        continue;
+      }
+      const slot = held ?? this.slots.alloc();
+      this.slots.set(slot, { ...p, state: p.state });
+      if (held === undefined) sender.paths.set(this.slots.targetOf(slot), slot);
     }
     return { accepted: true, resync: false };
   }
@@ -59,15 +72,14 @@ export class PathBook {
   /** Forgets the nodes not listed, and those that have not reported for `staleMs`. */
   prune(listed: ReadonlySet<string>, now: number, staleMs: number): void {
     for (const [address, sender] of this.senders) {
-      if (!listed.has(address) || now - sender.heardMs > staleMs) {
-        this.senders.delete(address);
-        this.changes++;
-      }
+      if (!listed.has(address) || now - sender.heardMs > staleMs) this.forget(address, sender);
     }
+    this.slots.keepNames(listed);
   }
 
   clear(): void {
     this.senders.clear();
+    this.slots.clear();
     this.changes++;
   }
 
@@ -81,7 +93,7 @@ export class PathBook {
   /** Every path the book holds, with its source: what the status page's matrix shows. */
   *entries(): Generator<{ from: string; path: ReportedPath }> {
     for (const [from, sender] of this.senders) {
-      for (const path of sender.paths.values()) yield { from, path };
+      for (const slot of sender.paths.values()) yield { from, path: this.slots.path(slot) };
     }
   }
 
@@ -92,18 +104,20 @@ export class PathBook {
 
   /** The path from → to as last reported, if it is known. */
   path(from: string, to: string): ReportedPath | undefined {
-    return this.senders.get(from)?.paths.get(to);
+    const slot = this.senders.get(from)?.paths.get(to);
+    return slot === undefined ? undefined : this.slots.path(slot);
   }
 
   /** What localization reads: every path known between `nodes`. */
   input(nodes: readonly string[]): LocalizeInput {
-    const senders = this.senders;
+    const { senders, slots } = this;
     return {
       nodes,
       paths: {
         *[Symbol.iterator](): Iterator<PathState> {
           for (const [from, sender] of senders) {
-            for (const p of sender.paths.values()) {
+            for (const slot of sender.paths.values()) {
+              const p = slots.path(slot);
               if (p.state === 'mtu') {
                 yield { from, to: p.to, state: 'mtu', size: p.mtu_size ?? 0 };
               } else if (p.state !== 'unknown') {
@@ -116,11 +130,57 @@ export class PathBook {
     };
   }
 
+  /**
+   * The same as `indexPaths(input(nodes))` (path-index.ts), built from the slots without an object
+   * a path: what the coordinator localizes each round.
+   */
+  index(nodes: readonly string[]): PathIndex {
+    const names = [...new Set(nodes)].sort(byText);
+    const ids = new Map(names.map((name, i) => [name, i]));
+    let count = 0;
+    for (const [from, sender] of this.senders) if (ids.has(from)) count += sender.paths.size;
+    const from = new Int32Array(count);
+    const to = new Int32Array(count);
+    const state = new Uint8Array(count);
+    const size = new Float64Array(count);
+    let p = 0;
+    for (const [source, sender] of this.senders) {
+      const f = ids.get(source);
+      if (f === undefined) continue;
+      for (const [target, slot] of sender.paths) {
+        const t = ids.get(target);
+        if (t === undefined || t === f) continue;
+        from[p] = f;
+        to[p] = t;
+        state[p] = this.slots.stateOf(slot);
+        size[p++] = this.slots.mtuOf(slot);
+      }
+    }
+    return {
+      names,
+      from: from.subarray(0, p),
+      to: to.subarray(0, p),
+      state: state.subarray(0, p),
+      size: size.subarray(0, p),
+    };
+  }
+
+  private forget(address: string, sender: Sender): void {
+    this.drop(sender);
+    this.senders.delete(address);
+    this.changes++;
+  }
+
+  private drop(sender: Sender): void {
+    for (const slot of sender.paths.values()) this.slots.release(slot);
+  }
+
   /** Every known path into or out of `node` in `state`, with its source and target. */
   pathsAt(node: string, state: ReportedPath['state']): { from: string; path: ReportedPath }[] {
     const found: { from: string; path: ReportedPath }[] = [];
     for (const [from, sender] of this.senders) {
-      for (const p of sender.paths.values()) {
+      for (const slot of sender.paths.values()) {
+        const p = this.slots.path(slot);
         if (p.state === state && (from === node || p.to === node)) found.push({ from, path: p });
       }
     }
@@ -164,7 +224,9 @@ export class PathBook {
         return earliest(this.pathsAt(finding.node, 'mtu').map((f) => f.path));
       case 'egress-broken': {
         const out = this.senders.get(finding.node)?.paths.values() ?? [];
-        return earliest([...out].filter((p) => p.state === 'failed'));
+        return earliest(
+          [...out].map((slot) => this.slots.path(slot)).filter((p) => p.state === 'failed'),
+        );
       }
       case 'partition': {
         const sideOf = new Map<string, number>();
@@ -173,7 +235,8 @@ export class PathBook {
         for (const [from, sender] of this.senders) {
           const s = sideOf.get(from);
           if (s === undefined) continue;
-          for (const p of sender.paths.values()) {
+          for (const slot of sender.paths.values()) {
+            const p = this.slots.path(slot);
             const t = sideOf.get(p.to);
             if (p.state === 'failed' && t !== undefined && t !== s) across.push(p);
           }

@@ -21,6 +21,12 @@ export interface ReportPolicy {
   gapMs: number;
   /** At least one report a node each `refreshMs`. */
   refreshMs: number;
+  /**
+   * A new coordinator's first reports, every node's in full at once, are spread over this long:
+   * a coordinator taking over a large mesh has its start-up's work to do (every peer's first
+   * verdict) and takes them at a quarter of its intake meanwhile.
+   */
+  spreadMs: number;
   /** The coordinator forgets the paths of a node that has not reported for this long. */
   staleMs: number;
 }
@@ -39,6 +45,7 @@ export function reportPolicy(
     sample: new Set(everyPath ? [] : pairTargets(self, nodes, 0, perRound)),
     gapMs,
     refreshMs,
+    spreadMs: 4 * gapMs,
     staleMs: 3 * refreshMs,
   };
 }

@@ -43,9 +43,10 @@ export class ReportSender {
   private full = true;
   private seq = 0;
   private lastSentMs = -Infinity;
-  /** No report goes before this (a new coordinator's first is spread over one gap). */
+  /** No report goes before this (a new coordinator's first are spread: `pace`). */
   private notBeforeMs = -Infinity;
   private gapMs = 0;
+  private spreadMs = 0;
   private refreshMs: number;
   /** The report on its way, if one is: what it carried, to be sent again if it fails. */
   private inFlight: { report: PathReport; paths: ProbedPath[] } | null = null;
@@ -59,7 +60,7 @@ export class ReportSender {
       refreshMs: number;
       /** Whether a path is told (default: all). One not told is, once, `unknown` if it was held. */
       keeps?: (path: ProbedPath) => boolean;
-      /** In [0, 1): spreads a new coordinator's first reports from every node over one gap. */
+      /** In [0, 1): spreads a new coordinator's first reports from every node (`pace`). */
       random?: () => number;
     },
   ) {
@@ -68,11 +69,13 @@ export class ReportSender {
 
   /**
    * How often reports may go: at most one each `gapMs`, and one at least each `refreshMs` (the
-   * coordinator's intake is bounded, so a large mesh spaces its nodes' reports).
+   * coordinator's intake is bounded, so a large mesh spaces its nodes' reports); a new
+   * coordinator's first, at random within `spreadMs`.
    */
-  pace({ gapMs, refreshMs }: { gapMs: number; refreshMs: number }): void {
+  pace({ gapMs, refreshMs, spreadMs }: { gapMs: number; refreshMs: number; spreadMs: number }) {
     this.gapMs = gapMs;
     this.refreshMs = refreshMs;
+    this.spreadMs = spreadMs;
   }
 
   /** A path changed, or is to be judged again for `keeps` (the sample moved). */
@@ -91,7 +94,7 @@ export class ReportSender {
     // Another term: its coordinator holds nothing of this node's paths yet.
     this.full = true;
     this.inFlight = null;
-    this.notBeforeMs = now + Math.floor((this.o.random ?? Math.random)() * this.gapMs);
+    this.notBeforeMs = now + Math.floor((this.o.random ?? Math.random)() * this.spreadMs);
   }
 
   /**

@@ -1,7 +1,7 @@
 // The path reports (POST /paths/report, protocol 3) that simulated peers send their coordinator, as
 // real nodes send them: what each tells and how often by the real policy (src/paths/report-policy.ts),
 // a full report to each new term's coordinator (a new coordinator's first reports from every node
-// spread over one gap), then a report with nothing new each refresh, all again when the coordinator
+// spread as the policy says), then a report with nothing new each refresh, all again when the coordinator
 // asks (resync); signed as real nodes sign. Every path of a simulated peer works: what a healthy
 // mesh costs its coordinator. The peers do not probe each other: that is no load on the coordinator.
 import { request } from 'node:http';
@@ -28,6 +28,8 @@ export interface PathReportStats {
   accepted: number;
   /** Reports refused (accepted: false), failed or answered with another status. */
   failed: number;
+  /** Those by why: `refused`, `HTTP <status>`, an error code. */
+  failures: Record<string, number>;
   resyncs: number;
   /** Peers whose full report the coordinator took in its current term. */
   peersHeld: number;
@@ -54,6 +56,7 @@ export class SimulatedPathReports {
   private readonly ranked: string[];
   private timer: NodeJS.Timeout | null = null;
   private readonly stats = { sent: 0, accepted: 0, failed: 0, resyncs: 0 };
+  private readonly failures = new Map<string, number>();
 
   /**
    * `peers`: the simulated peers; `nodes`: every node of the mesh (the real ones too), for each
@@ -79,7 +82,7 @@ export class SimulatedPathReports {
   counts(): PathReportStats {
     let peersHeld = 0;
     for (const p of this.progress.values()) if (p.held) peersHeld++;
-    return { ...this.stats, peersHeld };
+    return { ...this.stats, peersHeld, failures: Object.fromEntries(this.failures) };
   }
 
   private tick(): void {
@@ -97,7 +100,7 @@ export class SimulatedPathReports {
           seq: p?.seq ?? 0,
           full: true,
           held: false,
-          nextMs: now + Math.floor(Math.random() * policy.gapMs),
+          nextMs: now + Math.floor(Math.random() * policy.spreadMs),
           inFlight: false,
         };
         this.progress.set(peer.ref.address, p);
@@ -112,8 +115,13 @@ export class SimulatedPathReports {
       };
       p.inFlight = true;
       this.stats.sent++;
-      void this.send(peer, coordinator.address, report).then((reply) => {
+      void this.send(peer, coordinator.address, report).then((outcome) => {
         p.inFlight = false;
+        const reply = typeof outcome === 'string' ? null : outcome;
+        if (typeof outcome === 'string' || !outcome.accepted) {
+          const why = typeof outcome === 'string' ? outcome : 'refused';
+          this.failures.set(why, (this.failures.get(why) ?? 0) + 1);
+        }
         if (reply?.accepted) {
           this.stats.accepted++;
           if (reply.resync) {
@@ -168,9 +176,9 @@ export class SimulatedPathReports {
     peer: ReportingPeer,
     to: string,
     report: PathReport,
-  ): Promise<PathReportReply | null> {
+  ): Promise<PathReportReply | string> {
     const target = parseAddress(to);
-    if (!target) return Promise.resolve(null);
+    if (!target) return Promise.resolve(`not an address: ${to}`);
     const body = Buffer.from(JSON.stringify(report));
     const auth = peer.auth();
     const signed = auth?.signRequest('POST', signedPath(to, '/paths/report'), body);
@@ -189,18 +197,20 @@ export class SimulatedPathReports {
         },
         timeout: TIMEOUT_MS,
       });
-      req.on('timeout', () => req.destroy());
-      req.on('error', () => resolve(null));
+      req.on('timeout', () => req.destroy(new Error('timeout')));
+      req.on('error', (err: NodeJS.ErrnoException) => resolve(err.code ?? err.message));
       req.on('response', (res) => {
         const chunks: Buffer[] = [];
         res.on('data', (c: Buffer) => chunks.push(c));
-        res.on('error', () => resolve(null));
+        res.on('error', (err) => resolve(err.message));
         res.on('end', () => {
-          if (res.statusCode !== 200) return resolve(null);
+          const text = Buffer.concat(chunks).toString('utf8');
+          if (res.statusCode !== 200)
+            return resolve(`HTTP ${res.statusCode}: ${text.slice(0, 80)}`);
           try {
-            resolve(JSON.parse(Buffer.concat(chunks).toString('utf8')) as PathReportReply);
+            resolve(JSON.parse(text) as PathReportReply);
           } catch {
-            resolve(null);
+            resolve('answer is not JSON');
           }
         });
       });

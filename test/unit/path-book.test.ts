@@ -2,12 +2,16 @@
 // a missed report makes it ask for everything, silent and unlisted nodes are forgotten, and what
 // localization reads is what was reported.
 import { expect } from 'chai';
+import fc from 'fast-check';
 import { PathBook } from '../../src/paths/path-book.js';
+import { indexPaths, type PathIndex } from '../../src/paths/path-index.js';
+import { localize, localizeIndex } from '../../src/paths/localize.js';
 import type { PathReport, ReportedPath } from '../../src/wire/peer-messages.js';
 
 const A = '10.0.0.1:8080';
 const B = '10.0.0.2:8080';
 const C = '10.0.0.3:8080';
+const D = '10.0.0.4:8080';
 
 const p = (to: string, state: ReportedPath['state'], since = 1_000): ReportedPath => ({
   to,
@@ -75,6 +79,48 @@ describe('PathBook', () => {
     expect(figures?.lossRatio).to.equal(0.3);
     expect(book.startOf({ kind: 'partition', sides: [[A], [B, C]] }), 'no failed path').to.equal(
       null,
+    );
+  });
+
+  it('indexes its paths as localization would index them, whatever was taken, changed and forgotten', () => {
+    fc.assert(
+      fc.property(
+        fc.array(
+          fc.record({
+            from: fc.constantFrom(A, B, C, D),
+            to: fc.constantFrom(A, B, C, D),
+            state: fc.constantFrom<ReportedPath['state']>(
+              'ok',
+              'failed',
+              'degraded',
+              'mtu',
+              'unknown',
+            ),
+            full: fc.boolean(),
+          }),
+          { maxLength: 40 },
+        ),
+        (steps) => {
+          const book = new PathBook();
+          const seq = new Map<string, number>();
+          for (const step of steps) {
+            const next = step.full ? 0 : (seq.get(step.from) ?? -1) + 1;
+            const reply = book.take(
+              report(step.from, next, step.full, [p(step.to, step.state)]),
+              0,
+            );
+            seq.set(step.from, reply.resync ? -2 : next);
+          }
+          const nodes = [A, B, C];
+          const key = (i: PathIndex, k: number) =>
+            `${i.names[i.from[k]!]}>${i.names[i.to[k]!]} ${i.state[k]} ${i.size[k]}`;
+          const all = (i: PathIndex) => Array.from(i.from, (_, k) => key(i, k)).sort();
+          const direct = book.index(nodes);
+          const viaInput = indexPaths(nodes, book.input(nodes).paths);
+          expect(all(direct)).to.deep.equal(all(viaInput));
+          expect(localizeIndex(direct)).to.deep.equal(localize(book.input(nodes)));
+        },
+      ),
     );
   });
 });

@@ -160,7 +160,7 @@ describe('ReportSender', () => {
   describe('pace', () => {
     it('sends at most one report a gap, however much changes', () => {
       const s = sender([]);
-      s.pace({ gapMs: 1_000, refreshMs: 5_000 });
+      s.pace({ gapMs: 1_000, refreshMs: 5_000, spreadMs: 0 });
       s.reportTo(C, 0);
       const first = s.next(1_000)!;
       s.settled(first.report, { accepted: true, resync: false });
@@ -169,7 +169,7 @@ describe('ReportSender', () => {
       expect(s.next(2_000)?.report.paths).to.have.length(1);
     });
 
-    it("spreads a new coordinator's first report over one gap", () => {
+    it("spreads a new coordinator's first report as paced", () => {
       const at = (random: number) => {
         const s = new ReportSender({
           self: SELF,
@@ -177,7 +177,7 @@ describe('ReportSender', () => {
           refreshMs: 5_000,
           random: () => random,
         });
-        s.pace({ gapMs: 10_000, refreshMs: 40_000 });
+        s.pace({ gapMs: 2_500, refreshMs: 40_000, spreadMs: 10_000 });
         s.reportTo(C, 0);
         return [s.next(2_499), s.next(2_500)].map((r) => r !== null);
       };
@@ -187,7 +187,7 @@ describe('ReportSender', () => {
 
     it('refreshes as seldom as paced', () => {
       const s = sender([]);
-      s.pace({ gapMs: 1_000, refreshMs: 20_000 });
+      s.pace({ gapMs: 1_000, refreshMs: 20_000, spreadMs: 0 });
       s.reportTo(C, 0);
       s.settled(s.next(1_000)!.report, { accepted: true, resync: false });
       expect(s.next(20_999)).to.equal(null);
