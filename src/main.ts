@@ -94,7 +94,13 @@ export async function startNode(config: Config, deps: NodeDeps): Promise<Running
     findingOpen: (payload) => paths.isOpen(payload),
   });
   const present = () => membership.present;
-  const leadership = new Leadership({ ...parts, rounds, reporter, shared, present });
+  const findings = {
+    get enabled(): boolean {
+      return paths.enabled;
+    },
+    inherit: (...a: Parameters<PathProbing['inherit']>): void => paths.inherit(...a),
+  };
+  const leadership = new Leadership({ ...parts, rounds, reporter, shared, present, findings });
   const { election } = leadership;
   const membership: Membership = new Membership({
     ...base,
@@ -110,7 +116,7 @@ export async function startNode(config: Config, deps: NodeDeps): Promise<Running
     },
     onSelfListed: (listed) => leadership.listed(listed),
   });
-  const paths = new PathProbing({
+  const paths: PathProbing = new PathProbing({
     ...base,
     transport,
     election: () => election,

@@ -1,10 +1,10 @@
 // The peer-status events of the coordinator's findings about every node's paths (src/paths/): one
 // opening an incident, one closing it, KNH's fields (the `peer` a finding is about, alive: it
 // answers) plus the finding's own, at warning severity. Pure.
-import type { OpenFinding } from '../paths/finding-tracker.js';
+import { findingId, type OpenFinding } from '../paths/finding-tracker.js';
 import type { Finding } from '../paths/path-state.js';
 import type { WindowStats } from '../paths/path-window.js';
-import { eventKey, incidentKey, incidentSubject } from '../wire/incident.js';
+import { eventKey, incidentKey } from '../wire/incident.js';
 import type { NodeRef } from '../wire/node-ref.js';
 import type {
   FindingFacts,
@@ -35,26 +35,6 @@ export function reportsFinding(f: Finding): f is Reported {
   return f.kind !== 'unreachable';
 }
 
-/** What a finding's incident is about, as its dedup key names it. */
-function subjectOf(f: Reported): string {
-  switch (f.kind) {
-    case 'partition':
-      return incidentSubject.partition();
-    case 'egress-broken':
-      return incidentSubject.node('egress', f.node);
-    case 'node-mtu':
-      return incidentSubject.node('mtu', f.node);
-    case 'node-degraded':
-      return incidentSubject.node('degraded', f.node);
-    case 'path-broken':
-      return incidentSubject.path(f.from, f.to);
-    case 'path-mtu':
-      return incidentSubject.pathOf('mtu', f.from, f.to);
-    case 'path-degraded':
-      return incidentSubject.pathOf('degraded', f.from, f.to);
-  }
-}
-
 export function figuresOf(stats: WindowStats): PathFigures {
   return {
     samples: stats.samples,
@@ -77,6 +57,8 @@ export interface FindingEventArgs {
   refOf: (address: string) => { id: string; node_name: string };
   /** The figures to tell (degraded findings), as of now. */
   figures: WindowStats | null;
+  /** Closing: the nodes it names that left the mesh (it is over for want of them). */
+  gone?: readonly string[];
 }
 
 /** The event opening or closing a finding's incident. */
@@ -106,9 +88,12 @@ export function findingPayload(a: FindingEventArgs): PeerStatusPayload {
     event,
     epoch: a.epoch,
     timestamp: iso(a.now),
-    dedup_key: eventKey(incidentKey(subjectOf(f), a.startMs), event),
+    dedup_key: eventKey(incidentKey(findingId(f), a.startMs), event),
     severity: 'warning',
-    reason: sentence(f, a.closing, (address) => a.refOf(address).node_name),
+    reason:
+      a.closing && a.gone && a.gone.length > 0
+        ? `no longer judged: ${names(a.gone, (n) => a.refOf(n).node_name)} left the mesh`
+        : sentence(f, a.closing, (address) => a.refOf(address).node_name),
     ...('from' in f
       ? {
           path: {
@@ -142,14 +127,30 @@ function facts(f: Reported, figures: WindowStats | null): FindingFacts {
   }
 }
 
+/** At most this many nodes are named in a sentence (a side of a partition may hold thousands). */
+const NAMED = 10;
+/** And at most this many sides of a partition. */
+const SIDES_NAMED = 3;
+
+/** Nodes by name, the first NAMED of them, and how many more. */
+function names(nodes: readonly string[], nameOf: (address: string) => string): string {
+  const shown = nodes.slice(0, NAMED).map(nameOf).join(', ');
+  return nodes.length > NAMED ? `${shown} and ${nodes.length - NAMED} more` : shown;
+}
+
 /** The sentence an operator reads, naming nodes as discovery names them. */
 function sentence(f: Reported, closing: boolean, nameOf: (address: string) => string): string {
-  const list = (nodes: readonly string[]) => nodes.map(nameOf).join(', ');
+  const list = (nodes: readonly string[]) => names(nodes, nameOf);
   switch (f.kind) {
     case 'partition':
       return closing
         ? 'the mesh is whole again'
-        : `the mesh is split: ${f.sides.map((s) => `[${list(s)}]`).join(' cannot reach ')}`;
+        : `the mesh is split: ${f.sides
+            .slice(0, SIDES_NAMED)
+            .map((s) => `[${list(s)}]`)
+            .join(
+              ' cannot reach ',
+            )}${f.sides.length > SIDES_NAMED ? ` and ${f.sides.length - SIDES_NAMED} more sides` : ''}`;
     case 'egress-broken': {
       const node = nameOf(f.node);
       return closing
@@ -163,11 +164,11 @@ function sentence(f: Reported, closing: boolean, nameOf: (address: string) => st
     case 'node-mtu':
       return closing
         ? `full-size packets pass to and from ${nameOf(f.node)} again`
-        : `packets of ${f.size} bytes of payload are dropped to and from ${nameOf(f.node)}, smaller ones pass (MTU)`;
+        : `probes carrying ${f.size} bytes of payload each way fail to and from ${nameOf(f.node)} while small ones pass: full-size packets are dropped (MTU)`;
     case 'path-mtu':
       return closing
         ? `full-size packets pass from ${nameOf(f.from)} to ${nameOf(f.to)} again`
-        : `packets of ${f.size} bytes of payload are dropped from ${nameOf(f.from)} to ${nameOf(f.to)}, smaller ones pass (MTU)`;
+        : `probes carrying ${f.size} bytes of payload each way fail from ${nameOf(f.from)} to ${nameOf(f.to)} while small ones pass: full-size packets are dropped (MTU)`;
     case 'node-degraded':
       return closing
         ? `${nameOf(f.node)}'s paths are healthy again`

@@ -3,12 +3,7 @@
 // continues the same alert, so a flapping peer pages once, not on every flap. Pure: time is given.
 import { incidentStartOf } from './payloads.js';
 import { incidentOf, incidentSubjectOf } from '../wire/incident.js';
-import {
-  isFindingPayload,
-  openingOf,
-  opensIncident,
-  type PeerStatusPayload,
-} from '../wire/webhooks.js';
+import { openingOf, opensIncident, type PeerStatusPayload } from '../wire/webhooks.js';
 import type { Alert, AlertKind } from '../wire/alert.js';
 import type { AlertChange } from './receiver-adapter.js';
 
@@ -20,21 +15,14 @@ const kindOf = (event: PeerStatusPayload['event']): AlertKind => openingOf(event
  * coordinator's view; a finding of every node's paths (a warning) is about its incident's subject
  * (a node, a path between two nodes, the mesh), whoever the coordinator.
  */
-function subject(kind: AlertKind, peer: string, coordinator: string, key: string, warns: boolean) {
-  if (warns) return `finding:${incidentSubjectOf(key)}`;
-  if (kind === 'path_broken') return `path:${coordinator}->${peer}`;
-  if (kind === 'cannot_judge') return `judge:${peer}`;
-  return peer;
+function subject(a: Pick<Alert, 'kind' | 'peer' | 'coordinator' | 'key' | 'severity'>): string {
+  if (a.severity === 'warning') return `finding:${incidentSubjectOf(a.key)}`;
+  if (a.kind === 'path_broken') return `path:${a.coordinator.address}->${a.peer.address}`;
+  if (a.kind === 'cannot_judge') return `judge:${a.peer.address}`;
+  return a.peer.address;
 }
 
-const subjectOf = (payload: PeerStatusPayload) =>
-  subject(
-    kindOf(payload.event),
-    payload.peer.address,
-    payload.coordinator_address,
-    incidentOf(payload),
-    isFindingPayload(payload),
-  );
+const subjectOf = (payload: PeerStatusPayload) => subject(alertOf(payload));
 
 export function alertOf(payload: PeerStatusPayload): Alert {
   const key = incidentOf(payload);
@@ -46,7 +34,7 @@ export function alertOf(payload: PeerStatusPayload): Alert {
     kind: kindOf(payload.event),
     peer: { id: payload.peer.id, address: payload.peer.address, node_name: payload.peer.node_name },
     coordinator: { id: payload.coordinator, address: payload.coordinator_address },
-    reason: payload.reason ?? null,
+    reason: clip(payload.reason ?? null),
     path: payload.path ?? null,
     ...(payload.judgement ? { judgement: payload.judgement } : {}),
     ...(payload.severity ? { severity: payload.severity } : {}),
@@ -99,13 +87,7 @@ export class AlertLifecycle {
   /** A new coordinator starts from the alerts still firing (no change: they fired already). */
   adopt(alerts: readonly Alert[]): void {
     for (const a of alerts) {
-      const about = subject(
-        a.kind,
-        a.peer.address,
-        a.coordinator.address,
-        a.key,
-        a.severity === 'warning',
-      );
+      const about = subject(a);
       if (!this.firing.has(about)) this.firing.set(about, a);
     }
   }
@@ -153,4 +135,13 @@ export class AlertLifecycle {
     this.firing.delete(subject);
     return [{ type: 'resolved', alert: { ...alert, endsAt } }];
   }
+}
+
+/** schemas/alert.schema.json's bound on `reason`: an alert over it would fail every announcement. */
+const REASON_MAX = 2_000;
+
+function clip(reason: string | null): string | null {
+  return reason !== null && reason.length > REASON_MAX
+    ? `${reason.slice(0, REASON_MAX - 1)}…`
+    : reason;
 }

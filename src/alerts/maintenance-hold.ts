@@ -1,9 +1,11 @@
-// Holds alerts back during maintenance: an alert about a paused node is kept, not sent; its
+// Holds alerts back during maintenance: an alert about a paused node (any node a finding names)
+// is kept, not sent; its
 // resolution cancels it (nothing happened worth a page); one still open when the pause ends goes
 // out then. A resolution of an alert that did go out is always sent, so no incident stays open.
 import type { MaintenanceWindow, PeerNames } from '../wire/maintenance-window.js';
 import { incidentOf } from '../wire/incident.js';
-import { opensIncident, type PeerStatusPayload } from '../wire/webhooks.js';
+import { isFindingPayload, opensIncident, type PeerStatusPayload } from '../wire/webhooks.js';
+import { nodeNameOf } from '../wire/node-ref.js';
 
 export type Admission =
   | { send: true }
@@ -21,7 +23,7 @@ export class MaintenanceHold {
   admit(payload: PeerStatusPayload, now: number): Admission {
     const incident = incidentOf(payload);
     if (opensIncident(payload.event)) {
-      const window = this.pausing(namesOf(payload), now);
+      const window = this.pausingAny(payload, now);
       if (!window) return { send: true };
       this.held.set(incident, payload);
       return { send: false, window, cancels: null };
@@ -36,7 +38,7 @@ export class MaintenanceHold {
   release(now: number): PeerStatusPayload[] {
     const due: PeerStatusPayload[] = [];
     for (const [incident, payload] of this.held) {
-      if (this.pausing(namesOf(payload), now)) continue;
+      if (this.pausingAny(payload, now)) continue;
       this.held.delete(incident);
       due.push(payload);
     }
@@ -51,8 +53,30 @@ export class MaintenanceHold {
   get size(): number {
     return this.held.size;
   }
+
+  /** The first window pausing any node the alert is about. */
+  private pausingAny(payload: PeerStatusPayload, now: number): MaintenanceWindow | null {
+    for (const names of namesOf(payload)) {
+      const window = this.pausing(names, now);
+      if (window) return window;
+    }
+    return null;
+  }
 }
 
-function namesOf(payload: PeerStatusPayload): PeerNames {
-  return { address: payload.peer.address, id: payload.peer.id, nodeName: payload.peer.node_name };
+/**
+ * Every node an alert is about: its peer, and for a finding of pair probing every node it names
+ * (a path's two ends, by id; a partition's sides, by address: its peer is the coordinator), so
+ * that a node in maintenance pauses the findings about its paths too.
+ */
+function namesOf(payload: PeerStatusPayload): PeerNames[] {
+  const { peer, path, partition } = payload;
+  if (partition)
+    return partition.sides.flat().map((address) => ({ address, id: '', nodeName: '' }));
+  const names = [{ address: peer.address, id: peer.id, nodeName: peer.node_name }];
+  if (path && isFindingPayload(payload)) {
+    for (const id of [path.from, path.to])
+      names.push({ address: '', id, nodeName: nodeNameOf(id) });
+  }
+  return names;
 }

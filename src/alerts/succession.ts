@@ -1,6 +1,7 @@
 // A new coordinator's alerts: those its predecessor shared that are still true here (a peer it also
-// judges dead) are carried on, with their grouped pages; the rest are over (a peer it sees alive, a
-// broken path from the predecessor itself). A peer inherited dead with no shared alert gets one
+// judges dead), and pair probing's findings (judged again here), are carried on, with their
+// grouped pages; the rest are over (a peer it sees alive, a broken path from the predecessor
+// itself). A peer inherited dead with no shared alert gets one
 // rebuilt from its verdict (same key: the incident's stem). Pure.
 import { peerStatusPayload } from './payloads.js';
 import type { PeerStatusPayload } from '../wire/webhooks.js';
@@ -17,6 +18,11 @@ export function succession(args: {
   undelivered: readonly PeerStatusPayload[];
   /** The "cannot judge" incident the predecessor left open, which the reporter resolves. */
   cannotJudge?: PeerStatusPayload | null;
+  /**
+   * This node judges pair probing's findings: their alerts are carried on, to be resolved by
+   * their incidents' closings (node/path-findings.ts); else they are over.
+   */
+  findingsJudged?: boolean;
   self: NodeRef;
   epoch: number;
   now: number;
@@ -36,7 +42,11 @@ export function succession(args: {
     (a) =>
       a.peer.address !== args.self.address && !(a.kind === 'cannot_judge' && judged.has(a.key)),
   );
-  const carried = inherited.filter((a) => a.kind === 'peer_dead' && dead.has(a.peer.address));
+  const carried = inherited.filter(
+    (a) =>
+      (a.kind === 'peer_dead' && dead.has(a.peer.address)) ||
+      (args.findingsJudged === true && a.severity === 'warning'),
+  );
   const over = inherited.filter((a) => !carried.includes(a));
   // Not yet sent anywhere: they come through the reporter when they go.
   const pending = new Set(

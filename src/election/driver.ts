@@ -338,7 +338,12 @@ export class ElectionDriver {
     }
     const windows = delegate.windows();
     const withWindows = windows.length > 0 ? { maintenance: windows } : {};
-    const handover = protocol >= 2 ? delegate.handover() : null;
+    // A protocol 2 node refuses events it does not know: those go to it no more than elsewhere.
+    const ended = protocol >= 2 ? delegate.handover() : null;
+    const handover = ended && {
+      ...ended,
+      undelivered: undeliveredFor(protocol, ended.undelivered),
+    };
     const withHandover = handover ? { handover } : {};
     if (reply.reply.reason === 'stale-epoch' && !this.viewOmitted) {
       // A node that did not see our term (it restarted, or led elsewhere) is taking over: hand it

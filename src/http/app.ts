@@ -117,19 +117,15 @@ export function buildApp({
   });
   const warn = new WarnThrottle(logger, now);
   const small = Math.min(smallBodyLimitBytes, bodyLimitBytes);
-  // A path report carries up to 1,000 paths (schemas/path-report): ~150 KB at most; an echo up
-  // to 9,000 bytes of payload: whatever the small limit, both fit, and the schema judges them.
+  // A path report carries up to 1,000 paths (schemas/path-report), an echo up to 9,000 bytes of
+  // payload: whatever the small limit, both fit, and the schema judges them.
   const atLeast = (bytes: number) => Math.min(Math.max(small, bytes), bodyLimitBytes);
-  const reportLimit = atLeast(256 * 1024);
-  const echoLimit = atLeast(16 * 1024);
-  const limitFor = (path: string) =>
-    path === '/coordinator'
-      ? bodyLimitBytes
-      : path === '/paths/report'
-        ? reportLimit
-        : path === '/paths/echo'
-          ? echoLimit
-          : small;
+  const limits = new Map([
+    ['/coordinator', bodyLimitBytes],
+    ['/paths/report', atLeast(256 * 1024)],
+    ['/paths/echo', atLeast(16 * 1024)],
+  ]);
+  const limitFor = (path: string) => limits.get(path) ?? small;
   app.use(refuseOversized(limitFor));
   app.use(bodyBudget(bodyBudgetBytes, limitFor));
   // Peer messages are authenticated on their raw bytes first; other POST bodies are parsed here

@@ -139,7 +139,7 @@ function nodeStatus(p: NodeApiParts, paths: PathsStatus) {
 
 /**
  * The paths section, built at most once a round in a term: the paths change once a round, and
- * summing up every path of a large mesh (a million at 1,000 nodes) takes the coordinator's event
+ * summing up every path the coordinator holds (N² up to 100 nodes) takes the coordinator's event
  * loop long enough that a page polling it, or several, must not do it each time.
  */
 function pathsOncePerRound(p: NodeApiParts): () => PathsStatus {

@@ -16,7 +16,9 @@ import type { ProbeRounds } from '../prober/rounds.js';
 import type { SharedViews } from '../prober/shared-views.js';
 import { toView } from '../prober/verdict.js';
 import type { EventLog } from '../status/event-log.js';
+import type { Alert } from '../wire/alert.js';
 import type { NodeRef } from '../wire/node-ref.js';
+import type { PeerStatusPayload } from '../wire/webhooks.js';
 import type { Announcement, AnnouncementReply } from '../wire/peer-messages.js';
 
 import { SHARE_WAIT_MS, TermSharing, type TermSharingOptions } from './term-sharing.js';
@@ -47,6 +49,18 @@ export interface LeadershipOptions {
       'flushNow' | 'stop' | 'stopLeading' | 'startLeading' | 'resolveInherited'
     >;
   book: MaintenanceBook;
+  /**
+   * Pair probing's findings (path-findings.ts): whether this node judges them, and the incidents
+   * of them a predecessor left open, handed over when this node's term starts. Default: none.
+   */
+  findings?: {
+    readonly enabled: boolean;
+    inherit(
+      alerts: readonly Alert[],
+      undelivered: readonly PeerStatusPayload[],
+      nodes: number,
+    ): void;
+  };
   events: EventLog;
   metrics: { election: Pick<ElectionMetrics, 'electionStarted' | 'coordinatorChanged'> };
   /** The peers taking part (discovered, not departed). */
@@ -185,6 +199,7 @@ export class Leadership {
       records: rounds.snapshot(),
       undelivered: memory.undelivered,
       cannotJudge: memory.cannotJudge,
+      findingsJudged: this.o.findings?.enabled ?? false,
       self,
       epoch: election.epoch,
       now: clock.now(),
@@ -201,6 +216,10 @@ export class Leadership {
       memory.undelivered,
       { cannotJudge: memory.cannotJudge, ready: election.termConfirmed },
     );
+    // The findings a predecessor left open are open here until found again, or closed as over.
+    if (this.o.findings?.enabled) {
+      this.o.findings.inherit(memory.alerts, memory.undelivered, this.o.present().length + 1);
+    }
     // This node was reported dead and is back (a restart): it resolves its own incident.
     const own = memory.inheritedSelf();
     if (own?.health === 'dead' && own.alerted) reporter.selfRecovered(own);

@@ -1,27 +1,33 @@
 // The coordinator's side of pair probing: every node's reports in its path book, localized each
 // round (src/paths/localize.ts), and what is found for long enough opens an incident: a warning to
-// every receiver (alerts/finding-events.ts), closed once it is over. A term starts from an empty
-// book and no findings: what an earlier coordinator found is found again from the reports.
+// every receiver (alerts/finding-events.ts), closed once it is over. A new coordinator starts from
+// an empty book, and takes over the incidents its predecessor left open (inherit): each is closed
+// under its own key unless found again. The same node leading on at a newer epoch keeps all.
 import { findingPayload, reportsFinding } from '../alerts/finding-events.js';
 import type { Reporter } from '../alerts/reporter.js';
 import type { Clock } from '../core/clock.js';
 import type { Logger } from '../core/logger.js';
+import type { PathTransport } from '../core/transport.js';
 import {
   FINDING_CLOSE_AFTER_MS,
   findingOpenAfterMs,
+  ONE_WAY_OPEN_AFTER_ROUNDS,
+  PAIR_FAIL_AFTER,
   SHARED_END_OPEN_AFTER_MS,
 } from '../paths/defaults.js';
+import { inheritedFindings } from '../paths/finding-inheritance.js';
 import { FindingTracker, findingId, type OpenFinding } from '../paths/finding-tracker.js';
 import { localizeIndex } from '../paths/localize.js';
+import { roundsToCover } from '../paths/pair-schedule.js';
 import { PathBook } from '../paths/path-book.js';
-import type { PathTransport } from '../core/transport.js';
-import { PATHS_PROTOCOL } from '../wire/protocol.js';
 import { nodesOf, type Finding } from '../paths/path-state.js';
-import { reportPolicy } from '../paths/report-policy.js';
-import { incidentOf } from '../wire/incident.js';
+import { reportPacing } from '../paths/report-policy.js';
+import type { Alert } from '../wire/alert.js';
+import { incidentOf, incidentStart, incidentSubjectOf } from '../wire/incident.js';
 import { nodeNameOf, type NodeRef } from '../wire/node-ref.js';
 import type { PathReport, PathReportReply } from '../wire/peer-messages.js';
 import type { PeerStatusPayload } from '../wire/webhooks.js';
+import { SilentReporters } from './silent-reporters.js';
 
 /** The election as the coordinator's findings see it. */
 export interface ElectionView {
@@ -45,35 +51,51 @@ export interface PathFindingsOptions {
    * not a warning: a crash fails every path into the node a few probes before most of them do.
    */
   verdictOf: (address: string) => { id: string; alive: boolean } | undefined;
+  /** PAIR_PROBES and ELECTION_COOLDOWN_PERIOD: how long paths take to be probed again. */
+  perRound: number;
+  roundIntervalMs: number;
 }
-
-/** Nodes asked for their paths at once, at most. */
-const MAX_ASKING = 4;
 
 export class PathFindings {
   readonly book = new PathBook();
   private readonly tracker = new FindingTracker({
-    openAfterMs: (f) =>
-      this.sharingEnds.has(findingId(f)) ? SHARED_END_OPEN_AFTER_MS : findingOpenAfterMs(f.kind),
+    openAfterMs: (f) => {
+      const id = findingId(f);
+      if (this.sharingEnds.has(id)) return SHARED_END_OPEN_AFTER_MS;
+      if (this.oneWay.has(id)) return ONE_WAY_OPEN_AFTER_ROUNDS * this.o.roundIntervalMs;
+      return findingOpenAfterMs(f.kind);
+    },
     closeAfterMs: FINDING_CLOSE_AFTER_MS,
   });
   /** This round's degraded or MTU path findings that share an end with another of their kind. */
   private sharingEnds = new Set<string>();
-  /** When each open finding's problem started: its incident's identity. */
+  /** This round's broken paths whose reverse is not broken too. */
+  private oneWay = new Set<string>();
+  /** When each open finding's problem started (its incident's identity), by finding id. */
   private readonly starts = new Map<string, number>();
-  /** The incidents of the open findings (their events' keys without the event), to their ids. */
-  private readonly incidents = new Map<string, string>();
-  /** The term this node last localized in (its book and findings are that term's). */
+  /** The term this node leads, while it does (its book and findings are that term's). */
   private leadingEpoch: number | null = null;
+  private termStartMs = 0;
   private lastFindings: Finding[] = [];
   /** What the last localization read, and when: the same book and nodes find the same. */
   private localized: { version: number; nodes: readonly string[]; atMs: number } | null = null;
-  private termStartMs = 0;
-  /** Nodes asked for their paths this term (POST /paths/pull), by address: when. */
-  private readonly asked = new Map<string, number>();
-  private pulling = 0;
+  /** When each node was last seen not alive by the verdicts (suspect, dead, unknown). */
+  private readonly notAlive = new Map<string, number>();
+  /** The nodes of the last round. */
+  private listed: ReadonlySet<string> = new Set();
+  private readonly silent: SilentReporters;
 
-  constructor(private readonly o: PathFindingsOptions) {}
+  constructor(private readonly o: PathFindingsOptions) {
+    this.silent = new SilentReporters({
+      ...o,
+      book: this.book,
+      leads: (epoch) => {
+        const e = o.election();
+        return e.role === 'coordinator' && e.epoch === epoch;
+      },
+      now: () => o.clock.now(),
+    });
+  }
 
   /** The findings of the last localization (this node leads), for the status page. */
   get findings(): readonly Finding[] {
@@ -94,17 +116,38 @@ export class PathFindings {
     return this.book.take(report, this.o.clock.now());
   }
 
-  /** Whether the finding an event tells is still open here (a held alert goes out only then). */
+  /** Whether the incident an event tells is open here (a held alert goes out only then). */
   isOpen(payload: PeerStatusPayload): boolean {
-    const id = this.incidents.get(incidentOf(payload));
-    return id !== undefined && this.tracker.isOpen(id);
+    const incident = incidentOf(payload);
+    const id = incidentSubjectOf(incident);
+    return this.tracker.isOpen(id) && this.starts.get(id) === incidentStart(incident);
+  }
+
+  /**
+   * This node starts leading after another (its term confirmed): the incidents the predecessor
+   * left open, as it shared them, are open here, and are found for a report spread and a round
+   * more, until the reports of this term say whether they still hold.
+   */
+  inherit(
+    alerts: readonly Alert[],
+    undelivered: readonly PeerStatusPayload[],
+    nodes: number,
+  ): void {
+    const e = this.o.election();
+    this.leadTerm(e.epoch);
+    const now = this.o.clock.now();
+    const { spreadMs } = reportPacing(nodes);
+    for (const { finding, startMs } of inheritedFindings(alerts, undelivered)) {
+      const open = this.tracker.adopt(finding, now, now + spreadMs + this.o.roundIntervalMs);
+      if (open) this.starts.set(open.id, startMs);
+    }
   }
 
   /** A round ended: localizes what the book holds of `nodes` (every node, ranked), if it leads. */
   round(nodes: readonly string[]): void {
     const e = this.o.election();
     if (e.role !== 'coordinator') {
-      // Another node localizes now: what this one found is its successor's to tell.
+      // Another node localizes now: what this one found is its successor's to tell (inherit).
       if (this.leadingEpoch !== null) {
         this.leadingEpoch = null;
         this.forget();
@@ -113,31 +156,51 @@ export class PathFindings {
     }
     this.leadTerm(e.epoch);
     const now = this.o.clock.now();
-    const { staleMs, refreshMs } = reportPolicy(this.o.self.address, nodes, 0);
-    this.book.prune(new Set(nodes), now, staleMs);
-    const last = this.localized;
-    const changed =
-      last === null || last.version !== this.book.version || !sameNodes(last.nodes, nodes);
-    // In a large mesh reports come seldom from each node but often in all: once every N ms at
-    // most (5 s at 5,000 nodes, each round up to 1,000), however many came meanwhile.
-    if (changed && (last === null || now - last.atMs >= nodes.length)) {
-      this.lastFindings = localizeIndex(this.book.index(nodes));
-      this.localized = { version: this.book.version, nodes, atMs: now };
-    }
+    const policy = reportPacing(nodes.length);
+    const listed = new Set(nodes);
+    this.listed = listed;
+    this.book.prune(listed, now, policy.staleMs);
+    this.localize(nodes, now);
     const self = this.o.self.address;
     const alive = (address: string) =>
       address === self || this.o.verdictOf(address)?.alive === true;
-    this.askSilent(nodes, alive, { now, epoch: e.epoch, afterMs: 2 * refreshMs });
+    this.noteNotAlive(nodes, alive, now);
+    this.silent.ask(nodes, alive, {
+      now,
+      epoch: e.epoch,
+      afterMs: 2 * policy.refreshMs,
+      termStartMs: this.termStartMs,
+    });
+    // A node back lately has its paths recovering one probe at a time: findings naming it wait
+    // until every path into it was probed again (a cover, the failures' count and a report).
+    const settleMs =
+      (roundsToCover(nodes.length, this.o.perRound) + PAIR_FAIL_AFTER + 1) *
+        this.o.roundIntervalMs +
+      policy.gapMs;
+    const settled = (n: string) =>
+      alive(n) && now - (this.notAlive.get(n) ?? -Infinity) >= settleMs;
     // Its own probes judge the paths from the coordinator (path_broken from its verdicts), and
     // its verdicts the nodes nobody reaches (peer_dead).
     const reported = this.lastFindings.filter(
       (f) =>
         reportsFinding(f) &&
         !(f.kind === 'path-broken' && f.from === self) &&
-        nodesOf(f).every(alive),
+        nodesOf(f).every(settled),
     );
+    // An open finding naming a node down now or back lately is the verdicts' until it settles:
+    // held open as it was, rather than closed as if it were over.
+    const found = new Set(reported.map(findingId));
+    for (const open of this.tracker.open()) {
+      const names = nodesOf(open.latest);
+      if (!found.has(open.id) && names.every((n) => listed.has(n)) && !names.every(settled)) {
+        reported.push(open.latest);
+      }
+    }
+    // A new term's first reports are spread out: nothing opens before they are in.
+    const opening = now - this.termStartMs >= policy.spreadMs + this.o.roundIntervalMs;
     this.sharingEnds = sharingEnds(reported);
-    const { opened, closed } = this.tracker.update(reported, now);
+    this.oneWay = oneWay(reported);
+    const { opened, closed } = this.tracker.update(reported, now, { opening });
     for (const f of closed) this.emit(f, true);
     for (const f of opened) {
       this.starts.set(f.id, this.book.startOf(f.opened) ?? now);
@@ -145,55 +208,30 @@ export class PathFindings {
     }
   }
 
-  /**
-   * Asks the live nodes whose reports have not come for `afterMs` (or not at all this term) for
-   * their paths: a node that cannot open connections to the coordinator (its egress cut) still
-   * answers one, and what it tells is what egress-broken is found on. At most MAX_ASKING at once,
-   * each node at most once a half `afterMs`.
-   */
-  private askSilent(
-    nodes: readonly string[],
-    alive: (address: string) => boolean,
-    { now, epoch, afterMs }: { now: number; epoch: number; afterMs: number },
-  ): void {
-    const self = this.o.self;
-    for (const address of nodes) {
-      if (this.pulling >= MAX_ASKING) return;
-      if (address === self.address || !alive(address)) continue;
-      if (now - (this.book.heardMs(address) ?? this.termStartMs) < afterMs) continue;
-      if (now - (this.asked.get(address) ?? -Infinity) < afterMs / 2) continue;
-      if (this.o.protocolOf(address) < PATHS_PROTOCOL) continue;
-      this.asked.set(address, now);
-      this.pulling++;
-      const log = this.o.logger.child({ peerAddress: address, event: 'paths-asked' });
-      void this.o.transport.pullPaths(address, { from: self, epoch }).then((outcome) => {
-        this.pulling--;
-        const e = this.o.election();
-        if (!outcome.ok) {
-          log.info(
-            { reason: outcome.reason, detail: outcome.detail },
-            `no path report from ${address} lately, and asking it failed`,
-          );
-          return;
-        }
-        if (e.role !== 'coordinator' || e.epoch !== epoch) return;
-        const report = outcome.value;
-        if (report.from.address !== address || report.epoch !== epoch) return;
-        log.info(
-          { paths: report.paths.length },
-          `no path report from ${address} lately: asked it for its paths`,
-        );
-        this.book.take(report, this.o.clock.now());
-      });
-    }
+  private localize(nodes: readonly string[], now: number): void {
+    const last = this.localized;
+    const changed =
+      last === null || last.version !== this.book.version || !sameNodes(last.nodes, nodes);
+    // In a large mesh reports come seldom from each node but often in all: once every N ms at
+    // most (N the nodes), however many came meanwhile.
+    if (!changed || (last !== null && now - last.atMs < nodes.length)) return;
+    this.lastFindings = localizeIndex(this.book.index(nodes));
+    this.localized = { version: this.book.version, nodes, atMs: now };
   }
 
-  /** This node leads `epoch`: a new term starts from an empty book. */
+  private noteNotAlive(nodes: readonly string[], alive: (n: string) => boolean, now: number) {
+    const listed = new Set(nodes);
+    for (const n of this.notAlive.keys()) if (!listed.has(n)) this.notAlive.delete(n);
+    for (const n of nodes) if (!alive(n)) this.notAlive.set(n, now);
+  }
+
+  /** This node leads `epoch`: a new term starts from an empty book; a renewed one goes on. */
   private leadTerm(epoch: number): void {
     if (this.leadingEpoch === epoch) return;
+    const renewed = this.leadingEpoch !== null;
     this.leadingEpoch = epoch;
+    if (renewed) return;
     this.termStartMs = this.o.clock.now();
-    this.asked.clear();
     this.book.clear();
     this.forget();
   }
@@ -203,7 +241,7 @@ export class PathFindings {
     this.lastFindings = [];
     this.tracker.clear();
     this.starts.clear();
-    this.incidents.clear();
+    this.silent.clear();
   }
 
   private emit(finding: OpenFinding, closing: boolean): void {
@@ -215,20 +253,22 @@ export class PathFindings {
       const id = this.o.verdictOf(address)?.id ?? address;
       return { id, node_name: nodeNameOf(id) };
     };
-    const payload = findingPayload({
-      finding,
-      closing,
-      startMs,
-      coordinator: c,
-      epoch: e.epoch,
-      now: this.o.clock.now(),
-      refOf,
-      figures: this.book.figuresOf(closing ? finding.latest : finding.opened),
-    });
-    const incident = incidentOf(payload);
-    if (closing) this.incidents.delete(incident);
-    else this.incidents.set(incident, finding.id);
-    this.o.reporter.onFinding(payload);
+    try {
+      const payload = findingPayload({
+        finding,
+        closing,
+        gone: closing ? nodesOf(finding.latest).filter((n) => !this.listed.has(n)) : [],
+        startMs,
+        coordinator: c,
+        epoch: e.epoch,
+        now: this.o.clock.now(),
+        refOf,
+        figures: this.book.figuresOf(closing ? finding.latest : finding.opened, { closing }),
+      });
+      this.o.reporter.onFinding(payload);
+    } catch (err) {
+      this.o.logger.error({ err, finding: finding.id }, 'BUG: a finding could not be told');
+    }
   }
 }
 
@@ -242,6 +282,17 @@ function sharingEnds(findings: readonly Finding[]): Set<string> {
   }
   return new Set(
     paths.filter((f) => nodesOf(f).some((n) => (ends.get(key(f.kind, n)) ?? 0) > 1)).map(findingId),
+  );
+}
+
+/** The ids of the broken paths among `findings` whose reverse is not among them. */
+function oneWay(findings: readonly Finding[]): Set<string> {
+  const broken = new Set<string>();
+  for (const f of findings) if (f.kind === 'path-broken') broken.add(`${f.from} ${f.to}`);
+  return new Set(
+    findings.flatMap((f) =>
+      f.kind === 'path-broken' && !broken.has(`${f.to} ${f.from}`) ? [findingId(f)] : [],
+    ),
   );
 }
 

@@ -7,13 +7,18 @@ import type { Config } from '../config/load.js';
 import type { Clock, TimerHandle } from '../core/clock.js';
 import type { Logger } from '../core/logger.js';
 import type { PathTransport, PeerTransport } from '../core/transport.js';
-import { PAIR_FAIL_AFTER, type PathDegradationSettings } from '../paths/defaults.js';
+import {
+  DEFAULT_PATH_DEGRADATION,
+  PAIR_FAIL_AFTER,
+  type PathDegradationSettings,
+} from '../paths/defaults.js';
 import type { OpenFinding } from '../paths/finding-tracker.js';
 import { PairProber } from '../paths/pair-prober.js';
 import { roundsToCover } from '../paths/pair-schedule.js';
 import type { PathBook } from '../paths/path-book.js';
 import type { Finding } from '../paths/path-state.js';
 import {
+  exceptionsTold,
   REPORT_REFRESH_MS,
   reportPolicy,
   tells,
@@ -24,6 +29,7 @@ import { compareRank, type NodeRef } from '../wire/node-ref.js';
 import type { PathEcho, PathPull, PathReport, PathReportReply } from '../wire/peer-messages.js';
 import { PATHS_PROTOCOL } from '../wire/protocol.js';
 import type { PeerStatusPayload } from '../wire/webhooks.js';
+import type { Alert } from '../wire/alert.js';
 import { PathFindings, type ElectionView } from './path-findings.js';
 
 export interface PathProbingOptions {
@@ -42,15 +48,14 @@ export interface PathProbingOptions {
   verdictOf: (address: string) => { id: string; alive: boolean } | undefined;
 }
 
-/** The degradation settings of pair probing, from the node's. */
+/** The degradation settings of pair probing, from the node's (the rest as measured: defaults.ts). */
 export function degradationOf(config: Config): PathDegradationSettings {
   return {
+    ...DEFAULT_PATH_DEGRADATION,
     degradedLossRatio: config.degradedLossRatio,
     degradedLatencyMs: config.degradedLatencyMs,
     degradedForMs: config.degradedForMs,
     pathWindowMs: config.pathWindowMs,
-    minSamples: 5,
-    recoveryFraction: 0.5,
   };
 }
 
@@ -59,6 +64,8 @@ export class PathProbing {
   private readonly sender: ReportSender;
   private readonly coordinating: PathFindings;
   private policy: ReportPolicy | null = null;
+  /** Out of a large mesh's sample, the paths not ok that are told (report-policy.ts). */
+  private exceptions: ReadonlySet<string> = new Set();
   /** `<address> <epoch>` of the coordinator that last asked for this node's paths (it takes them). */
   private pulledBy: string | null = null;
   private timer: TimerHandle | null = null;
@@ -83,9 +90,14 @@ export class PathProbing {
       self,
       current: () => this.prober.reports(),
       refreshMs: REPORT_REFRESH_MS,
-      keeps: (path) => (this.policy ? tells(this.policy, path.to, path.state) : true),
+      keeps: (path) =>
+        this.policy ? tells(this.policy, path.to, path.state, this.exceptions) : true,
     });
-    this.coordinating = new PathFindings(o);
+    this.coordinating = new PathFindings({
+      ...o,
+      perRound: config.pairProbes,
+      roundIntervalMs: config.roundIntervalMs,
+    });
   }
 
   /** Whether pair probing runs (PAIR_PROBES above 0). */
@@ -120,13 +132,23 @@ export class PathProbing {
     if (this.timer) this.o.clock.clearTimeout(this.timer);
   }
 
+  /** This node's term starts: the findings a predecessor left open (path-findings.ts). */
+  inherit(
+    alerts: readonly Alert[],
+    undelivered: readonly PeerStatusPayload[],
+    nodes: number,
+  ): void {
+    this.coordinating.inherit(alerts, undelivered, nodes);
+  }
+
   /** POST /paths/echo: the same payload back. */
   echo(echo: PathEcho): PathEcho {
     return { from: this.o.self, payload: echo.payload };
   }
 
-  /** POST /paths/report: taken while this node leads that very term. */
+  /** POST /paths/report: taken while this node leads that very term (and probes paths itself). */
   report(report: PathReport): PathReportReply {
+    if (!this.enabled) return { accepted: false, resync: false };
     return this.coordinating.take(report);
   }
 
@@ -165,7 +187,10 @@ export class PathProbing {
       // A path not probed for three covers of the ring, or three windows, says too little now.
       const cover = roundsToCover(nodes.length, config.pairProbes) * config.roundIntervalMs;
       this.prober.expire(3 * Math.max(cover, this.prober.settings.pathWindowMs));
-      await this.sendReport();
+      // Not waited for: a coordinator that does not answer must not slow this node's probes.
+      void this.sendReport().catch((err: unknown) =>
+        this.o.logger.error({ err }, 'BUG: a path report failed'),
+      );
       this.coordinating.round(nodes);
     } catch (err) {
       this.o.logger.error({ err }, 'BUG: a pair-probing round failed');
@@ -176,15 +201,22 @@ export class PathProbing {
   /** The mesh's size or this node's sample changed: what is told, and how often, with it. */
   private setPolicy(next: ReportPolicy): void {
     const before = this.policy;
+    const exceptionsBefore = this.exceptions;
+    const paths = this.prober.reports();
     this.policy = next;
+    this.exceptions = exceptionsTold(paths, next, this.o.config.pairProbes);
     this.sender.pace(next);
-    const same =
-      before !== null &&
-      before.everyPath === next.everyPath &&
-      before.sample.size === next.sample.size &&
-      [...next.sample].every((to) => before.sample.has(to));
     // Paths now told that were not, or the other way round, are judged again.
-    if (!same) for (const path of this.prober.reports()) this.sender.changedPath(path);
+    if (before === null || before.everyPath !== next.everyPath) {
+      for (const path of paths) this.sender.changedPath(path);
+      return;
+    }
+    const moved = new Set([
+      ...difference(before.sample, next.sample),
+      ...difference(exceptionsBefore, this.exceptions),
+    ]);
+    if (moved.size === 0) return;
+    for (const path of paths) if (moved.has(path.to)) this.sender.changedPath(path);
   }
 
   /** Tells the coordinator what changed (this node's own book, when it leads). */
@@ -211,4 +243,9 @@ export class PathProbing {
     const outcome = await this.o.transport.reportPaths(next.to, next.report);
     this.sender.settled(next.report, outcome.ok ? outcome.value : null);
   }
+}
+
+/** What is in one set and not the other. */
+function difference(a: ReadonlySet<string>, b: ReadonlySet<string>): string[] {
+  return [...[...a].filter((x) => !b.has(x)), ...[...b].filter((x) => !a.has(x))];
 }

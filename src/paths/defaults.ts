@@ -61,5 +61,12 @@ export function findingOpenAfterMs(kind: Finding['kind']): number {
  */
 export const SHARED_END_OPEN_AFTER_MS = 30_000;
 
+/**
+ * A path broken one way only waits this many rounds more: a real break between two nodes fails
+ * both directions (every probe is a round trip), while random loss now and then fails three
+ * probes in a row on one path alone, for a round or two.
+ */
+export const ONE_WAY_OPEN_AFTER_ROUNDS = 2;
+
 /** An open finding closes once it has not been found for this long. */
 export const FINDING_CLOSE_AFTER_MS = 10_000;

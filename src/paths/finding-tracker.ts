@@ -2,23 +2,69 @@
 // `openAfterMs(finding)` without a break, and closes once it has gone unfound for `closeAfterMs`, so that a
 // path on the edge of failing (under heavy loss one probe in many fails twice in a row) neither
 // opens an incident at once nor opens and closes one every few seconds. Pure: time is given.
+import { incidentSubject } from '../wire/incident.js';
 import type { Finding } from './path-state.js';
 
-/** What a finding is about, whatever its details (witnesses, sides, sizes change while it lasts). */
+/**
+ * What a finding is about, whatever its details (witnesses, sides, sizes change while it lasts):
+ * its incident's subject (wire/incident.ts), so that a successor knows a finding by the incident
+ * its predecessor opened.
+ */
 export function findingId(f: Finding): string {
   switch (f.kind) {
     case 'partition':
-      return 'partition';
+      return incidentSubject.partition();
     case 'unreachable':
+      return `unreachable:${f.node}`;
     case 'egress-broken':
+      return incidentSubject.node('egress', f.node);
     case 'node-mtu':
+      return incidentSubject.node('mtu', f.node);
     case 'node-degraded':
-      return `${f.kind}:${f.node}`;
+      return incidentSubject.node('degraded', f.node);
     case 'path-broken':
+      return incidentSubject.path(f.from, f.to);
     case 'path-mtu':
+      return incidentSubject.pathOf('mtu', f.from, f.to);
     case 'path-degraded':
-      return `${f.kind}:${f.from}->${f.to}`;
+      return incidentSubject.pathOf('degraded', f.from, f.to);
   }
+}
+
+/**
+ * The finding an incident's subject names (findingId's inverse), with the details its alert told
+ * (`details`), or null for a subject that is no finding's. What an inherited incident is tracked
+ * by until it is found again or over.
+ */
+export function findingOfSubject(
+  subject: string,
+  details: {
+    sides?: string[][];
+    reaches?: string[];
+    reachedBy?: string[];
+    size?: number;
+  } = {},
+): Finding | null {
+  if (subject === incidentSubject.partition()) {
+    return { kind: 'partition', sides: details.sides ?? [] };
+  }
+  const kind = /^(degraded|mtu|egress):/.exec(subject)?.[1];
+  const rest = kind ? subject.slice(kind.length + 1) : subject;
+  const arrow = rest.indexOf('->');
+  const [from, to] = arrow < 0 ? [rest, ''] : [rest.slice(0, arrow), rest.slice(arrow + 2)];
+  if (!kind) return arrow < 0 ? null : { kind: 'path-broken', from, to, witnesses: [] };
+  const size = details.size ?? 0;
+  if (arrow < 0) {
+    if (kind === 'egress') {
+      const { reaches = [], reachedBy = [] } = details;
+      return { kind: 'egress-broken', node: from, reaches, reachedBy };
+    }
+    return kind === 'mtu'
+      ? { kind: 'node-mtu', node: from, size }
+      : { kind: 'node-degraded', node: from };
+  }
+  if (kind === 'mtu') return { kind: 'path-mtu', from, to, size };
+  return kind === 'degraded' ? { kind: 'path-degraded', from, to } : null;
 }
 
 export interface OpenFinding {
@@ -37,7 +83,7 @@ export interface FindingChanges {
 }
 
 interface Track {
-  /** Found without a break since; null while it is open. */
+  /** Found without a break since. */
   firstMs: number;
   /** Last found. */
   lastMs: number;
@@ -56,8 +102,11 @@ export class FindingTracker {
     },
   ) {}
 
-  /** The findings of one localization, at `now`: what opens and what closes. */
-  update(findings: readonly Finding[], now: number): FindingChanges {
+  /**
+   * The findings of one localization, at `now`: what opens and what closes. With `opening` false
+   * nothing opens (the caller does not trust its view yet), though how long each was found counts.
+   */
+  update(findings: readonly Finding[], now: number, { opening = true } = {}): FindingChanges {
     const seen = new Set<string>();
     const opened: OpenFinding[] = [];
     for (const f of findings) {
@@ -71,7 +120,7 @@ export class FindingTracker {
       track.lastMs = now;
       track.latest = f;
       if (track.open) track.open.latest = f;
-      else if (now - track.firstMs >= this.o.openAfterMs(f)) {
+      else if (opening && now - track.firstMs >= this.o.openAfterMs(f)) {
         track.open = { id, opened: f, latest: f, openedMs: now };
         opened.push(track.open);
       }
@@ -88,6 +137,18 @@ export class FindingTracker {
       }
     }
     return { opened, closed };
+  }
+
+  /**
+   * Takes `finding` as open since `openedMs` (an incident a predecessor opened), and as found until
+   * `foundUntilMs`: unless found again, it closes `closeAfterMs` after that. Nothing if it is open.
+   */
+  adopt(finding: Finding, openedMs: number, foundUntilMs: number): OpenFinding | null {
+    const id = findingId(finding);
+    if (this.tracks.get(id)?.open) return null;
+    const open = { id, opened: finding, latest: finding, openedMs };
+    this.tracks.set(id, { firstMs: openedMs, lastMs: foundUntilMs, latest: finding, open });
+    return open;
   }
 
   /** Every finding open now. */

@@ -4,6 +4,7 @@
 // ones keep failing), degraded (degradation.ts), or ok. What changes is told as it changes, for the
 // coordinator to localize (localize.ts).
 import type { Clock } from '../core/clock.js';
+import { evidenceOf } from '../core/evidence.js';
 import type { Outcome, PathTransport, PeerTransport } from '../core/transport.js';
 import { judgeDegradation, newDegradation, type DegradationRecord } from './degradation.js';
 import { scaledDegradation, type PathDegradationSettings } from './defaults.js';
@@ -57,6 +58,8 @@ interface PathRecord {
   degradation: DegradationRecord;
   /** Probes failed in a row, up to now. */
   failing: number;
+  /** When the probes failing in a row began failing. */
+  failingSinceMs: number;
   /** Full-size probes failed in a row, up to now. */
   mtuFailing: number;
   lastProbedMs: number;
@@ -70,6 +73,8 @@ export class PairProber {
   private nodes: readonly string[] = [];
   private listed = new Set<string>();
   private round = 0;
+  /** Where the next round's re-probes of failed paths start. */
+  private failedTurn = 0;
   /** The degradation settings for the mesh's size now (setNodes). */
   private degradation: PathDegradationSettings;
 
@@ -98,17 +103,28 @@ export class PairProber {
   }
 
   /**
-   * Probes this round's sample, and again each path whose last probe failed short of a verdict
-   * (at most as many again): in a large mesh a path comes round once a cover, and a broken one
-   * would otherwise take `failAfter` covers to be called failed. Resolves once every probe has
-   * answered or failed.
+   * Probes this round's sample, and out of their turn (at most as many again) each path whose last
+   * probe failed short of a verdict, then, taking turns, the failed ones: in a large mesh a path
+   * comes round once a cover, and a broken one would otherwise take `failAfter` covers to be called
+   * failed, and a node back up as long to be reached again on every path. Resolves once every
+   * probe has answered or failed.
    */
   async probeRound(signal?: AbortSignal): Promise<void> {
     const targets = pairTargets(this.o.self, this.nodes, this.round++, this.o.perRound);
     const scheduled = new Set(targets);
+    const room = () => targets.length < 2 * this.o.perRound;
+    const failed: string[] = [];
     for (const [to, path] of this.paths) {
-      if (targets.length >= 2 * this.o.perRound) break;
-      if (!scheduled.has(to) && this.undecided(path)) targets.push(to);
+      if (!room()) break;
+      if (scheduled.has(to)) continue;
+      if (this.undecided(path)) targets.push(to);
+      else if (path.failing >= this.o.failAfter) failed.push(to);
+    }
+    // The failed ones this round: a turn of them, from where the last round's left off.
+    const start = failed.length > 0 ? this.failedTurn % failed.length : 0;
+    for (let i = 0; i < failed.length && room(); i++) {
+      targets.push(failed[(start + i) % failed.length]!);
+      this.failedTurn++;
     }
     await Promise.all(targets.map((to) => this.probe(to, signal)));
   }
@@ -168,7 +184,27 @@ export class PairProber {
     if (signal?.aborted || !this.listed.has(to)) return;
     const path = this.pathTo(to, atMs);
     path.lastProbedMs = atMs;
-    path.window.record({ atMs, ok: outcome.ok, latencyMs: outcome.ok ? outcome.latencyMs : null });
+    if (outcome.ok && path.failing >= this.o.failAfter) {
+      // Back from failed: the outage's failures were told as such, and are no loss to hold
+      // against the path from now on (it would be called degraded for a window after). What came
+      // before them still counts: loss that fails a few probes in a row now and then is loss.
+      path.window.dropSince(path.failingSinceMs);
+      if (path.degradation.health === 'healthy') {
+        path.degradation = { ...path.degradation, turningSinceMs: null };
+      }
+    }
+    if (!outcome.ok && path.failing === 0) path.failingSinceMs = atMs;
+    // A refusal came back from the peer's host: the path carried it, so it is no loss of the
+    // path's (a pod restarting refuses a probe or two); it still counts towards failed, since the
+    // peer cannot be reached there (a policy that rejects is a broken path too).
+    const refusal = !outcome.ok && evidenceOf(outcome.reason) === 'refusal';
+    if (!refusal) {
+      path.window.record({
+        atMs,
+        ok: outcome.ok,
+        latencyMs: outcome.ok ? outcome.latencyMs : null,
+      });
+    }
     path.failing = outcome.ok ? 0 : path.failing + 1;
     if (full) path.mtuFailing = fullSizeFailed(full) ? path.mtuFailing + 1 : 0;
     const now = clock.now();
@@ -212,6 +248,7 @@ export class PairProber {
         window: new PathWindow(this.degradation),
         degradation: newDegradation(now),
         failing: 0,
+        failingSinceMs: now,
         mtuFailing: 0,
         lastProbedMs: now,
         report: null,

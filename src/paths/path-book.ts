@@ -3,11 +3,11 @@
 // reads, and what the status page's matrix shows. Memory O(paths reported), held compactly
 // (path-slots.ts); time O(paths in a report) to take one.
 import type { PathReport, PathReportReply, ReportedPath } from '../wire/peer-messages.js';
-import { mergeStats } from './merge-stats.js';
-import type { WindowStats } from './path-window.js';
+import { StatsSum } from './merge-stats.js';
+import { NO_SAMPLES, type WindowStats } from './path-window.js';
 import type { Finding, LocalizeInput, PathState } from './path-state.js';
-import { byText, type PathIndex } from './path-index.js';
-import { PathSlots } from './path-slots.js';
+import { byText, DEGRADED, FAILED, MTU, type PathIndex } from './path-index.js';
+import { PathSlots, type HeldState } from './path-slots.js';
 
 interface Sender {
   /** The seq of the last report taken. */
@@ -32,6 +32,11 @@ export class PathBook {
   private readonly senders = new Map<string, Sender>();
   private readonly slots = new PathSlots();
   private changes = 0;
+  /** nodeSums' results, each until the book changes. */
+  private readonly sums = new Map<
+    HeldState | 'all',
+    { version: number; byNode: Map<string, { sum: StatsSum; earliest: number }> }
+  >();
 
   /** Counts every change to the paths held: the same count, the same paths. */
   get version(): number {
@@ -175,31 +180,23 @@ export class PathBook {
     for (const slot of sender.paths.values()) this.slots.release(slot);
   }
 
-  /** Every known path into or out of `node` in `state`, with its source and target. */
-  pathsAt(node: string, state: ReportedPath['state']): { from: string; path: ReportedPath }[] {
-    const found: { from: string; path: ReportedPath }[] = [];
-    for (const [from, sender] of this.senders) {
-      for (const slot of sender.paths.values()) {
-        const p = this.slots.path(slot);
-        if (p.state === state && (from === node || p.to === node)) found.push({ from, path: p });
-      }
-    }
-    return found;
-  }
-
-  /** The figures a finding carries: its path's, or a node's paths' merged (those in its state). */
-  figuresOf(finding: Finding): WindowStats | null {
+  /**
+   * The figures a finding carries: its path's, or a node's paths' merged (those in its state; all
+   * of them for a closing: the node's figures as it is over).
+   */
+  figuresOf(finding: Finding, { closing = false } = {}): WindowStats | null {
     switch (finding.kind) {
       case 'path-degraded':
       case 'path-mtu':
       case 'path-broken': {
-        const p = this.path(finding.from, finding.to);
-        return p ? statsOf(p) : null;
+        const slot = this.senders.get(finding.from)?.paths.get(finding.to);
+        return slot === undefined ? null : this.slots.statsOf(slot);
       }
       case 'node-degraded':
-        return mergeStats(this.pathsAt(finding.node, 'degraded').map((f) => statsOf(f.path)));
-      case 'node-mtu':
-        return mergeStats(this.pathsAt(finding.node, 'mtu').map((f) => statsOf(f.path)));
+      case 'node-mtu': {
+        const state = closing ? 'all' : finding.kind === 'node-mtu' ? MTU : DEGRADED;
+        return this.nodeSums(state).get(finding.node)?.sum.stats ?? NO_SAMPLES;
+      }
       default:
         return null;
     }
@@ -211,40 +208,72 @@ export class PathBook {
    * incident. Null when none is known (then the caller's clock decides).
    */
   startOf(finding: Finding): number | null {
-    const earliest = (paths: readonly ReportedPath[]) =>
-      paths.length === 0 ? null : Math.min(...paths.map((p) => p.since));
     switch (finding.kind) {
       case 'path-broken':
       case 'path-degraded':
-      case 'path-mtu':
-        return this.path(finding.from, finding.to)?.since ?? null;
+      case 'path-mtu': {
+        const slot = this.senders.get(finding.from)?.paths.get(finding.to);
+        return slot === undefined ? null : this.slots.sinceOf(slot);
+      }
       case 'node-degraded':
-        return earliest(this.pathsAt(finding.node, 'degraded').map((f) => f.path));
-      case 'node-mtu':
-        return earliest(this.pathsAt(finding.node, 'mtu').map((f) => f.path));
+      case 'node-mtu': {
+        const state = finding.kind === 'node-mtu' ? MTU : DEGRADED;
+        return this.nodeSums(state).get(finding.node)?.earliest ?? null;
+      }
       case 'egress-broken': {
-        const out = this.senders.get(finding.node)?.paths.values() ?? [];
-        return earliest(
-          [...out].map((slot) => this.slots.path(slot)).filter((p) => p.state === 'failed'),
-        );
+        let earliest: number | null = null;
+        for (const slot of this.senders.get(finding.node)?.paths.values() ?? []) {
+          if (this.slots.stateOf(slot) !== FAILED) continue;
+          earliest = Math.min(earliest ?? Infinity, this.slots.sinceOf(slot));
+        }
+        return earliest;
       }
       case 'partition': {
         const sideOf = new Map<string, number>();
         finding.sides.forEach((side, s) => side.forEach((n) => sideOf.set(n, s)));
-        const across: ReportedPath[] = [];
+        let earliest: number | null = null;
         for (const [from, sender] of this.senders) {
           const s = sideOf.get(from);
           if (s === undefined) continue;
-          for (const slot of sender.paths.values()) {
-            const p = this.slots.path(slot);
-            const t = sideOf.get(p.to);
-            if (p.state === 'failed' && t !== undefined && t !== s) across.push(p);
+          for (const [to, slot] of sender.paths) {
+            const t = sideOf.get(to);
+            if (this.slots.stateOf(slot) !== FAILED || t === undefined || t === s) continue;
+            earliest = Math.min(earliest ?? Infinity, this.slots.sinceOf(slot));
           }
         }
-        return earliest(across);
+        return earliest;
       }
       case 'unreachable':
         return null;
     }
+  }
+
+  /**
+   * Every node's paths in `state` (or all), in and out, summed up, and the earliest since: one
+   * pass over the book for every node at once, kept until the book changes (a round's findings
+   * about many nodes read it once).
+   */
+  private nodeSums(state: HeldState | 'all'): Map<string, { sum: StatsSum; earliest: number }> {
+    const cached = this.sums.get(state);
+    if (cached?.version === this.changes) return cached.byNode;
+    const byNode = new Map<string, { sum: StatsSum; earliest: number }>();
+    const add = (node: string, slot: number) => {
+      let entry = byNode.get(node);
+      if (!entry) {
+        entry = { sum: new StatsSum(), earliest: Infinity };
+        byNode.set(node, entry);
+      }
+      entry.sum.add(this.slots.statsOf(slot));
+      entry.earliest = Math.min(entry.earliest, this.slots.sinceOf(slot));
+    };
+    for (const [from, sender] of this.senders) {
+      for (const [to, slot] of sender.paths) {
+        if (state !== 'all' && this.slots.stateOf(slot) !== state) continue;
+        add(from, slot);
+        add(to, slot);
+      }
+    }
+    this.sums.set(state, { version: this.changes, byNode });
+    return byNode;
   }
 }

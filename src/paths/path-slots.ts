@@ -1,8 +1,9 @@
-// Reported paths held compactly: one slot a path in typed arrays (about 30 bytes), its target's
-// address interned, rather than an object of seven boxed fields each (about 200 bytes): a
-// coordinator of 5,000 nodes holds 100,000 of them (report-policy.ts).
+// Reported paths held compactly: one slot a path in typed arrays, its target's address interned,
+// rather than an object of seven boxed fields each: a large mesh's coordinator holds N × 2 ×
+// PAIR_PROBES of them (report-policy.ts). What it saves: docs/benchmarks.md.
 import { DEGRADED, FAILED, MTU, OK } from './path-index.js';
 import type { ReportedPath } from '../wire/peer-messages.js';
+import type { WindowStats } from './path-window.js';
 
 /** A held path's state: path-index.ts's codes ('unknown' is never held). */
 export type HeldState = typeof OK | typeof FAILED | typeof DEGRADED | typeof MTU;
@@ -87,6 +88,20 @@ export class PathSlots {
 
   mtuOf(slot: number): number {
     return this.mtu[slot]!;
+  }
+
+  /** The figures of the path in `slot`, as a window's. */
+  statsOf(slot: number): WindowStats {
+    const samples = this.samples[slot]!;
+    const loss = round(this.loss[slot]!);
+    const ms = (v: number) => (Number.isNaN(v) ? null : round(v));
+    return {
+      samples,
+      failures: Math.round(loss * samples),
+      lossRatio: loss,
+      p50Ms: ms(this.p50[slot]!),
+      p99Ms: ms(this.p99[slot]!),
+    };
   }
 
   /** The path in `slot`, as its report told it (figures to float precision). */

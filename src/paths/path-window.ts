@@ -110,6 +110,11 @@ export class PathWindow {
     }
   }
 
+  /** Forgets the samples sent at or after `atMs` (the newest ones). */
+  dropSince(atMs: number): void {
+    while (this.size > 0 && this.kept[this.kept.length - 1]!.atMs >= atMs) this.kept.pop();
+  }
+
   /** Samples held (some may already be out of the window at a later `now`). */
   get size(): number {
     return this.kept.length - this.head;

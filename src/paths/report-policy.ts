@@ -1,7 +1,8 @@
 // Which of its paths a node tells its coordinator, and how often, for the mesh's size: in a mesh
 // small enough for the status page's matrix every path, and in a larger one a sample (its next
-// PAIR_PROBES nodes in the ring) and every path that is not ok, so that what the coordinator holds
-// grows as N × PAIR_PROBES, not N². Reports are spaced so that the coordinator takes about
+// PAIR_PROBES nodes in the ring) and at most PAIR_PROBES paths that are not ok (the worst), so that
+// what the coordinator holds grows as N × 2 × PAIR_PROBES at most, not N² (a partition fails half
+// of every node's paths). Reports are spaced so that the coordinator takes about
 // REPORT_INTAKE_PER_S of them a second whatever N.
 import { pairTargets } from './pair-schedule.js';
 
@@ -31,6 +32,15 @@ export interface ReportPolicy {
   staleMs: number;
 }
 
+/** How often each node of a mesh of `nodes` reports: the intervals of ReportPolicy. */
+export function reportPacing(
+  nodes: number,
+): Pick<ReportPolicy, 'gapMs' | 'refreshMs' | 'spreadMs' | 'staleMs'> {
+  const gapMs = Math.ceil((nodes * 1_000) / REPORT_INTAKE_PER_S);
+  const refreshMs = Math.max(REPORT_REFRESH_MS, 4 * gapMs);
+  return { gapMs, refreshMs, spreadMs: 4 * gapMs, staleMs: 3 * refreshMs };
+}
+
 /** The policy for `self` among `nodes` (every node, ranked, self included). */
 export function reportPolicy(
   self: string,
@@ -38,19 +48,45 @@ export function reportPolicy(
   perRound: number,
 ): ReportPolicy {
   const everyPath = nodes.length <= MATRIX_NODES;
-  const gapMs = Math.ceil((nodes.length * 1_000) / REPORT_INTAKE_PER_S);
-  const refreshMs = Math.max(REPORT_REFRESH_MS, 4 * gapMs);
   return {
     everyPath,
     sample: new Set(everyPath ? [] : pairTargets(self, nodes, 0, perRound)),
-    gapMs,
-    refreshMs,
-    spreadMs: 4 * gapMs,
-    staleMs: 3 * refreshMs,
+    ...reportPacing(nodes.length),
   };
 }
 
-/** Whether a path with this state to `to` is told under `policy`. */
-export function tells(policy: ReportPolicy, to: string, state: string): boolean {
-  return policy.everyPath || state !== 'ok' || policy.sample.has(to);
+/**
+ * Whether a path with this state to `to` is told under `policy`: out of the sample, only the
+ * paths not ok among `exceptions` (exceptionsTold).
+ */
+export function tells(
+  policy: ReportPolicy,
+  to: string,
+  state: string,
+  exceptions: ReadonlySet<string>,
+): boolean {
+  return policy.everyPath || policy.sample.has(to) || (state !== 'ok' && exceptions.has(to));
+}
+
+/** Failed paths say most, then MTU, then degraded. */
+const WORST_FIRST: Record<string, number> = { failed: 0, mtu: 1, degraded: 2 };
+
+/**
+ * The targets of the paths not ok, out of the sample, that are told in a large mesh: at most
+ * `limit`, the worst first (then by address, so that the same ones stay told).
+ */
+export function exceptionsTold(
+  paths: readonly { to: string; state: string }[],
+  policy: ReportPolicy,
+  limit: number,
+): Set<string> {
+  if (policy.everyPath) return new Set();
+  const rank = (s: string) => WORST_FIRST[s] ?? 3;
+  return new Set(
+    paths
+      .filter((p) => p.state !== 'ok' && p.state !== 'unknown' && !policy.sample.has(p.to))
+      .sort((a, b) => rank(a.state) - rank(b.state) || (a.to < b.to ? -1 : a.to > b.to ? 1 : 0))
+      .slice(0, limit)
+      .map((p) => p.to),
+  );
 }

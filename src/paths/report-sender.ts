@@ -108,6 +108,25 @@ export class ReportSender {
     if (!this.full && this.changed.size === 0 && now - this.lastSentMs < this.refreshMs) {
       return null;
     }
+    const { report, paths } = this.compose(target, now);
+    this.inFlight = { report, paths };
+    return { to: target.address, report };
+  }
+
+  /**
+   * A full report for the coordinator that asked for one (its reports from this node stopped
+   * coming: POST /paths/pull), taken as sent and accepted: the reports after it change it. A
+   * report on its way is superseded: what it carried is in this one.
+   */
+  pulled(target: ReportTarget, now: number): PathReport {
+    this.reportTo(target, now);
+    this.inFlight = null;
+    this.full = true;
+    return this.compose(target, now).report;
+  }
+
+  /** The next report: every path (full), or what changed; marks its paths as held. */
+  private compose(target: ReportTarget, now: number): { report: PathReport; paths: ProbedPath[] } {
     let paths: ProbedPath[];
     if (this.full) {
       // The paths as they are now; those changed meanwhile are in it.
@@ -133,30 +152,7 @@ export class ReportSender {
     };
     this.full = false;
     this.lastSentMs = now;
-    this.inFlight = { report, paths };
-    return { to: target.address, report };
-  }
-
-  /**
-   * A full report for the coordinator that asked for one (its reports from this node stopped
-   * coming: POST /paths/pull), taken as sent and accepted: the reports after it change it.
-   */
-  pulled(target: ReportTarget, now: number): PathReport {
-    this.reportTo(target, now);
-    this.changed.clear();
-    this.held.clear();
-    const paths = this.o.current().filter((p) => this.keeps(p));
-    for (const rest of paths.splice(MAX_REPORTED_PATHS)) this.changed.set(rest.to, rest);
-    for (const p of paths) this.held.add(p.to);
-    this.full = false;
-    this.lastSentMs = now;
-    return {
-      from: this.o.self,
-      epoch: target.epoch,
-      seq: this.seq++,
-      full: true,
-      paths: paths.map(reportedPath),
-    };
+    return { report, paths };
   }
 
   /** How the report went: its reply, or null when it failed (no answer). */

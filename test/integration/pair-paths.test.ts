@@ -201,6 +201,37 @@ describe('pair probing (5 network namespaces, root only)', function () {
     expectValidWebhooks(fx);
   });
 
+  it('sends no warning for a follower that crashes and comes back, one restarted at once, nor one cut off a while', async function () {
+    this.timeout(150_000);
+    const [down, quick, cut] = [ranked[2]!, ranked[4]!, ranked[3]!];
+    const at = await fx.net.kill(down.index);
+    await fx.waitForPeerStatus(
+      `peer_dead for ${down.address}`,
+      (p) => p.event === 'peer_dead' && p.peer.address === down.address,
+      { sinceMs: at, timeoutMs: 15_000 },
+    );
+    const back = await fx.net.startNode(down.index);
+    await fx.waitForPeerStatus(
+      `peer_recovered for ${down.address}`,
+      (p) => p.event === 'peer_recovered' && p.peer.address === down.address,
+      { sinceMs: back, timeoutMs: 30_000 },
+    );
+    await fx.net.restart(quick.index);
+    await sleep(5_000);
+    // Cut off long enough to be reported dead, then back: its paths failed, and are not degraded.
+    await fx.net.blackhole(cut.index);
+    await sleep(8_000);
+    await fx.net.heal();
+    await sleep(30_000);
+    const warnings = fx.peerStatuses(at).filter((w) => w.body.severity === 'warning');
+    log(`events:\n${events(fx, at)}`);
+    expect(
+      warnings.map((w) => `${w.body.event} ${w.body.peer.address}: ${w.body.reason ?? ''}`),
+      events(fx, at),
+    ).to.deep.equal([]);
+    expectValidWebhooks(fx);
+  });
+
   it('20% loss on every host for 5 minutes: no peer_dead', async function () {
     this.timeout(420_000);
     const at = await fx.net.loss(0.2);

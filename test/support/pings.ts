@@ -36,6 +36,15 @@ export const REFUSED: Failure = {
   latencyMs: 1,
 };
 
+/** A probe nothing answered within its timeout (a lost packet, a black hole): silence. */
+export const TIMED_OUT: Failure = {
+  ok: false,
+  reason: 'timeout',
+  phase: 'send',
+  detail: 'no answer within 1000 ms',
+  latencyMs: 1_000,
+};
+
 /** What the peer client reports for a request its caller aborted. */
 export const ABORTED: Failure = {
   ok: false,

@@ -169,6 +169,30 @@ describe('election driver: what each protocol gets', () => {
     driver.stop();
   });
 
+  it("leaves out of a hand-over's undelivered events what the announcer's protocol does not know", () => {
+    const handover: TermHandover = {
+      epoch: 3,
+      settled: [],
+      in_flight: [],
+      undelivered: undeliveredEvents(),
+    };
+    const { driver } = driverOf(NEW, [OLD, TOP, CUR], handover);
+    driver.start();
+    const announcement: Announcement = { from: TOP, epoch: 5, peers: [] };
+    const to2 = driver.handleAnnouncement(announcement, 2);
+    expect(to2?.handover?.undelivered.map((e) => e.event)).to.deep.equal([
+      'peer_dead',
+      'cannot_judge',
+    ]);
+    const to3 = driver.handleAnnouncement({ ...announcement, epoch: 6 }, 3);
+    expect(to3?.handover?.undelivered.map((e) => e.event)).to.deep.equal([
+      'peer_dead',
+      'cannot_judge',
+      'peer_degraded',
+    ]);
+    driver.stop();
+  });
+
   it("passes on a reply's hand-over, and keeps a followed coordinator's open cannot_judge", async () => {
     const handover: TermHandover = {
       epoch: 1,

@@ -9,6 +9,7 @@ import { pausing } from '../../src/maintenance/windows.js';
 import type { MaintenanceWindow } from '../../src/wire/maintenance-window.js';
 import { newRecord, type PeerRecord } from '../../src/prober/verdict.js';
 import { maintenanceWindow } from '../support/maintenance-window.js';
+import { FINDINGS, findingIncident } from '../support/alerts.js';
 
 const T = Date.UTC(2025, 0, 1);
 const MIN = 60_000;
@@ -73,6 +74,24 @@ describe('MaintenanceHold', () => {
       cancels: null,
     });
     expect(h.size).to.equal(2);
+  });
+
+  it('holds a finding about a path or a partition when any node it names is paused', () => {
+    const paused = (node: string) =>
+      hold([maintenanceWindow('w', T, { scope: 'nodes', nodes: [node] })]);
+    const path = findingIncident(FINDINGS.pathDegraded, T + MIN, T + 2 * MIN).opening;
+    // The path from worker-2 to worker-3: its peer is worker-3, and worker-2 is paused.
+    expect(paused('worker-2').h.admit(path, T + MIN).send).to.equal(false);
+    expect(paused('worker-9').h.admit(path, T + MIN).send).to.equal(true);
+    const lead = { id: 'worker-9@10.0.0.9', address: '10.0.0.9:8080' };
+    const split = findingIncident(FINDINGS.partition, T + MIN, T + 2 * MIN, {
+      coordinator: lead,
+    }).opening;
+    expect(paused(FINDINGS.partition.sides[1]![0]!).h.admit(split, T + MIN).send).to.equal(false);
+    expect(
+      paused(lead.address).h.admit(split, T + MIN).send,
+      'its peer, the coordinator, is not what it is about',
+    ).to.equal(true);
   });
 
   it('cancels a held opening with its resolution: neither is sent, nothing is left to release', () => {

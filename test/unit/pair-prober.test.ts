@@ -7,7 +7,7 @@ import { DEFAULT_PATH_DEGRADATION } from '../../src/paths/defaults.js';
 import { PairProber, type ProbedPath } from '../../src/paths/pair-prober.js';
 import type { PingResponse } from '../../src/wire/peer-messages.js';
 import { FakeClock } from '../support/fake-clock.js';
-import { REFUSED, answer, pingResponse } from '../support/pings.js';
+import { REFUSED, TIMED_OUT, answer, pingResponse } from '../support/pings.js';
 
 const NODES = [1, 2, 3, 4, 5].map((i) => `10.0.0.${i}:8080`);
 const SELF = NODES[0]!;
@@ -81,9 +81,24 @@ describe('PairProber', () => {
     await t.rounds(2);
     expect(t.probes.get(B)).to.equal(2);
     expect(t.probes.get(C)).to.equal(1);
-    // Failed now (twice in a row): back to its turn, once every other round.
+    // Failed now (twice in a row): still probed each round, so that it is seen back at once.
     await t.rounds(2);
-    expect(t.probes.get(B)).to.equal(3);
+    expect(t.probes.get(B)).to.equal(4);
+    expect(t.probes.get(C)).to.equal(2);
+  });
+
+  it('forgets what an outage cost a path once it is back: not degraded for the failures', async () => {
+    let down = true;
+    const t = prober((to) => (to === B && down ? REFUSED : answer(pingResponse(to, 'n'))));
+    await t.rounds(12);
+    expect(stateOf(t.p, B)).to.equal('failed');
+    down = false;
+    await t.rounds(20);
+    expect(t.changes.filter((r) => r.to === B).map((r) => r.state)).to.deep.equal([
+      'ok',
+      'failed',
+      'ok',
+    ]);
   });
 
   it('widens the window of a large mesh, whose paths come round seldom, to hold enough probes', () => {
@@ -124,11 +139,19 @@ describe('PairProber', () => {
 
   it('calls a lossy path degraded, not failed, when its failures do not come in a row', async () => {
     const t = prober((to, n) =>
-      to === C && n % 3 === 0 ? REFUSED : answer(pingResponse(to, 'n')),
+      to === C && n % 3 === 0 ? TIMED_OUT : answer(pingResponse(to, 'n')),
     );
     await t.rounds(40);
     expect(stateOf(t.p, C)).to.equal('degraded');
     expect(t.changes.some((r) => r.to === C && r.state === 'failed')).to.equal(false);
+  });
+
+  it("takes a refusal for no loss of the path's (its peer's host answered: a pod restarting)", async () => {
+    const t = prober((to, n) =>
+      to === C && n % 3 === 0 ? REFUSED : answer(pingResponse(to, 'n')),
+    );
+    await t.rounds(40);
+    expect(stateOf(t.p, C)).to.equal('ok');
   });
 
   it('forgets the path to a node that left the list, and an answer that comes after it left', async () => {

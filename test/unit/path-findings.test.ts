@@ -6,6 +6,7 @@ import { expect } from 'chai';
 import { PathFindings, type ElectionView } from '../../src/node/path-findings.js';
 import type { PathReport, ReportedPath } from '../../src/wire/peer-messages.js';
 import type { PeerStatusPayload } from '../../src/wire/webhooks.js';
+import { alertOf } from '../../src/alerts/lifecycle.js';
 import { CapturingLogger } from '../support/capturing-logger.js';
 import { FakeClock, flushMicrotasks } from '../support/fake-clock.js';
 
@@ -59,6 +60,8 @@ function coordinator() {
     reporter: { onFinding: (p) => sent.push(p) },
     verdictOf: (address) => ({ id: `n@${address}`, alive: !dead.has(address) }),
     protocolOf: () => 3,
+    perRound: 20,
+    roundIntervalMs: 1_000,
     transport: {
       pullPaths: (address) => {
         asked.push(address);
@@ -77,19 +80,31 @@ function coordinator() {
 describe('PathFindings', () => {
   it('opens path_broken between two followers, a warning naming both, and resolves it', () => {
     const t = coordinator();
-    for (const r of reports(3, [`${A}>${B}`])) t.findings.take(r);
+    for (const r of reports(3, [`${A}>${B}`, `${B}>${A}`])) t.findings.take(r);
+    t.findings.round(NODES);
+    expect(
+      t.sent,
+      "not in the term's first round: its first reports are still coming",
+    ).to.deep.equal([]);
+    t.clock.advance(2_000);
     t.findings.round(NODES);
     expect(t.sent.map((p) => [p.event, p.severity, p.path?.from, p.path?.to])).to.deep.equal([
       ['path_broken', 'warning', `n@${A}`, `n@${B}`],
+      ['path_broken', 'warning', `n@${B}`, `n@${A}`],
     ]);
     for (const r of reports(3)) t.findings.take({ ...r, seq: 1, full: false });
     t.clock.advance(1_000);
     t.findings.round(NODES);
-    expect(t.sent, 'not yet: a finding closes after 10 s unfound').to.have.length(1);
+    expect(t.sent, 'not yet: a finding closes after 10 s unfound').to.have.length(2);
     t.clock.advance(10_000);
     t.findings.round(NODES);
-    expect(t.sent.map((p) => p.event)).to.deep.equal(['path_broken', 'path_restored']);
-    expect(t.sent[1]!.dedup_key.replace(/:path-restored$/, '')).to.equal(
+    expect(t.sent.map((p) => p.event)).to.deep.equal([
+      'path_broken',
+      'path_broken',
+      'path_restored',
+      'path_restored',
+    ]);
+    expect(t.sent[2]!.dedup_key.replace(/:path-restored$/, '')).to.equal(
       t.sent[0]!.dedup_key.replace(/:path-broken$/, ''),
     );
   });
@@ -98,6 +113,7 @@ describe('PathFindings', () => {
     const t = coordinator();
     t.dead.add(B);
     for (const r of reports(3, [`${A}>${B}`])) t.findings.take(r);
+    t.clock.advance(2_000);
     t.findings.round(NODES);
     expect(t.sent).to.deep.equal([]);
     expect(
@@ -115,12 +131,19 @@ describe('PathFindings', () => {
     expect(t.findings.take(now!)).to.deep.equal({ accepted: false, resync: false });
   });
 
-  it('starts a new term from an empty book, and finds nothing it was told in the last', () => {
+  it('starts a term after another node led from an empty book; leading on at a newer epoch keeps all', () => {
     const t = coordinator();
-    for (const r of reports(3, [`${A}>${B}`])) t.findings.take(r);
+    for (const r of reports(3, [`${A}>${B}`, `${B}>${A}`])) t.findings.take(r);
+    t.clock.advance(2_000);
     t.findings.round(NODES);
-    expect(t.findings.book.size.paths).to.equal(20);
+    expect(t.findings.open()).to.have.length(2);
     t.election.view = { ...t.election.view, epoch: 4 };
+    t.findings.round(NODES);
+    expect(t.findings.book.size.paths, 'renewed').to.equal(20);
+    expect(t.findings.open()).to.have.length(2);
+    t.election.view = { ...t.election.view, role: 'follower', epoch: 5 };
+    t.findings.round(NODES);
+    t.election.view = { ...t.election.view, role: 'coordinator', epoch: 6 };
     t.findings.round(NODES);
     expect(t.findings.book.size.paths).to.equal(0);
     expect(t.findings.findings).to.deep.equal([]);
@@ -171,6 +194,116 @@ describe('PathFindings', () => {
     expect(opened([`${A}>${D}`, `${B}>${D}`]), 'both into D').to.deep.equal({
       [`path_degraded n@${A}>n@${D}`]: 30,
       [`path_degraded n@${B}>n@${D}`]: 30,
+    });
+  });
+
+  /** Rounds a second apart, the nodes reporting `failed` (and `degraded`) all along. */
+  function run(t: ReturnType<typeof coordinator>, seconds: number, failed: string[] = []) {
+    for (let i = 0; i < seconds; i++) {
+      if (i % 5 === 0) for (const r of reports(t.election.view.epoch, failed)) t.findings.take(r);
+      t.findings.round(NODES);
+      t.clock.advance(1_000);
+    }
+  }
+  const events = (t: ReturnType<typeof coordinator>) =>
+    t.sent.map((p) => `${p.event} ${p.peer.address}`);
+
+  it('waits two rounds more with a path broken one way only: random loss fails one path alone', () => {
+    const t = coordinator();
+    t.clock.advance(2_000);
+    run(t, 2, [`${A}>${B}`]);
+    expect(t.sent, 'one way, one round').to.deep.equal([]);
+    run(t, 2, [`${A}>${B}`]);
+    expect(events(t)).to.deep.equal([`path_broken ${B}`]);
+  });
+
+  it('holds findings about a node back lately until its paths were probed again', () => {
+    const t = coordinator();
+    t.dead.add(D);
+    run(t, 3);
+    t.dead.delete(D);
+    // Back: the paths into it recover one prober at a time.
+    run(t, 5, [`${A}>${D}`]);
+    expect(t.sent, 'a cover, the failures and a report: 6 s at this size').to.deep.equal([]);
+    run(t, 4, [`${A}>${D}`]);
+    expect(events(t), 'still broken once settled').to.deep.equal([`path_broken ${D}`]);
+  });
+
+  it('keeps a finding open while a node it names is down, rather than telling it over', () => {
+    const t = coordinator();
+    t.clock.advance(2_000);
+    run(t, 5, [`${A}>${B}`, `${B}>${A}`]);
+    expect(events(t)).to.have.length(2);
+    t.dead.add(B);
+    run(t, 30);
+    expect(events(t), 'nothing more while B is down').to.have.length(2);
+  });
+
+  it('closes a finding naming a node that left the mesh, saying so', () => {
+    const t = coordinator();
+    t.clock.advance(2_000);
+    run(t, 3, [`${A}>${B}`, `${B}>${A}`]);
+    const left = NODES.filter((n) => n !== B);
+    for (let i = 0; i < 12; i++) {
+      t.findings.round(left);
+      t.clock.advance(1_000);
+    }
+    const closings = t.sent.filter((p) => p.event === 'path_restored');
+    // Every node here is named `n` (its id n@address): B's name.
+    expect(closings.map((p) => p.reason)).to.deep.equal([
+      'no longer judged: n left the mesh',
+      'no longer judged: n left the mesh',
+    ]);
+  });
+
+  describe('a new coordinator', () => {
+    /** What a predecessor's open degraded-node incident looks like to its successor. */
+    function predecessorsOpen() {
+      const p = coordinator();
+      p.clock.advance(2_000);
+      for (let i = 0; i < 3; i++) {
+        for (const r of reports(
+          3,
+          [],
+          NODES.filter((n) => n !== D).flatMap((n) => [`${n}>${D}`, `${D}>${n}`]),
+        )) {
+          p.findings.take(r);
+        }
+        p.findings.round(NODES);
+        p.clock.advance(1_000);
+      }
+      const opening = p.sent.find((e) => e.event === 'peer_degraded')!;
+      return { opening, alert: alertOf(opening) };
+    }
+
+    it('closes an incident it inherited open under its own key when it does not find it', () => {
+      const { opening, alert } = predecessorsOpen();
+      const t = coordinator();
+      t.election.view = { ...t.election.view, epoch: 4 };
+      t.findings.inherit([alert], [], NODES.length);
+      run(t, 15);
+      expect(events(t)).to.deep.equal([`peer_healthy ${D}`]);
+      expect(t.sent[0]!.dedup_key.replace(/:healthy$/, '')).to.equal(
+        opening.dedup_key.replace(/:degraded$/, ''),
+      );
+    });
+
+    it('tells nothing of an inherited incident it finds too, and closes it when over', () => {
+      const { opening, alert } = predecessorsOpen();
+      const t = coordinator();
+      t.election.view = { ...t.election.view, epoch: 4 };
+      t.findings.inherit([], [opening], NODES.length);
+      const degraded = NODES.filter((n) => n !== D).flatMap((n) => [`${n}>${D}`, `${D}>${n}`]);
+      for (let i = 0; i < 20; i++) {
+        for (const r of reports(4, [], degraded)) t.findings.take(r);
+        t.findings.round(NODES);
+        t.clock.advance(1_000);
+      }
+      expect(t.sent, 'found again: it is open already').to.deep.equal([]);
+      expect(t.findings.isOpen(opening)).to.equal(true);
+      run(t, 15);
+      expect(events(t)).to.deep.equal([`peer_healthy ${D}`]);
+      expect(alert.key).to.equal(opening.dedup_key.replace(/:degraded$/, ''));
     });
   });
 });

@@ -112,4 +112,13 @@ describe('nearestRank', () => {
     expect(nearestRank([1, 1_000], 50)).to.equal(1);
     expect(nearestRank([7], 1)).to.equal(7);
   });
+
+  it('forgets the newest samples from a moment on, and counts on from what is left', () => {
+    const w = new PathWindow({ pathWindowMs: 10_000 });
+    for (let t = 0; t < 6; t++) w.record({ atMs: t * 1_000, ok: t < 3, latencyMs: 2 });
+    w.dropSince(3_000);
+    expect(w.stats(6_000)).to.deep.include({ samples: 3, failures: 0 });
+    w.record({ atMs: 7_000, ok: true, latencyMs: 2 });
+    expect(w.stats(7_000)).to.deep.include({ samples: 4, failures: 0 });
+  });
 });

@@ -3,6 +3,7 @@
 // coordinator's intake stays bounded whatever N.
 import { expect } from 'chai';
 import {
+  exceptionsTold,
   MATRIX_NODES,
   REPORT_INTAKE_PER_S,
   REPORT_REFRESH_MS,
@@ -17,18 +18,20 @@ describe('reportPolicy', () => {
     const nodes = mesh(MATRIX_NODES);
     const policy = reportPolicy(nodes[0]!, nodes, 20);
     expect(policy.everyPath).to.equal(true);
-    expect(tells(policy, nodes[50]!, 'ok')).to.equal(true);
+    expect(tells(policy, nodes[50]!, 'ok', new Set())).to.equal(true);
   });
 
-  it('in a larger mesh tells its next PAIR_PROBES nodes in the ring, and any path not ok', () => {
+  it('in a larger mesh tells its next PAIR_PROBES nodes in the ring, and the exceptions told', () => {
     const nodes = mesh(MATRIX_NODES + 1);
     const self = nodes[MATRIX_NODES - 1]!;
     const policy = reportPolicy(self, nodes, 3);
     expect(policy.everyPath).to.equal(false);
     expect([...policy.sample]).to.deep.equal([nodes[MATRIX_NODES]!, nodes[0]!, nodes[1]!]);
-    expect(tells(policy, nodes[0]!, 'ok')).to.equal(true);
-    expect(tells(policy, nodes[50]!, 'ok')).to.equal(false);
-    expect(tells(policy, nodes[50]!, 'degraded')).to.equal(true);
+    const none = new Set<string>();
+    expect(tells(policy, nodes[0]!, 'ok', none)).to.equal(true);
+    expect(tells(policy, nodes[50]!, 'ok', none)).to.equal(false);
+    expect(tells(policy, nodes[50]!, 'degraded', none), 'not among the exceptions').to.equal(false);
+    expect(tells(policy, nodes[50]!, 'degraded', new Set([nodes[50]!]))).to.equal(true);
   });
 
   it(`spaces reports so that about ${REPORT_INTAKE_PER_S} a second reach the coordinator`, () => {
@@ -41,5 +44,22 @@ describe('reportPolicy', () => {
     }
     const nodes = mesh(5_000);
     expect(reportPolicy(nodes[0]!, nodes, 20).gapMs).to.equal(25_000);
+  });
+
+  it('tells at most PAIR_PROBES paths not ok out of the sample, the failed ones first', () => {
+    const nodes = mesh(MATRIX_NODES + 50);
+    const policy = reportPolicy(nodes[0]!, nodes, 3);
+    const paths = nodes.slice(10).map((to, i) => ({
+      to,
+      state: i % 3 === 0 ? 'failed' : i % 3 === 1 ? 'degraded' : 'ok',
+    }));
+    const told = exceptionsTold(paths, policy, 5);
+    expect(told.size).to.equal(5);
+    expect([...told].every((to) => paths.find((p) => p.to === to)?.state === 'failed')).to.equal(
+      true,
+    );
+    expect(exceptionsTold(paths, reportPolicy(nodes[0]!, nodes.slice(0, 50), 3), 5).size).to.equal(
+      0,
+    );
   });
 });
