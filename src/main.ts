@@ -27,6 +27,7 @@ import { orderlyStop } from './shutdown/orderly-stop.js';
 import { EventLog } from './status/event-log.js';
 import { windowChanges } from './status/event-feed.js';
 import { loadSchemas } from './wire/schemas.js';
+import type { Alert } from './wire/alert.js';
 
 export const VERSION = '0.1.0';
 
@@ -99,6 +100,7 @@ export async function startNode(config: Config, deps: NodeDeps): Promise<Running
       return paths.enabled;
     },
     inherit: (...a: Parameters<PathProbing['inherit']>): void => paths.inherit(...a),
+    alerts: (): readonly Alert[] => paths.openAlerts(),
   };
   const leadership = new Leadership({ ...parts, rounds, reporter, shared, present, findings });
   const { election } = leadership;

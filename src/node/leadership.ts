@@ -60,6 +60,8 @@ export interface LeadershipOptions {
       undelivered: readonly PeerStatusPayload[],
       nodes: number,
     ): void;
+    /** The open findings as alerts, shared with the followers. */
+    alerts(): readonly Alert[];
   };
   events: EventLog;
   metrics: { election: Pick<ElectionMetrics, 'electionStarted' | 'coordinatorChanged'> };
@@ -75,7 +77,11 @@ export class Leadership {
 
   constructor(private readonly o: LeadershipOptions) {
     const { config, self, clock, transport, rounds, shared } = o;
-    this.sharing = new TermSharing({ ...o, lastLeader: () => this.election.lastLeader });
+    this.sharing = new TermSharing({
+      ...o,
+      lastLeader: () => this.election.lastLeader,
+      findingAlerts: () => o.findings?.alerts() ?? [],
+    });
     this.election = new ElectionDriver({
       self,
       // Election messages time out after PROBE_TIMEOUT; their answers are awaited a little longer.

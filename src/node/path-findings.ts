@@ -4,6 +4,7 @@
 // an empty book, and takes over the incidents its predecessor left open (inherit): each is closed
 // under its own key unless found again. The same node leading on at a newer epoch keeps all.
 import { findingPayload, reportsFinding } from '../alerts/finding-events.js';
+import { alertOf } from '../alerts/lifecycle.js';
 import type { Reporter } from '../alerts/reporter.js';
 import type { Clock } from '../core/clock.js';
 import type { Logger } from '../core/logger.js';
@@ -15,7 +16,7 @@ import {
   PAIR_FAIL_AFTER,
   SHARED_END_OPEN_AFTER_MS,
 } from '../paths/defaults.js';
-import { inheritedFindings } from '../paths/finding-inheritance.js';
+import { inheritedFindings } from '../alerts/finding-inheritance.js';
 import { FindingTracker, findingId, type OpenFinding } from '../paths/finding-tracker.js';
 import { localizeIndex } from '../paths/localize.js';
 import { roundsToCover } from '../paths/pair-schedule.js';
@@ -73,9 +74,13 @@ export class PathFindings {
   private oneWay = new Set<string>();
   /** When each open finding's problem started (its incident's identity), by finding id. */
   private readonly starts = new Map<string, number>();
+  /** Each open finding's alert, as its opening told it (or as inherited), by finding id. */
+  private readonly alerts = new Map<string, Alert>();
   /** The term this node leads, while it does (its book and findings are that term's). */
   private leadingEpoch: number | null = null;
   private termStartMs = 0;
+  /** This term's inheritance is in (inherit): until then nothing opens, lest it open twice. */
+  private inherited = false;
   private lastFindings: Finding[] = [];
   /** What the last localization read, and when: the same book and nodes find the same. */
   private localized: { version: number; nodes: readonly string[]; atMs: number } | null = null;
@@ -107,6 +112,11 @@ export class PathFindings {
     return this.tracker.open();
   }
 
+  /** The open findings as alerts: what a successor takes over (inherit). */
+  openAlerts(): Alert[] {
+    return [...this.alerts.values()];
+  }
+
   /** POST /paths/report: taken while this node leads that very term. */
   take(report: PathReport): PathReportReply {
     const e = this.o.election();
@@ -135,11 +145,22 @@ export class PathFindings {
   ): void {
     const e = this.o.election();
     this.leadTerm(e.epoch);
+    this.inherited = true;
     const now = this.o.clock.now();
     const { spreadMs } = reportPacing(nodes);
-    for (const { finding, startMs } of inheritedFindings(alerts, undelivered)) {
+    const taken: string[] = [];
+    for (const { finding, startMs, alert } of inheritedFindings(alerts, undelivered)) {
       const open = this.tracker.adopt(finding, now, now + spreadMs + this.o.roundIntervalMs);
-      if (open) this.starts.set(open.id, startMs);
+      if (!open) continue;
+      this.starts.set(open.id, startMs);
+      this.alerts.set(open.id, alert);
+      taken.push(open.id);
+    }
+    if (taken.length > 0) {
+      this.o.logger.info(
+        { event: 'findings-inherited', findings: taken },
+        `${taken.length} finding(s) the last coordinator left open: open here until found again or over`,
+      );
     }
   }
 
@@ -196,8 +217,10 @@ export class PathFindings {
         reported.push(open.latest);
       }
     }
-    // A new term's first reports are spread out: nothing opens before they are in.
-    const opening = now - this.termStartMs >= policy.spreadMs + this.o.roundIntervalMs;
+    // A new term's first reports are spread out, and what its predecessor left open comes once
+    // the term is confirmed: nothing opens before both are in.
+    const opening =
+      this.inherited && now - this.termStartMs >= policy.spreadMs + this.o.roundIntervalMs;
     this.sharingEnds = sharingEnds(reported);
     this.oneWay = oneWay(reported);
     const { opened, closed } = this.tracker.update(reported, now, { opening });
@@ -232,6 +255,7 @@ export class PathFindings {
     this.leadingEpoch = epoch;
     if (renewed) return;
     this.termStartMs = this.o.clock.now();
+    this.inherited = false;
     this.book.clear();
     this.forget();
   }
@@ -241,6 +265,7 @@ export class PathFindings {
     this.lastFindings = [];
     this.tracker.clear();
     this.starts.clear();
+    this.alerts.clear();
     this.silent.clear();
   }
 
@@ -265,6 +290,8 @@ export class PathFindings {
         refOf,
         figures: this.book.figuresOf(closing ? finding.latest : finding.opened, { closing }),
       });
+      if (closing) this.alerts.delete(finding.id);
+      else this.alerts.set(finding.id, alertOf(payload));
       this.o.reporter.onFinding(payload);
     } catch (err) {
       this.o.logger.error({ err, finding: finding.id }, 'BUG: a finding could not be told');

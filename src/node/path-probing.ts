@@ -141,6 +141,11 @@ export class PathProbing {
     this.coordinating.inherit(alerts, undelivered, nodes);
   }
 
+  /** The open findings as alerts, as they opened (shared with the followers: a successor's). */
+  openAlerts(): Alert[] {
+    return this.coordinating.openAlerts();
+  }
+
   /** POST /paths/echo: the same payload back. */
   echo(echo: PathEcho): PathEcho {
     return { from: this.o.self, payload: echo.payload };

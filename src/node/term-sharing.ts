@@ -2,6 +2,7 @@
 // and the reporter's events while leading, else what the last followed term left), and where a
 // peer's goes (the memory of the followed term, the maintenance book, the reporter).
 import type { Reporter } from '../alerts/reporter.js';
+import type { Alert } from '../wire/alert.js';
 import type { Clock } from '../core/clock.js';
 import type { AlertDispatcher } from '../delivery/alert-dispatcher.js';
 import type { ElectionDelegate, TermState } from '../election/delegate.js';
@@ -47,6 +48,11 @@ export interface TermSharingOptions {
   events: EventLog;
   /** The coordinator this node followed last (the election knows). */
   lastLeader(): NodeRef | null;
+  /**
+   * Pair probing's open findings, as alerts (path-findings.ts): shared whether or not a receiver
+   * other than KNH's webhooks is set, so that a successor closes their incidents. Default: none.
+   */
+  findingAlerts?: () => readonly Alert[];
 }
 
 export class TermSharing implements ElectionDelegate {
@@ -64,10 +70,13 @@ export class TermSharing implements ElectionDelegate {
     const { rounds, shared, reporter, dispatcher, clock } = this.o;
     const own = reporter.undelivered();
     if (rounds.running) {
+      const alerts = dispatcher.enabled ? dispatcher.shared() : [];
+      const keys = new Set(alerts.map((a) => a.key));
+      const findings = (this.o.findingAlerts?.() ?? []).filter((a) => !keys.has(a.key));
       return {
         peers: shared.views(),
         undelivered: own,
-        alerts: dispatcher.enabled ? dispatcher.shared() : [],
+        alerts: [...alerts, ...findings],
         cannotJudge: reporter.cannotJudgeOpen(),
       };
     }
@@ -77,7 +86,10 @@ export class TermSharing implements ElectionDelegate {
     return {
       peers: this.inherited(clock.now()),
       undelivered: [...this.memory.undelivered.filter((p) => !keys.has(p.dedup_key)), ...own],
-      alerts: dispatcher.enabled ? this.memory.alerts : [],
+      // Without other receivers its coordinator shared only its findings' alerts: those go on.
+      alerts: dispatcher.enabled
+        ? this.memory.alerts
+        : this.memory.alerts.filter((a) => a.severity === 'warning'),
       cannotJudge: this.memory.cannotJudge,
     };
   }

@@ -102,7 +102,9 @@ function sidesWorkWithin(index: PathIndex, explained: Uint8Array, sides: number[
  * often: it hears from both sides). The failing paths, taken as undirected edges, must form a
  * component that splits in two (2-colouring, no odd cycle) into groups of ≥ 2 nodes, with no known
  * path between the groups working and ≥ MIN_KNOWN failing, and most known paths inside each group
- * working. Of several such components, the one with the most nodes. Time and memory O(N + P).
+ * working. Of several such components, the one with the most nodes. Time O(N + P) to find the
+ * components, and O(P) more for each that splits in two with ≥ 2 nodes a side (one, or none, in
+ * all but a shattered mesh); memory O(N + P).
  */
 export function bridgedSides(
   index: PathIndex,

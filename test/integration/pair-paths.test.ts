@@ -232,6 +232,47 @@ describe('pair probing (5 network namespaces, root only)', function () {
     expectValidWebhooks(fx);
   });
 
+  it('a new coordinator takes over the path_broken its predecessor opened: no second opening, one closing under the same key', async function () {
+    this.timeout(120_000);
+    const [a, b, top] = [ranked[2]!, ranked[4]!, ranked[0]!];
+    const at = await fx.net.partition([a.index], [b.index]);
+    const broken = (p: PeerStatusPayload) => p.event === 'path_broken' && p.severity === 'warning';
+    await fx.waitForPeerStatus(
+      'path_broken both ways',
+      () => fx.peerStatuses(at).filter((w) => broken(w.body)).length >= 2,
+      {
+        sinceMs: at,
+        timeoutMs: 20_000,
+      },
+    );
+    // A few heartbeats: the followers hold the findings' alerts (a successor taking over within
+    // one of the opening sends it again, with the same dedup key).
+    await sleep(STEADY_MS);
+    await fx.net.kill(top.index);
+    await sleep(15_000);
+    const healed = await fx.net.heal();
+    await fx.waitForPeerStatus(
+      'both path_restored',
+      () => fx.peerStatuses(healed).filter((w) => w.body.event === 'path_restored').length >= 2,
+      { sinceMs: healed, timeoutMs: 30_000 },
+    );
+    await sleep(2_000);
+    log(`events:\n${events(fx, at)}`);
+    const stem = (key: string) => key.slice(0, key.lastIndexOf(':'));
+    const opened = fx.peerStatuses(at).filter((w) => broken(w.body));
+    const closed = fx.peerStatuses(at).filter((w) => w.body.event === 'path_restored');
+    expect(opened.length, events(fx, at)).to.equal(2);
+    expect(new Set(opened.map((w) => stem(w.body.dedup_key))).size, events(fx, at)).to.equal(2);
+    expect(closed.map((w) => stem(w.body.dedup_key)).sort(), events(fx, at)).to.deep.equal(
+      [...new Set(opened.map((w) => stem(w.body.dedup_key)))].sort(),
+    );
+    expect(closed.map((w) => w.body.coordinator_address)).to.deep.equal([
+      ranked[1]!.address,
+      ranked[1]!.address,
+    ]);
+    expectValidWebhooks(fx);
+  });
+
   it('20% loss on every host for 5 minutes: no peer_dead', async function () {
     this.timeout(420_000);
     const at = await fx.net.loss(0.2);

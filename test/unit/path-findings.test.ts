@@ -74,6 +74,8 @@ function coordinator() {
       },
     },
   });
+  // Its term confirmed, with nothing open left by a predecessor.
+  findings.inherit([], [], NODES.length);
   return { clock, sent, election, dead, findings, answers, asked };
 }
 
@@ -148,6 +150,14 @@ describe('PathFindings', () => {
     expect(t.findings.book.size.paths).to.equal(0);
     expect(t.findings.findings).to.deep.equal([]);
     expect(t.findings.open()).to.deep.equal([]);
+    // Until its term is confirmed (and what it inherits known), nothing opens.
+    for (const r of reports(6, [`${A}>${B}`, `${B}>${A}`])) t.findings.take(r);
+    t.clock.advance(5_000);
+    t.findings.round(NODES);
+    expect(t.findings.open(), 'not confirmed yet').to.deep.equal([]);
+    t.findings.inherit([], [], NODES.length);
+    t.findings.round(NODES);
+    expect(t.findings.open()).to.have.length(2);
   });
 
   it('asks a live node whose reports stopped coming for its paths, and finds its egress cut from the answer', async () => {
@@ -275,6 +285,14 @@ describe('PathFindings', () => {
       const opening = p.sent.find((e) => e.event === 'peer_degraded')!;
       return { opening, alert: alertOf(opening) };
     }
+
+    it('shares what it opened as alerts, as its opening told it: what a successor takes over', () => {
+      const { opening, alert } = predecessorsOpen();
+      expect(alert.key).to.equal(opening.dedup_key.replace(/:degraded$/, ''));
+      const t = coordinator();
+      t.findings.inherit([alert], [], NODES.length);
+      expect(t.findings.openAlerts()).to.deep.equal([alert]);
+    });
 
     it('closes an incident it inherited open under its own key when it does not find it', () => {
       const { opening, alert } = predecessorsOpen();

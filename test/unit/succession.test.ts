@@ -123,4 +123,22 @@ describe('succession of alerts', () => {
     expect(carried).to.deep.equal([]);
     expect(over, 'its own alert is resolved by its own recovery').to.deep.equal([]);
   });
+
+  it("carries the findings' alerts on when it judges findings itself, and resolves them otherwise", () => {
+    const finding = alert('10.0.0.4', {
+      kind: 'peer_degraded',
+      key: `knh:degraded:10.0.0.4:8080:${T}`,
+      severity: 'warning',
+    });
+    const args = {
+      inherited: [finding],
+      records: [record('10.0.0.4', false)],
+      undelivered: [],
+      self: SELF,
+      epoch: 4,
+      now: T + 10_000,
+    };
+    expect(succession({ ...args, findingsJudged: true }).carried).to.deep.equal([finding]);
+    expect(succession({ ...args, findingsJudged: false }).over).to.deep.equal([finding]);
+  });
 });

@@ -9,6 +9,7 @@ import { EventLog } from '../../src/status/event-log.js';
 import type { PeerView } from '../../src/wire/peer-view.js';
 import type { PeerStatusPayload } from '../../src/wire/webhooks.js';
 import { deadAlert } from '../support/alerts.js';
+import type { Alert } from '../../src/wire/alert.js';
 import { FakeClock } from '../support/fake-clock.js';
 
 const SELF = { id: 'self@10.0.0.5', address: '10.0.0.5:8080' };
@@ -39,7 +40,11 @@ const deadA = (incidentMs: number): PeerStatusPayload =>
     now: incidentMs,
   });
 
-function sharing({ running = false, alertsOn = true } = {}) {
+function sharing({
+  running = false,
+  alertsOn = true,
+  findings = [] as Alert[],
+}: { running?: boolean; alertsOn?: boolean; findings?: Alert[] } = {}) {
   const clock = new FakeClock();
   const events = new EventLog(() => clock.now());
   const own = { views: [view(A, 'alive')], undelivered: [] as PeerStatusPayload[] };
@@ -63,6 +68,7 @@ function sharing({ running = false, alertsOn = true } = {}) {
     book: new MaintenanceBook(),
     events,
     lastLeader: () => LEADER,
+    findingAlerts: () => findings,
   });
   return { s, clock, events, own, firing, calls };
 }
@@ -82,6 +88,27 @@ describe('TermSharing', () => {
   it("shares no alerts when no receiver other than KNH's webhooks is set", () => {
     const { s } = sharing({ running: true, alertsOn: false });
     expect(s.localState().alerts).to.deep.equal([]);
+  });
+
+  it("shares its open findings' alerts whatever the receivers, once each, and a follower passes them on", () => {
+    const finding = {
+      ...deadAlert(2, 1_000),
+      kind: 'peer_degraded' as const,
+      severity: 'warning' as const,
+    };
+    const alone = sharing({ running: true, alertsOn: false, findings: [finding] });
+    expect(alone.s.localState().alerts).to.deep.equal([finding]);
+    const both = sharing({ running: true, findings: [finding, ...[deadAlert(1, 1_000)]] });
+    expect(both.s.localState().alerts.map((a) => a.key)).to.deep.equal([
+      deadAlert(1, 1_000).key,
+      finding.key,
+    ]);
+    const follower = sharing({ alertsOn: false });
+    follower.s.mergeFollowed(
+      { peers: [], undelivered: [], alerts: [deadAlert(1, 1_000), finding], cannotJudge: null },
+      false,
+    );
+    expect(follower.s.localState().alerts).to.deep.equal([finding]);
   });
 
   it('as a follower, passes on the followed term, its leader alive, each event once', () => {

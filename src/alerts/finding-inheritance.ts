@@ -10,13 +10,16 @@ import {
   type FindingFacts,
   type PeerStatusPayload,
 } from '../wire/webhooks.js';
-import { findingOfSubject } from './finding-tracker.js';
-import type { Finding } from './path-state.js';
+import { findingOfSubject } from '../paths/finding-tracker.js';
+import type { Finding } from '../paths/path-state.js';
+import { alertOf } from './lifecycle.js';
 
 export interface InheritedFinding {
   finding: Finding;
   /** When its problem started: its incident's identity. */
   startMs: number;
+  /** Its alert, as shared, or as its opening makes it. */
+  alert: Alert;
 }
 
 /** The open findings in what a predecessor shared; pure. */
@@ -27,15 +30,15 @@ export function inheritedFindings(
   const closed = new Set(
     undelivered.filter((p) => isFindingPayload(p) && !opensIncident(p.event)).map(incidentOf),
   );
-  const open = new Map<string, FindingFacts>();
-  for (const a of alerts) if (a.severity === 'warning') open.set(a.key, a.facts ?? {});
+  const open = new Map<string, Alert>();
+  for (const a of alerts) if (a.severity === 'warning') open.set(a.key, a);
   for (const p of undelivered) {
     if (!isFindingPayload(p) || !opensIncident(p.event)) continue;
-    const { figures, mtu, egress, partition } = p;
-    open.set(incidentOf(p), { figures, mtu, egress, partition });
+    if (!open.has(incidentOf(p))) open.set(incidentOf(p), alertOf(p));
   }
   const found: InheritedFinding[] = [];
-  for (const [key, facts] of open) {
+  for (const [key, alert] of open) {
+    const facts: FindingFacts = alert.facts ?? {};
     if (closed.has(key)) continue;
     const finding = findingOfSubject(incidentSubjectOf(key), {
       ...(facts.partition ? { sides: facts.partition.sides } : {}),
@@ -45,7 +48,7 @@ export function inheritedFindings(
       ...(facts.mtu ? { size: facts.mtu.size } : {}),
     });
     const startMs = incidentStart(key);
-    if (finding && Number.isFinite(startMs)) found.push({ finding, startMs });
+    if (finding && Number.isFinite(startMs)) found.push({ finding, startMs, alert });
   }
   return found;
 }
