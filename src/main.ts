@@ -127,7 +127,7 @@ export async function startNode(config: Config, deps: NodeDeps): Promise<Running
     protocolOf: (address) => transport.protocolOf(address),
     verdictOf: (address) => {
       const r = rounds.record(address);
-      return r && { id: r.id, alive: r.health === 'alive' };
+      return r && { id: r.id, health: r.health };
     },
   });
   const isPeer = (address: string) => membership.isPeer(address);

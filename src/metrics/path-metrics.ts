@@ -67,7 +67,7 @@ export class PathMetrics {
       });
     perPathGauge(
       'knh_path_loss_ratio',
-      "Share of this node's pair probes of the peer (by address) that failed, over PATH_WINDOW; within METRICS_PER_PATH_LIMIT.",
+      "Share of this node's pair probes of the peer (by address) that were lost (timed out or cut short; a refusal is the peer's host answering, no loss), over PATH_WINDOW; within METRICS_PER_PATH_LIMIT.",
       (p) => p.stats.lossRatio,
     );
     perPathGauge(

@@ -27,6 +27,7 @@ import type { Alert } from '../wire/alert.js';
 import { incidentOf, incidentStart, incidentSubjectOf } from '../wire/incident.js';
 import { nodeNameOf, type NodeRef } from '../wire/node-ref.js';
 import type { PathReport, PathReportReply } from '../wire/peer-messages.js';
+import type { Health } from '../wire/peer-view.js';
 import type { PeerStatusPayload } from '../wire/webhooks.js';
 import { SilentReporters } from './silent-reporters.js';
 
@@ -47,15 +48,28 @@ export interface PathFindingsOptions {
   election: () => ElectionView;
   reporter: Pick<Reporter, 'onFinding'>;
   /**
-   * A node as the coordinator's own verdicts know it, by address: its id, and whether it is alive
-   * (answering its probes). A finding naming a node not alive is the verdicts' to tell (peer_dead),
-   * not a warning: a crash fails every path into the node a few probes before most of them do.
+   * A node as the coordinator's own verdicts know it, by address: its id, and its health. A
+   * finding naming a node not alive is the verdicts' to tell (peer_dead), not a warning: a crash
+   * fails every path into the node a few probes before most of them do.
    */
-  verdictOf: (address: string) => { id: string; alive: boolean } | undefined;
+  verdictOf: (address: string) => NodeVerdict | undefined;
   /** PAIR_PROBES and ELECTION_COOLDOWN_PERIOD: how long paths take to be probed again. */
   perRound: number;
   roundIntervalMs: number;
 }
+
+export interface NodeVerdict {
+  id: string;
+  health: Health;
+}
+
+/** Findings of working paths: an outage fails paths, it does not make them slow or lossy. */
+const QUALITY_KINDS: ReadonlySet<Finding['kind']> = new Set([
+  'node-degraded',
+  'path-degraded',
+  'node-mtu',
+  'path-mtu',
+]);
 
 export class PathFindings {
   readonly book = new PathBook();
@@ -84,8 +98,11 @@ export class PathFindings {
   private lastFindings: Finding[] = [];
   /** What the last localization read, and when: the same book and nodes find the same. */
   private localized: { version: number; nodes: readonly string[]; atMs: number } | null = null;
-  /** When each node was last seen not alive by the verdicts (suspect, dead, unknown). */
-  private readonly notAlive = new Map<string, number>();
+  /**
+   * When each node was last seen down (dead, unknown) and last seen suspect by the verdicts: its
+   * paths may still be coming back from either.
+   */
+  private readonly notAlive = new Map<string, { down: number; suspect: number }>();
   /** The nodes of the last round. */
   private listed: ReadonlySet<string> = new Set();
   private readonly silent: SilentReporters;
@@ -183,9 +200,10 @@ export class PathFindings {
     this.book.prune(listed, now, policy.staleMs);
     this.localize(nodes, now);
     const self = this.o.self.address;
-    const alive = (address: string) =>
-      address === self || this.o.verdictOf(address)?.alive === true;
-    this.noteNotAlive(nodes, alive, now);
+    const healthOf = (address: string): Health =>
+      address === self ? 'alive' : (this.o.verdictOf(address)?.health ?? 'unknown');
+    const alive = (address: string) => healthOf(address) === 'alive';
+    this.noteNotAlive(nodes, healthOf, now);
     this.silent.ask(nodes, alive, {
       now,
       epoch: e.epoch,
@@ -198,22 +216,29 @@ export class PathFindings {
       (roundsToCover(nodes.length, this.o.perRound) + PAIR_FAIL_AFTER + 1) *
         this.o.roundIntervalMs +
       policy.gapMs;
-    const settled = (n: string) =>
-      alive(n) && now - (this.notAlive.get(n) ?? -Infinity) >= settleMs;
+    // A spell of suspicion without a death is what a lossy node's probes show now and then (all
+    // of one probe's retries lost): its paths did not fail, so its degraded or MTU findings need
+    // not wait for them, only its failures do (a restart quicker than a verdict).
+    const settledFor = (f: Finding) => (n: string) => {
+      const last = this.notAlive.get(n);
+      if (!alive(n)) return false;
+      if (last === undefined) return true;
+      return (
+        now - last.down >= settleMs && (QUALITY_KINDS.has(f.kind) || now - last.suspect >= settleMs)
+      );
+    };
+    const settled = (f: Finding) => nodesOf(f).every(settledFor(f));
     // Its own probes judge the paths from the coordinator (path_broken from its verdicts), and
     // its verdicts the nodes nobody reaches (peer_dead).
     const reported = this.lastFindings.filter(
-      (f) =>
-        reportsFinding(f) &&
-        !(f.kind === 'path-broken' && f.from === self) &&
-        nodesOf(f).every(settled),
+      (f) => reportsFinding(f) && !(f.kind === 'path-broken' && f.from === self) && settled(f),
     );
     // An open finding naming a node down now or back lately is the verdicts' until it settles:
     // held open as it was, rather than closed as if it were over.
     const found = new Set(reported.map(findingId));
     for (const open of this.tracker.open()) {
       const names = nodesOf(open.latest);
-      if (!found.has(open.id) && names.every((n) => listed.has(n)) && !names.every(settled)) {
+      if (!found.has(open.id) && names.every((n) => listed.has(n)) && !settled(open.latest)) {
         reported.push(open.latest);
       }
     }
@@ -242,10 +267,18 @@ export class PathFindings {
     this.localized = { version: this.book.version, nodes, atMs: now };
   }
 
-  private noteNotAlive(nodes: readonly string[], alive: (n: string) => boolean, now: number) {
+  private noteNotAlive(nodes: readonly string[], healthOf: (n: string) => Health, now: number) {
     const listed = new Set(nodes);
     for (const n of this.notAlive.keys()) if (!listed.has(n)) this.notAlive.delete(n);
-    for (const n of nodes) if (!alive(n)) this.notAlive.set(n, now);
+    for (const n of nodes) {
+      const health = healthOf(n);
+      if (health === 'alive') continue;
+      const last = this.notAlive.get(n) ?? { down: -Infinity, suspect: -Infinity };
+      this.notAlive.set(
+        n,
+        health === 'suspect' ? { ...last, suspect: now } : { ...last, down: now },
+      );
+    }
   }
 
   /** This node leads `epoch`: a new term starts from an empty book; a renewed one goes on. */

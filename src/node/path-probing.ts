@@ -30,7 +30,7 @@ import type { PathEcho, PathPull, PathReport, PathReportReply } from '../wire/pe
 import { PATHS_PROTOCOL } from '../wire/protocol.js';
 import type { PeerStatusPayload } from '../wire/webhooks.js';
 import type { Alert } from '../wire/alert.js';
-import { PathFindings, type ElectionView } from './path-findings.js';
+import { PathFindings, type ElectionView, type NodeVerdict } from './path-findings.js';
 
 export interface PathProbingOptions {
   config: Config;
@@ -45,7 +45,7 @@ export interface PathProbingOptions {
   present: () => readonly string[];
   reporter: Pick<Reporter, 'onFinding'>;
   /** A node as the coordinator's verdicts know it, by address (path-findings.ts). */
-  verdictOf: (address: string) => { id: string; alive: boolean } | undefined;
+  verdictOf: (address: string) => NodeVerdict | undefined;
 }
 
 /** The degradation settings of pair probing, from the node's (the rest as measured: defaults.ts). */

@@ -130,9 +130,11 @@ describe('GET /metrics and promtool (4 real nodes)', function () {
         byState.reduce((a, b) => a + b),
         `${about}: its paths`,
       ).to.equal(fx.nodes.length - 1);
-      expect(values(body, 'knh_path_loss_ratio', { peer: victim.address })[0], about).to.be.above(
-        0,
-      );
+      // Killed, its host refuses: no loss of the path's (the verdicts' case), but it is failed.
+      expect(
+        values(body, 'knh_paths', { state: 'failed' }),
+        `${about}: its path to the victim`,
+      ).to.deep.equal([1]);
       for (const peer of alive.filter((n) => n !== node)) {
         expect(values(body, 'knh_path_loss_ratio', { peer: peer.address }), about).to.have.length(
           1,

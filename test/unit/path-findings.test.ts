@@ -49,6 +49,7 @@ function coordinator() {
     view: { role: 'coordinator', epoch: 3, coordinator: { id: `k@${K}`, address: K } },
   };
   const dead = new Set<string>();
+  const suspect = new Set<string>();
   /** What each node answers when asked for its paths (absent: it fails). */
   const answers = new Map<string, PathReport>();
   const asked: string[] = [];
@@ -58,7 +59,10 @@ function coordinator() {
     logger: new CapturingLogger(),
     election: () => election.view,
     reporter: { onFinding: (p) => sent.push(p) },
-    verdictOf: (address) => ({ id: `n@${address}`, alive: !dead.has(address) }),
+    verdictOf: (address) => ({
+      id: `n@${address}`,
+      health: dead.has(address) ? 'dead' : suspect.has(address) ? 'suspect' : 'alive',
+    }),
     protocolOf: () => 3,
     perRound: 20,
     roundIntervalMs: 1_000,
@@ -76,7 +80,7 @@ function coordinator() {
   });
   // Its term confirmed, with nothing open left by a predecessor.
   findings.inherit([], [], NODES.length);
-  return { clock, sent, election, dead, findings, answers, asked };
+  return { clock, sent, election, dead, suspect, findings, answers, asked };
 }
 
 describe('PathFindings', () => {
@@ -208,9 +212,16 @@ describe('PathFindings', () => {
   });
 
   /** Rounds a second apart, the nodes reporting `failed` (and `degraded`) all along. */
-  function run(t: ReturnType<typeof coordinator>, seconds: number, failed: string[] = []) {
+  function run(
+    t: ReturnType<typeof coordinator>,
+    seconds: number,
+    failed: string[] = [],
+    degraded: string[] = [],
+  ) {
     for (let i = 0; i < seconds; i++) {
-      if (i % 5 === 0) for (const r of reports(t.election.view.epoch, failed)) t.findings.take(r);
+      if (i % 5 === 0) {
+        for (const r of reports(t.election.view.epoch, failed, degraded)) t.findings.take(r);
+      }
       t.findings.round(NODES);
       t.clock.advance(1_000);
     }
@@ -237,6 +248,33 @@ describe('PathFindings', () => {
     expect(t.sent, 'a cover, the failures and a report: 6 s at this size').to.deep.equal([]);
     run(t, 4, [`${A}>${D}`]);
     expect(events(t), 'still broken once settled').to.deep.equal([`path_broken ${D}`]);
+  });
+
+  it('tells a lossy node degraded though its probes fail now and then, but not its failures', () => {
+    const intoAndFromD = NODES.filter((n) => n !== D).flatMap((n) => [`${n}>${D}`, `${D}>${n}`]);
+    const t = coordinator();
+    t.clock.advance(2_000);
+    // All of one probe's retries lost: suspect for a round, every few seconds.
+    for (let s = 0; s < 3; s++) {
+      t.suspect.add(D);
+      run(t, 1, [], intoAndFromD);
+      t.suspect.delete(D);
+      run(t, 2, [], intoAndFromD);
+    }
+    expect(events(t), 'its paths did not fail: nothing to wait for').to.deep.equal([
+      `peer_degraded ${D}`,
+    ]);
+
+    const u = coordinator();
+    u.clock.advance(2_000);
+    u.suspect.add(D);
+    run(u, 2);
+    u.suspect.delete(D);
+    // Back (a restart quicker than a verdict): the paths into it recover one prober at a time.
+    run(u, 5, [`${A}>${D}`]);
+    expect(u.sent, 'its failures wait for its paths to be probed again').to.deep.equal([]);
+    run(u, 4, [`${A}>${D}`]);
+    expect(events(u), 'still broken once settled').to.deep.equal([`path_broken ${D}`]);
   });
 
   it('keeps a finding open while a node it names is down, rather than telling it over', () => {
