@@ -5,6 +5,7 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import { byRank, type MultiHostFixture } from '../test/support/multi-host-fixture.js';
 import type { HostNode } from '../test/support/netns-hosts.js';
+import { FINDING_CLOSE_AFTER_MS } from '../src/paths/defaults.js';
 import type { PeerStatusPayload } from '../src/wire/webhooks.js';
 import type { HostsRow } from './hosts.js';
 
@@ -127,7 +128,11 @@ export async function pathRows(
       progress(
         `${c.name} ${run}/${repeat}: ${samples.at(-1) ?? 'timed out'} ms; ${dead} peer_dead`,
       );
+      const healedMs = Date.now();
       await converge();
+      // What was found closes once it has not been found for FINDING_CLOSE_AFTER_MS: the same
+      // fault again before then is that incident going on, and sends nothing new.
+      await sleep(Math.max(0, healedMs + FINDING_CLOSE_AFTER_MS + 2_000 - Date.now()));
     }
     rows.push({ kind: 'timing', name: c.name, targetMs: c.targetMs, samples });
   }

@@ -6,7 +6,7 @@
 import { findingPayload, reportsFinding } from '../alerts/finding-events.js';
 import { alertOf } from '../alerts/lifecycle.js';
 import type { Reporter } from '../alerts/reporter.js';
-import type { Clock } from '../core/clock.js';
+import type { Clock, TimerHandle } from '../core/clock.js';
 import type { Logger } from '../core/logger.js';
 import type { PathTransport } from '../core/transport.js';
 import {
@@ -105,6 +105,10 @@ export class PathFindings {
   private readonly notAlive = new Map<string, { down: number; suspect: number }>();
   /** The nodes of the last round. */
   private listed: ReadonlySet<string> = new Set();
+  private lastNodes: readonly string[] | null = null;
+  /** A judgement before the next round (judgeSoon), and whether this round had one. */
+  private early: TimerHandle | null = null;
+  private judgedEarly = false;
   private readonly silent: SilentReporters;
 
   constructor(private readonly o: PathFindingsOptions) {
@@ -140,7 +144,30 @@ export class PathFindings {
     if (e.role !== 'coordinator' || report.epoch !== e.epoch)
       return { accepted: false, resync: false };
     this.leadTerm(e.epoch);
-    return this.book.take(report, this.o.clock.now());
+    const reply = this.book.take(report, this.o.clock.now());
+    if (!report.full && report.paths.some((p) => p.state === 'failed')) this.judgeSoon();
+    return reply;
+  }
+
+  /**
+   * A path just reported failed is judged at once rather than at the next round: a broken path is
+   * told up to a round sooner. Once between two rounds at most, so that a stream of such reports
+   * (a lost zone in a large mesh) costs a round's judgement more, not one each.
+   */
+  private judgeSoon(): void {
+    if (this.early !== null || this.judgedEarly || this.lastNodes === null) return;
+    this.judgedEarly = true;
+    this.early = this.o.clock.setTimeout(() => {
+      this.early = null;
+      if (this.lastNodes !== null) this.judge(this.lastNodes);
+    }, 0);
+  }
+
+  /** This node stops: nothing is judged after. */
+  stop(): void {
+    if (this.early !== null) this.o.clock.clearTimeout(this.early);
+    this.early = null;
+    this.lastNodes = null;
   }
 
   /** Whether the incident an event tells is open here (a held alert goes out only then). */
@@ -183,6 +210,14 @@ export class PathFindings {
 
   /** A round ended: localizes what the book holds of `nodes` (every node, ranked), if it leads. */
   round(nodes: readonly string[]): void {
+    this.lastNodes = nodes;
+    this.judgedEarly = false;
+    if (this.early !== null) this.o.clock.clearTimeout(this.early);
+    this.early = null;
+    this.judge(nodes);
+  }
+
+  private judge(nodes: readonly string[]): void {
     const e = this.o.election();
     if (e.role !== 'coordinator') {
       // Another node localizes now: what this one found is its successor's to tell (inherit).

@@ -130,6 +130,7 @@ export class PathProbing {
     this.running = false;
     this.stopping.abort();
     if (this.timer) this.o.clock.clearTimeout(this.timer);
+    this.coordinating.stop();
   }
 
   /** This node's term starts: the findings a predecessor left open (path-findings.ts). */

@@ -115,6 +115,35 @@ describe('PathFindings', () => {
     );
   });
 
+  it('judges a path reported failed at once, not at the next round; once between two rounds', () => {
+    const t = coordinator();
+    for (const r of reports(3)) t.findings.take(r);
+    t.findings.round(NODES);
+    t.clock.advance(2_000);
+    t.findings.round(NODES);
+    /** Each node's paths that changed since its last report (seq), only. */
+    const changes = (seq: number, failed: string[]) =>
+      reports(3, failed).map((r) => ({
+        ...r,
+        seq,
+        full: false,
+        paths: r.paths.filter((p) => failed.includes(`${r.from.address}>${p.to}`)),
+      }));
+    for (const r of changes(1, [`${A}>${B}`, `${B}>${A}`])) t.findings.take(r);
+    expect(t.sent, 'judged in a moment, not while the report is taken').to.deep.equal([]);
+    t.clock.advance(0);
+    expect(events(t), 'before the next round').to.deep.equal([
+      `path_broken ${B}`,
+      `path_broken ${A}`,
+    ]);
+    for (const r of changes(2, [`${C}>${D}`, `${D}>${C}`])) t.findings.take(r);
+    t.clock.advance(0);
+    expect(events(t), 'one early judgement a round').to.have.length(2);
+    t.clock.advance(1_000);
+    t.findings.round(NODES);
+    expect(events(t)).to.have.length(4);
+  });
+
   it('leaves a finding naming a node its verdicts do not hold alive to them', () => {
     const t = coordinator();
     t.dead.add(B);
