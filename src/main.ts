@@ -66,6 +66,7 @@ export async function startNode(config: Config, deps: NodeDeps): Promise<Running
   const { notifier, dispatcher } = outbound({ ...base, userAgent: `knh/${VERSION}`, onSettled });
   const metrics: NodeMetrics = new NodeMetrics({
     version: VERSION,
+    self: { ...self, nodeName: config.nodeName },
     peerAuth: auth !== null,
     perPeerLimit: config.metricsPerPeerLimit,
     perPathLimit: config.metricsPerPathLimit,
@@ -77,6 +78,7 @@ export async function startNode(config: Config, deps: NodeDeps): Promise<Running
     ownPaths: () => paths.prober.reports(),
     meshPeers: () => membership.present.length,
     pathFindings: () => (election.role === 'coordinator' ? paths.findings : []),
+    nodeOf: (address) => rounds.record(address)?.nodeName ?? nodeNameOf(address),
   });
   // How late the event loop runs: an overloaded coordinator's own timeouts decide nothing, and
   // liveness reads it too (over its own 10 s).

@@ -118,7 +118,14 @@ describe('GET /metrics and promtool (4 real nodes)', function () {
         about,
       ).to.deep.equal([1]);
       expect(values(body, 'knh_discovery_peers'), about).to.deep.equal([fx.nodes.length - 1]);
-      expect(values(body, 'knh_process_resident_memory_bytes')[0], about).to.be.above(0);
+      expect(
+        values(body, 'knh_node_info', { node: node.name, address: node.address }),
+        about,
+      ).to.deep.equal([1]);
+      // The standard names, which the usual Node.js dashboards and queries read.
+      expect(values(body, 'process_resident_memory_bytes')[0], about).to.be.above(0);
+      expect(values(body, 'process_cpu_seconds_total')[0], about).to.be.above(0);
+      expect(values(body, 'nodejs_heap_size_used_bytes')[0], about).to.be.above(0);
       elections += values(body, 'knh_elections_total')[0] ?? 0;
 
       // Its own paths (3 peers, within METRICS_PER_PATH_LIMIT): each its series, by state.
@@ -154,7 +161,9 @@ describe('GET /metrics and promtool (4 real nodes)', function () {
         continue;
       }
       for (const peer of fx.nodes.filter((n) => n !== coordinator)) {
-        expect(values(body, 'knh_peer_up', { peer: peer.address }), peer.name).to.deep.equal([
+        // Named by address and by node: an alert says which node without a join.
+        const labels = { peer: peer.address, node: peer.name };
+        expect(values(body, 'knh_peer_up', labels), peer.name).to.deep.equal([
           peer === victim ? 0 : 1,
         ]);
       }
