@@ -157,12 +157,8 @@ describe('daemonset.yaml', () => {
     );
     const [container] = only<DaemonSetShape>('DaemonSet').spec.template.spec.containers;
     const env = container?.env ?? [];
-    // POD_NAME: set for the alerts' pod names, a setting of the alerts' part of issue 23; drop it
-    // from here when that part lands.
-    const pending = new Set(['POD_NAME']);
     for (const e of env) {
       if (e.name === 'NODE_OPTIONS') continue; // Node's own: the next test
-      if (pending.has(e.name) && !known.has(e.name)) continue;
       expect(known.has(e.name), `${e.name} is a knh setting`).to.equal(true);
     }
     const field = (name: string) =>
