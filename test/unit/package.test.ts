@@ -25,16 +25,15 @@ function filesUnder(dir: string): string[] {
     .map((e) => relative(rootPath, `${e.parentPath}/${e.name}`));
 }
 
-// npm's own list of what it would pack; --ignore-scripts: nothing is built here (test:unit built).
-const packed = (
-  JSON.parse(
-    execFileSync('npm', ['pack', '--dry-run', '--json', '--ignore-scripts'], {
-      cwd: rootPath,
-      encoding: 'utf8',
-      stdio: ['ignore', 'pipe', 'ignore'],
-    }),
-  ) as { files: { path: string }[] }[]
-)[0]?.files.map((f) => f.path);
+/** npm's own list of what it would pack; --ignore-scripts: nothing is built here (test:unit built). */
+function packedFiles(): string[] {
+  const out = execFileSync('npm', ['pack', '--dry-run', '--json', '--ignore-scripts'], {
+    cwd: rootPath,
+    encoding: 'utf8',
+    stdio: ['ignore', 'pipe', 'ignore'],
+  });
+  return (JSON.parse(out) as { files: { path: string }[] }[])[0]?.files.map((f) => f.path) ?? [];
+}
 
 /**
  * Module specifiers a built file imports: static and dynamic imports, and require() calls (the
@@ -63,6 +62,8 @@ const packageOf = (specifier: string) =>
 
 describe('the npm package', function () {
   this.timeout(30_000);
+  let packed: string[] = [];
+  before(() => (packed = packedFiles()));
 
   it('holds exactly the built program (no source maps), the schemas, README, LICENSE and package.json', () => {
     const program = filesUnder('dist/src').filter((f) => f.endsWith('.js'));
@@ -70,7 +71,7 @@ describe('the npm package', function () {
     expect(program).to.include('dist/src/discovery/kube-client.js');
     expect(schemas.length).to.be.greaterThan(0);
     const expected = ['package.json', 'README.md', 'LICENSE', ...program, ...schemas];
-    expect([...(packed ?? [])].sort()).to.deep.equal(expected.sort());
+    expect([...packed].sort()).to.deep.equal(expected.sort());
   });
 
   it('ships the file its `knh` command runs', () => {
@@ -81,7 +82,7 @@ describe('the npm package', function () {
     expect(pkg.devDependencies).to.have.property('@kubernetes/client-node');
     expect(pkg.dependencies).to.not.have.property('@kubernetes/client-node');
     const imported = new Set<string>();
-    for (const file of (packed ?? []).filter((f) => f.endsWith('.js'))) {
+    for (const file of packed.filter((f) => f.endsWith('.js'))) {
       const code = readFileSync(new URL(file, ROOT), 'utf8');
       for (const spec of specifiers(code)) {
         if (spec.startsWith('.') || isBuiltin(spec) || OPTIONAL.includes(spec)) continue;
