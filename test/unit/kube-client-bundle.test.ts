@@ -1,5 +1,5 @@
 // The Kubernetes client as the build leaves it: one bundle of the classes knh uses, not an import
-// of the whole @kubernetes/client-node package (some 2,500 modules, about 70 MB of a node's RSS).
+// of the whole @kubernetes/client-node package (some 2,500 modules; docs/benchmarks.md has its cost).
 // It loads and talks to an API server without a deprecation warning on the Node running the tests
 // (CI runs them on the machine's Node and the image's), and its stack traces are readable.
 import { spawn } from 'node:child_process';
