@@ -48,6 +48,9 @@ export async function startNode(config: Config, deps: NodeDeps): Promise<Running
   const clock = deps.clock ?? systemClock;
   const source = deps.peerSource ?? (await peerSourceFor(config, clock, logger));
   const nodeNameOf = (address: string) => source.nodeName?.(address);
+  // This node's own pod by POD_NAME, which outside Kubernetes no EndpointSlice names.
+  const podNameOf = (address: string) =>
+    (address === config.address ? config.podName : null) ?? source.podName?.(address);
   const self = { id: config.id, address: config.address };
   const events = new EventLog(() => clock.now());
   const book = new MaintenanceBook((added, ended) => {
@@ -63,9 +66,15 @@ export async function startNode(config: Config, deps: NodeDeps): Promise<Running
   });
   const onSettled: Parameters<typeof outbound>[0]['onSettled'] = (kind, outcome) =>
     metrics.webhooks.settled(kind, outcome);
-  const { notifier, dispatcher } = outbound({ ...base, userAgent: `knh/${VERSION}`, onSettled });
+  const { notifier, dispatcher } = outbound({
+    ...base,
+    userAgent: `knh/${VERSION}`,
+    onSettled,
+    podNameOf,
+  });
   const metrics: NodeMetrics = new NodeMetrics({
     version: VERSION,
+    self: { ...self, nodeName: config.nodeName },
     peerAuth: auth !== null,
     perPeerLimit: config.metricsPerPeerLimit,
     perPathLimit: config.metricsPerPathLimit,
@@ -77,6 +86,7 @@ export async function startNode(config: Config, deps: NodeDeps): Promise<Running
     ownPaths: () => paths.prober.reports(),
     meshPeers: () => membership.present.length,
     pathFindings: () => (election.role === 'coordinator' ? paths.findings : []),
+    nodeOf: (address) => rounds.record(address)?.nodeName ?? nodeNameOf(address),
   });
   // How late the event loop runs: an overloaded coordinator's own timeouts decide nothing, and
   // liveness reads it too (over its own 10 s).

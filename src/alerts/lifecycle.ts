@@ -6,6 +6,7 @@ import { incidentOf, incidentSubjectOf } from '../wire/incident.js';
 import { openingOf, opensIncident, type PeerStatusPayload } from '../wire/webhooks.js';
 import type { Alert, AlertKind } from '../wire/alert.js';
 import type { AlertChange } from './receiver-adapter.js';
+import { withPodNames, type PodNameOf } from './pod-names.js';
 
 /** The alert kind of the incident a peer-status event opens or resolves: its opening event. */
 const kindOf = (event: PeerStatusPayload['event']): AlertKind => openingOf(event);
@@ -50,7 +51,11 @@ export class AlertLifecycle {
   /** Alerts whose problem ended, waiting out the hold-down, by subject: since when it ended. */
   private readonly ending = new Map<string, number>();
 
-  constructor(private readonly holdDownMs: number) {}
+  /** `podOf`: the pod at an address, where discovery knows it, named in the alerts it makes. */
+  constructor(
+    private readonly holdDownMs: number,
+    private readonly podOf: PodNameOf = () => undefined,
+  ) {}
 
   /** A peer-status event (as sent to KNH's webhook): the alert changes it makes now, if any. */
   onEvent(payload: PeerStatusPayload, now: number): AlertChange[] {
@@ -58,14 +63,15 @@ export class AlertLifecycle {
     if (opensIncident(payload.event)) {
       if (this.ending.delete(subject)) return []; // back down within the hold-down: same alert
       if (this.firing.has(subject)) return [];
-      const alert = alertOf(payload);
+      const alert = withPodNames(alertOf(payload), this.podOf);
       this.firing.set(subject, alert);
       return [{ type: 'firing', alert }];
     }
     const alert = this.firing.get(subject);
     if (!alert) {
       // Never seen firing here (it fired under another coordinator): resolve it by its own key.
-      return [{ type: 'resolved', alert: { ...alertOf(payload), endsAt: now } }];
+      const resolved = withPodNames({ ...alertOf(payload), endsAt: now }, this.podOf);
+      return [{ type: 'resolved', alert: resolved }];
     }
     if (this.holdDownMs <= 0) return this.resolve(subject, alert, now);
     if (!this.ending.has(subject)) this.ending.set(subject, now);
@@ -84,11 +90,14 @@ export class AlertLifecycle {
     return out;
   }
 
-  /** A new coordinator starts from the alerts still firing (no change: they fired already). */
+  /**
+   * A new coordinator starts from the alerts still firing (no change: they fired already), naming
+   * the pods an older version's left out.
+   */
   adopt(alerts: readonly Alert[]): void {
     for (const a of alerts) {
       const about = subject(a);
-      if (!this.firing.has(about)) this.firing.set(about, a);
+      if (!this.firing.has(about)) this.firing.set(about, withPodNames(a, this.podOf));
     }
   }
 

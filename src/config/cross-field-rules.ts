@@ -2,7 +2,8 @@
 // requires, what needs ALERT_WEBHOOK_URL, and the files read now so that a missing one stops
 // start-up together with the other problems.
 import { checkHeaderName, readAuthHeader } from '../secrets/auth-file.js';
-import { quote, unreadableFile } from './parse-value.js';
+import { RESOLVED_BY } from '../wire/webhooks.js';
+import { linkHref, MAX_LINK_CHARS, quote, unreadableFile } from './parse-value.js';
 import type { ReadSettings } from './read-settings.js';
 import type { SettingName } from './settings.js';
 
@@ -15,6 +16,9 @@ const KUBERNETES_NEEDS: readonly [SettingName, string][] = [
 
 function discoveryErrors({ values: v, given, invalid }: ReadSettings): string[] {
   const errors: string[] = [];
+  // Which discovery is meant is unknown, and so are its requirements: DISCOVERY's own error says
+  // it all (a misspelled `static` must not also ask for NODE_NAME, SERVICE_NAME …).
+  if (invalid.has('DISCOVERY')) return errors;
   if (v.discovery === 'kubernetes') {
     // A setting that is set but invalid is reported as such, not as missing.
     for (const [name, why] of KUBERNETES_NEEDS) {
@@ -66,6 +70,29 @@ function alertWebhookErrors({ values: v, given }: ReadSettings): string[] {
   return errors;
 }
 
+/** What is wrong with a PagerDuty routing key (never repeating it), or null. */
+export function routingKeyProblem(key: string): string | null {
+  if (/^[\x21-\x7e]{32}$/.test(key)) return null;
+  return `has ${key.length} characters (not shown): expected the 32-character integration key of a PagerDuty Events API v2 integration (printable ASCII, no spaces)`;
+}
+
+/** The longest alert kind: what `{kind}` in RUNBOOK_URL may become. */
+const LONGEST_KIND = Object.keys(RESOLVED_BY).reduce((a, b) => (b.length > a.length ? b : a));
+
+/** STATUS_PAGE_URL and RUNBOOK_URL fit every receiver's link field once written as a URI. */
+function linkErrors({ values: v }: ReadSettings): string[] {
+  const links = [
+    ['STATUS_PAGE_URL', v.statusPageUrl],
+    ['RUNBOOK_URL', v.runbookUrl],
+  ] as const;
+  return links
+    .filter(([, url]) => url !== null && linkHref(url, LONGEST_KIND).length > MAX_LINK_CHARS)
+    .map(
+      ([name, url]) =>
+        `${name}=${quote(url ?? '')}: expected a link of at most ${MAX_LINK_CHARS} characters once escaped as a URI (Alertmanager's generatorURL, PagerDuty's links)`,
+    );
+}
+
 /** Every problem across settings; a setting that is invalid was reported already. */
 export function crossFieldErrors(read: ReadSettings): string[] {
   const { values: v, invalid } = read;
@@ -84,12 +111,15 @@ export function crossFieldErrors(read: ReadSettings): string[] {
   }
 
   const routingKey = v.pagerDutyRoutingKey;
-  if (routingKey !== null && !/^[\x21-\x7e]{32}$/.test(routingKey)) {
-    errors.push(
-      `PAGERDUTY_ROUTING_KEY=<${routingKey.length} characters, not shown>: expected the 32-character integration key of a PagerDuty Events API v2 integration (printable ASCII, no spaces)`,
-    );
+  const keyProblem = routingKey === null ? null : routingKeyProblem(routingKey);
+  const keyFile = read.files.PAGERDUTY_ROUTING_KEY;
+  if (keyProblem) {
+    const named = keyFile
+      ? `PAGERDUTY_ROUTING_KEY_FILE=${quote(keyFile)}: its content`
+      : 'PAGERDUTY_ROUTING_KEY';
+    errors.push(`${named} ${keyProblem}`);
   }
-  errors.push(...alertWebhookErrors(read));
+  errors.push(...alertWebhookErrors(read), ...linkErrors(read));
   if (v.maxMemoryMiB === 0) {
     errors.push('MAX_MEMORY_USAGE=0: expected -1 (off) or a limit in MiB from 1 to 1048576');
   }

@@ -4,9 +4,10 @@ import { isIP } from 'node:net';
 import { formatAddress, nodeId } from '../wire/node-ref.js';
 import { checkSecret, readSecretFile } from '../auth/peer-secret.js';
 import { crossFieldErrors } from './cross-field-rules.js';
+import { lookalikes, lookalikeWarning } from './lookalikes.js';
 import { quote } from './parse-value.js';
-import { readSettings } from './read-settings.js';
-import type { SettingValues } from './settings.js';
+import { readSettings, type ReadSettings } from './read-settings.js';
+import type { SettingName, SettingValues } from './settings.js';
 
 /**
  * The fields that are not one setting as read: formed from several settings, or defaulted from
@@ -29,13 +30,38 @@ interface Derived {
    * peerSecretFile as it rotates); null: peer authentication is off.
    */
   peerSecrets: string[] | null;
+  /** The settings read from a file (`<env>_FILE`): the file's path, to re-read as it rotates. */
+  files: Readonly<Partial<Record<SettingName, string>>>;
 }
 
 export type Config = Omit<SettingValues, keyof Derived> & Derived;
 
 export type LogLevel = Config['logLevel'];
 
-export type LoadResult = { ok: true; config: Config } | { ok: false; errors: string[] };
+/** `warnings`: what is allowed but likely a mistake, to log at start-up (either way). */
+export type LoadResult =
+  | { ok: true; config: Config; warnings: string[] }
+  | { ok: false; errors: string[]; warnings: string[] };
+
+/** The settings that send alerts somewhere; with none of them, knh only shows what it finds. */
+const RECEIVERS: readonly SettingName[] = [
+  'PEER_STATUS_URL',
+  'CLUSTER_STATUS_URL',
+  'SLACK_WEBHOOK_URL',
+  'ALERTMANAGER_URL',
+  'PAGERDUTY_ROUTING_KEY',
+  'ALERT_WEBHOOK_URL',
+];
+
+function warningsOf(env: Readonly<Record<string, string | undefined>>, read: ReadSettings) {
+  const warnings = lookalikes(env).map(lookalikeWarning);
+  if (!RECEIVERS.some((name) => read.given.has(name))) {
+    warnings.push(
+      `no receiver is set (${RECEIVERS.join(', ')}): knh shows what it finds on its status page and metrics, but sends no alert`,
+    );
+  }
+  return warnings;
+}
 
 /**
  * PEER_SECRET or PEER_SECRET_FILE (read now: a missing or weak secret stops start-up). Both set
@@ -75,13 +101,15 @@ export function loadConfig(
   const errors = [...read.errors, ...crossFieldErrors(read)];
   // Under its key, PEER_SECRET as read: one secret, or null.
   const peerSecrets = loadPeerSecrets(v.peerSecrets, v.peerSecretFile, errors);
-  if (errors.length > 0) return { ok: false, errors };
+  const warnings = warningsOf(env, read);
+  if (errors.length > 0) return { ok: false, errors, warnings };
 
   // With DISCOVERY=kubernetes the rules have required NODE_NAME and POD_IP.
   const podIp = v.podIp ?? '127.0.0.1';
   const nodeName = v.nodeName ?? hostname;
   return {
     ok: true,
+    warnings,
     config: {
       ...v,
       nodeName,
@@ -90,6 +118,7 @@ export function loadConfig(
       address: formatAddress(podIp, v.port),
       id: nodeId(nodeName, podIp),
       peerSecrets,
+      files: read.files,
     },
   };
 }

@@ -124,6 +124,22 @@ function isHttpUrl(text: string): boolean {
   }
 }
 
+/** The longest link an alert carries (schemas: Alertmanager's generatorURL). */
+export const MAX_LINK_CHARS = 2000;
+
+/**
+ * A URL setting as alerts link to it: `{kind}` replaced by `kind`, then written as the WHATWG
+ * parser does (host in punycode, spaces and braces escaped) with the few characters it leaves
+ * that RFC 3986 does not allow (`|`, `^` …) escaped too, since receivers check links as URIs.
+ */
+export function linkHref(url: string, kind?: string): string {
+  const filled = kind === undefined ? url : url.replaceAll('{kind}', kind);
+  return new URL(filled).href.replace(
+    /[^A-Za-z0-9\-._~:/?#[\]@!$&'()*+,;=%]/g,
+    (c) => `%${c.charCodeAt(0).toString(16).toUpperCase().padStart(2, '0')}`,
+  );
+}
+
 /** Why `path` cannot be read as a regular file, or null; never reads it. */
 export function unreadableFile(path: string): string | null {
   let fd: number;

@@ -1,5 +1,6 @@
 // Renders the docs' generated parts from the one declaration in settings.ts: the settings table
 // (docs/settings.md) and the list of settings new in knh (docs/migrating-from-knh.md).
+import { fileVariable } from './read-settings.js';
 import { SETTINGS, type Setting } from './settings.js';
 
 /** A generated part of a doc: its markers, and what goes between them (scripts/doc-blocks.ts). */
@@ -20,7 +21,8 @@ export const SETTINGS_TABLE: GeneratedBlock = {
   end: '<!-- settings-table:end -->',
   render() {
     const rows = settings.map((s) => {
-      const name = [s.env, ...(s.aliases ?? [])].map((n) => `\`${n}\``).join(' / ');
+      const names = [s.env, ...(s.aliases ?? []), ...(s.file ? [fileVariable(s)] : [])];
+      const name = names.map((n) => `\`${n}\``).join(' / ');
       const def = s.defaultText ?? (s.default !== undefined ? `\`${s.default}\`` : 'unset');
       return `| ${name} | ${cell(def)} | ${s.unit ?? ''} | ${s.origin} | ${cell(s.description)} |`;
     });

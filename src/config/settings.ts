@@ -47,8 +47,18 @@ export interface Setting {
   description: string;
   /** Where it came from: KNH, or new in knh. */
   origin: 'KNH' | 'knh';
-  /** Holds a secret: error messages do not repeat its value. */
+  /** Holds a secret: error messages and the settings logged at start do not repeat its value. */
   secret?: boolean;
+  /**
+   * Also read from the file `<env>_FILE` names (a mounted Secret), re-read as it rotates; setting
+   * both is an error.
+   */
+  file?: boolean;
+  /**
+   * Set but empty is an error rather than unset: the variable comes from the downward API, and
+   * an empty one means the manifest is wrong, not that the default is wanted.
+   */
+  emptyIsError?: boolean;
 }
 
 // The precise type (literal, not SettingKind) keeps a duration's field a number in SettingValues.
@@ -64,6 +74,7 @@ export const SETTINGS = [
     description:
       'Name of the Kubernetes node the pod runs on; with POD_IP it forms the node id `NODE_NAME@POD_IP`.',
     origin: 'KNH',
+    emptyIsError: true,
   },
   {
     env: 'POD_IP',
@@ -72,6 +83,16 @@ export const SETTINGS = [
     defaultText: '127.0.0.1 (static discovery); required with kubernetes',
     description: 'IP address of this pod; peers reach the node at `POD_IP:CONTAINER_PORT`.',
     origin: 'KNH',
+    emptyIsError: true,
+  },
+  {
+    env: 'POD_NAME',
+    key: 'podName',
+    type: { kind: 'dns-subdomain' },
+    description:
+      "Name of this pod (from metadata.name): alerts name the coordinator that sent them by its node and pod. The dead peer's pod name comes from its EndpointSlice.",
+    origin: 'knh',
+    emptyIsError: true,
   },
   {
     env: 'CONTAINER_PORT',
@@ -311,6 +332,7 @@ export const SETTINGS = [
     type: { kind: 'url' },
     description: 'Receives a POST when a peer goes from alive to dead, and when it recovers.',
     origin: 'KNH',
+    file: true,
   },
   {
     env: 'CLUSTER_STATUS_URL',
@@ -319,6 +341,7 @@ export const SETTINGS = [
     description:
       'Receives the full peer map after every election, after every round that changed a peer or the peer list, and every CLUSTER_STATUS_INTERVAL.',
     origin: 'KNH',
+    file: true,
   },
   {
     env: 'CLUSTER_STATUS_INTERVAL',
@@ -383,6 +406,7 @@ export const SETTINGS = [
     key: 'slackWebhookUrl',
     type: { kind: 'url' },
     secret: true,
+    file: true,
     description:
       'Slack incoming webhook: a readable message when nodes fail (grouped), and when they recover.',
     origin: 'knh',
@@ -394,12 +418,14 @@ export const SETTINGS = [
     description:
       'Base URL of a Prometheus Alertmanager (e.g. `http://alertmanager:9093`): alerts posted to its API v2, re-posted every 30 s while firing, resolved with `endsAt`; plus an always-firing `KnhWatchdog` alert (dead man’s switch).',
     origin: 'knh',
+    file: true,
   },
   {
     env: 'PAGERDUTY_ROUTING_KEY',
     key: 'pagerDutyRoutingKey',
     type: { kind: 'string' },
     secret: true,
+    file: true,
     description:
       'PagerDuty Events API v2 integration key: trigger and resolve with a stable `dedup_key`; failures at once are one incident.',
     origin: 'knh',
@@ -419,6 +445,7 @@ export const SETTINGS = [
     description:
       'A generic receiver: alert groups as JSON (`schemas/alert-webhook.schema.json`), for in-house tools.',
     origin: 'knh',
+    file: true,
   },
   {
     env: 'ALERT_WEBHOOK_AUTH_FILE',
@@ -471,6 +498,22 @@ export const SETTINGS = [
     key: 'clusterName',
     type: { kind: 'text', maxLength: 253 },
     description: 'Names the cluster in alert messages and as the `cluster` label in Alertmanager.',
+    origin: 'knh',
+  },
+  {
+    env: 'STATUS_PAGE_URL',
+    key: 'statusPageUrl',
+    type: { kind: 'url' },
+    description:
+      "Where people open knh's status page (an Ingress or a Service in front of the pods' `GET /`): the link of every alert (PagerDuty `client_url` and `links`, Alertmanager `generatorURL`, a Slack button, the generic webhook's `status_page_url`).",
+    origin: 'knh',
+  },
+  {
+    env: 'RUNBOOK_URL',
+    key: 'runbookUrl',
+    type: { kind: 'url' },
+    description:
+      "Your runbook for knh's alerts, linked from every alert (PagerDuty `links`, Alertmanager's `runbook_url` annotation, a Slack button, the generic webhook's `runbook_url`). `{kind}` in it is replaced by the alert's kind (`peer_dead`, `path_broken`, `cannot_judge`, `peer_degraded` …), for a page or an anchor per kind.",
     origin: 'knh',
   },
   {

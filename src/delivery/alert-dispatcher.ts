@@ -12,6 +12,7 @@ import type { Alert } from '../wire/alert.js';
 import type { AlertGroup, ReceiverAdapter, ReceiverRequest } from '../alerts/receiver-adapter.js';
 import { Grouper } from '../alerts/grouping.js';
 import { AlertLifecycle } from '../alerts/lifecycle.js';
+import { withPodNames, type PodNameOf } from '../alerts/pod-names.js';
 
 export interface DispatcherOptions {
   adapters: readonly ReceiverAdapter[];
@@ -22,6 +23,8 @@ export interface DispatcherOptions {
   makeQueue(url: string): WebhookQueue;
   holdDownMs: number;
   groupWaitMs: number;
+  /** The pod at an address (discovery's, and this node's POD_NAME): alerts name it. */
+  podNameOf?: PodNameOf;
 }
 
 export class AlertDispatcher {
@@ -35,7 +38,7 @@ export class AlertDispatcher {
   private readonly notified = new Set<string>();
 
   constructor(private readonly opts: DispatcherOptions) {
-    this.lifecycle = new AlertLifecycle(opts.holdDownMs);
+    this.lifecycle = new AlertLifecycle(opts.holdDownMs, opts.podNameOf);
     this.grouper = new Grouper(opts.groupWaitMs);
   }
 
@@ -78,7 +81,7 @@ export class AlertDispatcher {
     this.reset();
     const now = this.opts.clock.now();
     const sent = firing.filter((a) => !a.unsent).map(({ unsent: _, ...a }) => a);
-    const unsent = firing.filter((a) => a.unsent).map(({ unsent: _, ...a }) => a);
+    const unsent = firing.filter((a) => a.unsent).map(({ unsent: _, ...a }) => this.named(a));
     this.lifecycle.adopt(sent);
     for (const a of sent) this.notified.add(a.key);
     // Decided by the predecessor but not sent yet when it went: this node sends them.
@@ -116,7 +119,10 @@ export class AlertDispatcher {
     if (!this.enabled || alerts.length === 0) return;
     const now = this.opts.clock.now();
     this.grouper.add(
-      alerts.map((alert) => ({ type: 'resolved' as const, alert: { ...alert, endsAt: now } })),
+      alerts.map((alert) => ({
+        type: 'resolved' as const,
+        alert: this.named({ ...alert, endsAt: now }),
+      })),
       now,
     );
     this.schedule();
@@ -152,6 +158,10 @@ export class AlertDispatcher {
     const now = this.opts.clock.now();
     this.grouper.add(this.lifecycle.drop(new Set(gone.map((a) => a.key)), now), now);
     this.schedule();
+  }
+
+  private named(alert: Alert): Alert {
+    return this.opts.podNameOf ? withPodNames(alert, this.opts.podNameOf) : alert;
   }
 
   private reset(): void {

@@ -5,6 +5,8 @@ import type { Poster } from './poster.js';
 
 // Of the 4xx, only 429 (Too Many Requests) is worth another try: the others will fail again.
 const RETRYABLE_STATUS = new Set([429]);
+/** Answers whose Retry-After knh honours (RFC 9110: Too Many Requests, Service Unavailable). */
+const RETRY_AFTER_STATUS = new Set([429, 503]);
 
 export function axiosPoster(userAgent: string): Poster {
   // Loaded on the first webhook: only a coordinator sends any, and axios costs ~0.1 s to load.
@@ -36,7 +38,16 @@ export function axiosPoster(userAgent: string): Poster {
         (res.data as Readable).destroy();
         if (res.status >= 200 && res.status < 300) return { ok: true, status: res.status };
         const retryable = res.status >= 500 || RETRYABLE_STATUS.has(res.status);
-        return { ok: false, retryable, detail: `HTTP ${res.status}` };
+        // The receiver says when to try again when it is rate-limiting or briefly unavailable.
+        const after: unknown = RETRY_AFTER_STATUS.has(res.status)
+          ? res.headers['retry-after']
+          : undefined;
+        return {
+          ok: false,
+          retryable,
+          detail: `HTTP ${res.status}`,
+          ...(typeof after === 'string' ? { retryAfter: after } : {}),
+        };
       } catch (err) {
         const e = err as AxiosError;
         const detail =

@@ -5,10 +5,13 @@ import type { ClusterStatusPayload, PeerStatusPayload } from '../wire/webhooks.j
 import type { DeliveryOutcome, EventSink } from '../alerts/event-sink.js';
 import type { WebhookQueue } from './webhook-queue.js';
 
+/** A URL, or where to read it now (a `_FILE` setting, re-read); null: not set. */
+export type UrlSetting = string | null | (() => string | null);
+
 export interface NotifierOptions {
   schemas: SchemaRegistry;
-  peerStatusUrl: string | null;
-  clusterStatusUrl: string | null;
+  peerStatusUrl: UrlSetting;
+  clusterStatusUrl: UrlSetting;
   /** One queue per distinct URL, so both kinds to one receiver stay in order. */
   makeQueue(url: string): WebhookQueue;
   logger: Logger;
@@ -66,7 +69,7 @@ export class Notifier implements EventSink {
 
   /** Returns whether the event was queued. */
   private send(
-    url: string | null,
+    setting: UrlSetting,
     kind: 'peer-status' | 'cluster-status',
     key: string,
     body: unknown,
@@ -82,6 +85,7 @@ export class Notifier implements EventSink {
       );
       return false;
     }
+    const url = typeof setting === 'function' ? setting() : setting;
     if (!url) return false;
     let queue = this.queues.get(url);
     if (!queue) {

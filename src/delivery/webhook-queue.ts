@@ -3,6 +3,7 @@ import type { DeliveryOutcome } from '../alerts/event-sink.js';
 import { waitAtMost, type Clock, type TimerHandle } from '../core/clock.js';
 import type { Logger } from '../core/logger.js';
 import type { PostResult, Poster } from './poster.js';
+import { retryAfterMs } from './retry-after.js';
 
 export interface WebhookEvent {
   /** KNH's two webhooks, or a receiver adapter's name (slack, alertmanager, pagerduty, webhook). */
@@ -226,29 +227,39 @@ export class WebhookQueue {
         { ...log, detail: result.detail, body: entry.logged ?? entry.body },
         'webhook rejected by receiver; not retried',
       );
-    } else if (now - (entry.firstTryMs ?? now) + this.backoffMs > this.opts.retryForMs) {
-      this.finish(entry, 'given-up');
-      logger.error(
-        { ...log, detail: result.detail, body: entry.logged ?? entry.body },
-        'webhook given up after retries',
-      );
     } else {
-      this.failing = true;
-      // POSTs already in flight when the queue paused fail with it: they add no further backoff.
-      // (No POST starts while paused, so a later one finds the pause over.)
-      if (launch > this.pausedAfter) {
-        this.pausedAfter = this.launches;
-        this.pauseMs = this.backoffMs;
-        this.backoffMs = Math.min(this.backoffMs * 2, this.opts.maxBackoffMs ?? 30_000);
-        this.resume = clock.setTimeout(() => {
-          this.resume = null;
-          this.pump();
-        }, this.pauseMs);
+      // The receiver may say how long to wait (a 429's or 503's Retry-After): at least that long.
+      const asked = retryAfterMs(result.retryAfter, now);
+      const waitMs = Math.max(this.backoffMs, asked ?? 0);
+      if (now - (entry.firstTryMs ?? now) + waitMs > this.opts.retryForMs) {
+        this.finish(entry, 'given-up');
+        logger.error(
+          { ...log, detail: result.detail, body: entry.logged ?? entry.body },
+          'webhook given up after retries',
+        );
+      } else {
+        this.failing = true;
+        // POSTs already in flight when the queue paused fail with it: they add no further
+        // backoff. (No POST starts while paused, so a later one finds the pause over.)
+        if (launch > this.pausedAfter) {
+          this.pausedAfter = this.launches;
+          this.pauseMs = waitMs;
+          this.backoffMs = Math.min(this.backoffMs * 2, this.opts.maxBackoffMs ?? 30_000);
+          this.resume = clock.setTimeout(() => {
+            this.resume = null;
+            this.pump();
+          }, this.pauseMs);
+        }
+        logger.warn(
+          {
+            ...log,
+            detail: result.detail,
+            retryInMs: this.pauseMs,
+            ...(asked !== null ? { retryAfterMs: asked } : {}),
+          },
+          'webhook failed; will retry',
+        );
       }
-      logger.warn(
-        { ...log, detail: result.detail, retryInMs: this.pauseMs },
-        'webhook failed; will retry',
-      );
     }
     this.pump();
   }

@@ -15,6 +15,7 @@ export interface SliceLike {
     | {
         addresses?: string[];
         nodeName?: string;
+        targetRef?: { kind?: string; name?: string };
         conditions?: { ready?: boolean; serving?: boolean; terminating?: boolean };
       }[]
     | null;
@@ -29,6 +30,8 @@ export interface SlicePeers {
   notReady: number;
   /** The Kubernetes node each address runs on, where the slice names it (endpoint.nodeName). */
   nodeNames: Map<string, string>;
+  /** The pod behind each address, where the slice names it (endpoint.targetRef of kind Pod). */
+  podNames: Map<string, string>;
 }
 
 /**
@@ -41,7 +44,13 @@ export interface SlicePeers {
  *   whose network broke (the verdict rules keep a never-seen-alive pod from paging).
  */
 export function peersFromSlice(slice: SliceLike, fallbackPort: number): SlicePeers {
-  const none: SlicePeers = { addresses: [], terminating: 0, notReady: 0, nodeNames: new Map() };
+  const none: SlicePeers = {
+    addresses: [],
+    terminating: 0,
+    notReady: 0,
+    nodeNames: new Map(),
+    podNames: new Map(),
+  };
   if (slice.addressType !== 'IPv4' && slice.addressType !== 'IPv6') return none;
   if (slice.metadata?.deletionTimestamp) return none;
   const ports = (slice.ports ?? []).filter((p) => typeof p.port === 'number');
@@ -50,6 +59,7 @@ export function peersFromSlice(slice: SliceLike, fallbackPort: number): SlicePee
     fallbackPort;
   const found = new Set<string>();
   const nodeNames = new Map<string, string>();
+  const podNames = new Map<string, string>();
   let terminating = 0;
   let notReady = 0;
   for (const endpoint of slice.endpoints ?? []) {
@@ -66,23 +76,27 @@ export function peersFromSlice(slice: SliceLike, fallbackPort: number): SlicePee
       const address = formatAddress(canonical, port);
       found.add(address);
       if (endpoint.nodeName) nodeNames.set(address, endpoint.nodeName);
+      const pod = endpoint.targetRef;
+      if (pod?.kind === 'Pod' && pod.name) podNames.set(address, pod.name);
     }
   }
-  return { addresses: [...found].sort(), terminating, notReady, nodeNames };
+  return { addresses: [...found].sort(), terminating, notReady, nodeNames, podNames };
 }
 
 /** The peers all `slices` list together, by the rules of `peersFromSlice`. */
 export function peersFromSlices(slices: readonly SliceLike[], fallbackPort: number): SlicePeers {
   const found = new Set<string>();
   const nodeNames = new Map<string, string>();
+  const podNames = new Map<string, string>();
   let terminating = 0;
   let notReady = 0;
   for (const slice of slices) {
     const one = peersFromSlice(slice, fallbackPort);
     for (const address of one.addresses) found.add(address);
     for (const [address, name] of one.nodeNames) nodeNames.set(address, name);
+    for (const [address, name] of one.podNames) podNames.set(address, name);
     terminating += one.terminating;
     notReady += one.notReady;
   }
-  return { addresses: [...found].sort(), terminating, notReady, nodeNames };
+  return { addresses: [...found].sort(), terminating, notReady, nodeNames, podNames };
 }

@@ -181,6 +181,7 @@ export function kubernetesPeers(opts: KubernetesPeersOptions): PeerSource {
     },
     synced: () => listed && watching && !stopped,
     nodeName: (address) => index.nodeName(address),
+    podName: (address) => index.podName(address),
     async stop() {
       stopped = true;
       if (restart) clock.clearTimeout(restart);

@@ -14,4 +14,6 @@ export interface PeerSource {
    * `nodeName`): a peer is named by it before it has answered.
    */
   nodeName?(address: string): string | undefined;
+  /** The pod behind a listed address, when the source knows it (an endpoint's `targetRef`). */
+  podName?(address: string): string | undefined;
 }

@@ -9,6 +9,7 @@ import { peersFromSlice, type SliceLike } from './endpoint-slices.js';
 interface Contribution {
   addresses: readonly string[];
   nodeNames: ReadonlyMap<string, string>;
+  podNames: ReadonlyMap<string, string>;
   terminating: number;
   notReady: number;
   resourceVersion: string | undefined;
@@ -33,6 +34,8 @@ export class SliceIndex {
   private readonly refs = new Map<string, number>();
   /** The node each present address runs on, as the slice that last listed it named it. */
   private readonly names = new Map<string, string>();
+  /** The pod behind each present address, likewise. */
+  private readonly pods = new Map<string, string>();
   private terminating = 0;
   private notReady = 0;
   /** The sorted addresses as last built. */
@@ -60,6 +63,7 @@ export class SliceIndex {
     for (const a of next.addresses) changed = this.count(a, 1) || changed;
     if (old) changed = this.drop(old) || changed;
     for (const [address, name] of next.nodeNames) this.names.set(address, name);
+    for (const [address, name] of next.podNames) this.pods.set(address, name);
     this.slices.set(key, { ...next, resourceVersion });
     this.terminating += next.terminating;
     this.notReady += next.notReady;
@@ -111,6 +115,11 @@ export class SliceIndex {
     return this.names.get(address);
   }
 
+  /** The pod behind `address`, if a slice listing it names one. */
+  podName(address: string): string | undefined {
+    return this.pods.get(address);
+  }
+
   totals(): SliceTotals {
     return {
       slices: this.slices.size,
@@ -135,6 +144,7 @@ export class SliceIndex {
     else {
       this.refs.delete(address);
       this.names.delete(address);
+      this.pods.delete(address);
     }
     const flipped = (delta === 1 && n === 1) || (delta === -1 && n === 0);
     if (!flipped) return false;

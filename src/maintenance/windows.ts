@@ -18,6 +18,15 @@ export function covers(w: MaintenanceWindow, peer: PeerNames): boolean {
   return w.nodes.some((n) => n === peer.nodeName || n === peer.id || n === peer.address);
 }
 
+/**
+ * The names among `names` (node names, ids `name@ip`, addresses `ip:port`) that match none of
+ * `known`: a window naming them would pause nothing about them.
+ */
+export function unknownNames(names: readonly string[], known: readonly PeerNames[]): string[] {
+  const matched = new Set(known.flatMap((k) => [k.nodeName, k.id, k.address]));
+  return names.filter((n) => !matched.has(n));
+}
+
 /** The active window that pauses alerts about `peer`, if any (the one ending last). */
 export function pausing(
   windows: readonly MaintenanceWindow[],

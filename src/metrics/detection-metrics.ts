@@ -12,6 +12,18 @@ export interface DetectionSource {
 }
 
 const HEALTHS: readonly Health[] = ['unknown', 'alive', 'suspect', 'dead'];
+/** Every kind of verdict change: each series exists from 0, so rate() sees the first one. */
+const TRANSITIONS = Object.keys({
+  died: true,
+  recovered: true,
+  'first-alive': true,
+  'never-alive': true,
+  suspected: true,
+  cleared: true,
+  withheld: true,
+  'path-broken': true,
+  'path-restored': true,
+} satisfies Record<NonNullable<Transition>, true>);
 
 export class DetectionMetrics {
   private readonly transitions: Counter<'transition'>;
@@ -23,6 +35,7 @@ export class DetectionMetrics {
       labelNames: ['transition'],
       registers: [registry],
     });
+    for (const transition of TRANSITIONS) this.transitions.inc({ transition }, 0);
     new Gauge({
       name: 'knh_peers',
       help: "Peers by health in this node's verdicts (only while it leads).",

@@ -1,4 +1,5 @@
-// The node's one Prometheus registry: every knh_ metric, grouped by the part of knh it describes.
+// The node's one Prometheus registry: every knh_ metric, grouped by the part of knh it describes,
+// and the standard process and Node.js metrics.
 import { Gauge, Registry } from 'prom-client';
 import type { PeerDiff } from '../discovery/diff.js';
 import { DetectionMetrics, type DetectionSource } from './detection-metrics.js';
@@ -12,6 +13,8 @@ import { WebhookMetrics } from './webhook-metrics.js';
 
 export interface NodeMetricsOptions extends DetectionSource, PathSource {
   version: string;
+  /** This node, as knh_node_info shows it: the series a query joins on to name a pod's node. */
+  self: { id: string; address: string; nodeName: string };
   /** The election's current state (read at every scrape). */
   election(): ElectionState;
   /** Webhook events queued or being delivered, over every receiver. */
@@ -66,7 +69,14 @@ export class NodeMetrics {
       labelNames: ['version'],
       registers: [registry],
     }).set({ version: options.version }, 1);
-    registerProcessMetrics(registry, 'knh_');
+    const { id, address, nodeName } = options.self;
+    new Gauge({
+      name: 'knh_node_info',
+      help: 'Always 1: this node by name (its Kubernetes node), id and address (the `peer` label of the series about it on other pods), and the knh version it runs.',
+      labelNames: ['node', 'id', 'address', 'version'],
+      registers: [registry],
+    }).set({ node: nodeName, id, address, version: options.version }, 1);
+    registerProcessMetrics(registry);
   }
 
   /** A peer list from discovery: counted, and the series of peers that left are removed. */

@@ -6,11 +6,13 @@
 // the mesh exports 3·N·(N − 1) of them in all. They exist while the mesh has at most
 // `perPathLimit` other nodes (METRICS_PER_PATH_LIMIT), none at all past it, where the aggregates
 // (and the status page) tell how the paths fare: a scrape stays bounded whatever the mesh's size.
-// Every series is read from the prober at scrape time: a path forgotten has none.
+// Every series is read from the prober at scrape time: a path forgotten has none. A per-path series
+// names the peer at its end by address (`peer`) and by node (`node`), as the per-peer ones do.
 import { Gauge, type Registry } from 'prom-client';
 import { mergeStats } from '../paths/merge-stats.js';
 import type { PathCondition, ProbedPath } from '../paths/pair-prober.js';
 import type { Finding } from '../paths/path-state.js';
+import { parseAddress } from '../wire/node-ref.js';
 
 export interface PathSource {
   /** This node's own paths, as its pair prober judges them. */
@@ -19,6 +21,8 @@ export interface PathSource {
   meshPeers(): number;
   /** The findings of this node's last localization as coordinator; none on a follower. */
   pathFindings(): readonly Finding[];
+  /** The name of the node at `address`, where known (default: none, so its IP stands for it). */
+  nodeOf?(address: string): string | undefined;
 }
 
 const STATES: readonly Exclude<PathCondition, 'unknown'>[] = ['ok', 'degraded', 'mtu', 'failed'];
@@ -41,6 +45,8 @@ export class PathMetrics {
     /** The paths whose own series are exported: all of them, or none past the limit. */
     const perPath = () => (withinLimit() ? source.ownPaths() : []);
     const own = () => source.ownPaths().filter((p) => p.state !== 'unknown');
+    const nodeOf = (address: string) =>
+      source.nodeOf?.(address) ?? parseAddress(address)?.ip ?? address;
     const registers = [registry];
 
     new Gauge({
@@ -55,13 +61,13 @@ export class PathMetrics {
       new Gauge({
         name,
         help,
-        labelNames: ['peer'],
+        labelNames: ['peer', 'node'],
         registers,
         collect() {
           this.reset(); // paths forgotten, or every path past the limit
           for (const p of perPath()) {
             const v = p.state === 'unknown' ? null : value(p);
-            if (v !== null) this.set({ peer: p.to }, v);
+            if (v !== null) this.set({ peer: p.to, node: nodeOf(p.to) }, v);
           }
         },
       });

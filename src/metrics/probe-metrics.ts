@@ -8,6 +8,9 @@
 // (it left discovery, or this node stopped leading) has none. Even on one pod they are 3 series a
 // peer, so past `perPeerLimit` peers (METRICS_PER_PEER_LIMIT) there are none at all and only the
 // aggregates tell the mesh's health: a scrape stays bounded whatever the size of the mesh.
+// Each carries the peer's `node` (its Kubernetes node's name as the verdict knows it: the peer's
+// own, once it answered, else the EndpointSlice's, else its IP) beside its `peer` address: an alert
+// or a dashboard names the node without a join, at no cost in series.
 import { Counter, Gauge, Histogram, type Registry } from 'prom-client';
 import type { Outcome, PeerTransport } from '../core/transport.js';
 import type { PeerDiff } from '../discovery/diff.js';
@@ -100,36 +103,38 @@ export class ProbeMetrics {
     });
     new Counter({
       name: 'knh_probe_failures_total',
-      help: 'Direct probes of the peer (by address) that failed, made by this node as coordinator; only on the coordinator.',
-      labelNames: ['peer'],
+      help: 'Direct probes of the peer (by address, with its node) that failed, made by this node as coordinator; only on the coordinator.',
+      labelNames: ['peer', 'node'],
       registers: [registry],
       collect() {
         this.reset();
-        for (const r of perPeer()) this.inc({ peer: r.address }, failed.get(r.address) ?? 0);
+        for (const r of perPeer()) {
+          this.inc({ peer: r.address, node: r.nodeName }, failed.get(r.address) ?? 0);
+        }
       },
     });
     new Gauge({
       name: 'knh_peer_up',
-      help: "1 while this coordinator's verdict on the peer (by address) is alive, 0 while it is suspect, dead or not yet probed; only on the coordinator.",
-      labelNames: ['peer'],
+      help: "1 while this coordinator's verdict on the peer (by address, with its node) is alive, 0 while it is suspect, dead or not yet probed; only on the coordinator.",
+      labelNames: ['peer', 'node'],
       registers: [registry],
       collect() {
         this.reset(); // peers that left, or every peer once this node no longer leads
         for (const r of perPeer()) {
-          this.set({ peer: r.address }, r.health === 'alive' ? 1 : 0);
+          this.set({ peer: r.address, node: r.nodeName }, r.health === 'alive' ? 1 : 0);
         }
       },
     });
     new Gauge({
       name: 'knh_peer_probe_latency_seconds',
-      help: 'Round-trip time of the latest direct probe the peer (by address) answered; only on the coordinator.',
-      labelNames: ['peer'],
+      help: 'Round-trip time of the latest direct probe the peer (by address, with its node) answered; only on the coordinator.',
+      labelNames: ['peer', 'node'],
       registers: [registry],
       collect() {
         this.reset();
         for (const r of perPeer()) {
           const seconds = answeredIn.get(r.address);
-          if (seconds !== undefined) this.set({ peer: r.address }, seconds);
+          if (seconds !== undefined) this.set({ peer: r.address, node: r.nodeName }, seconds);
         }
       },
     });

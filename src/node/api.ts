@@ -105,6 +105,16 @@ export function nodeApi(p: NodeApiParts): Express {
         logger: p.logger.child({ component: 'maintenance' }),
         now: () => clock.now(),
         onChanged: () => leadership.windowsChanged(),
+        // Every node the status page names: itself, its peers (by their verdicts, the
+        // coordinator's, or discovery), and those that left.
+        knownNodes: () => {
+          const status = nodeStatus(p, paths());
+          return [status, ...status.peers].map((n) => ({
+            address: n.address,
+            id: n.id,
+            nodeName: n.node_name,
+          }));
+        },
       }),
       statusRouter({ schemas, logger: http, status: () => nodeStatus(p, paths()) }),
     ],

@@ -4,7 +4,8 @@ import type { Config } from '../config/load.js';
 import type { Clock } from '../core/clock.js';
 import type { Logger } from '../core/logger.js';
 import { AlertDispatcher } from '../delivery/alert-dispatcher.js';
-import { buildAdapters } from '../receivers/receivers.js';
+import { buildAdapters, settingNow } from '../receivers/receivers.js';
+import type { PodNameOf } from '../alerts/pod-names.js';
 import type { SchemaRegistry } from '../wire/schemas.js';
 import { axiosPoster } from '../delivery/axios-poster.js';
 import { dryRunPoster } from '../delivery/dry-run-poster.js';
@@ -26,6 +27,8 @@ export function outbound(opts: {
   logger: Logger;
   userAgent: string;
   onSettled: (kind: WebhookEvent['kind'], outcome: DeliveryOutcome) => void;
+  /** The pod at an address, where known: alerts name the pods involved. */
+  podNameOf?: PodNameOf;
 }): Outbound {
   const { config, schemas, clock, logger, onSettled } = opts;
   if (config.dryRun) {
@@ -48,10 +51,11 @@ export function outbound(opts: {
       maxInFlight,
       onSettled,
     });
+  const io = { config, clock, logger: logger.child({ component: 'webhooks' }) };
   const notifier = new Notifier({
     schemas,
-    peerStatusUrl: config.peerStatusUrl,
-    clusterStatusUrl: config.clusterStatusUrl,
+    peerStatusUrl: config.peerStatusUrl && settingNow('PEER_STATUS_URL', io),
+    clusterStatusUrl: config.clusterStatusUrl && settingNow('CLUSTER_STATUS_URL', io),
     logger: logger.child({ component: 'webhooks' }),
     // Events about different peers may go together; the receivers' adapters post one at a time.
     makeQueue: (url) => queue(url, 'webhooks', config.webhookConcurrency),
@@ -64,6 +68,7 @@ export function outbound(opts: {
     logger: receiversLog,
     holdDownMs: config.alertHoldDownMs,
     groupWaitMs: config.alertGroupWaitMs,
+    ...(opts.podNameOf ? { podNameOf: opts.podNameOf } : {}),
     makeQueue: (url) => queue(url, 'receivers'),
   });
   if (dispatcher.enabled) {

@@ -9,14 +9,22 @@ import {
   sidesText,
   type FindingKind,
 } from './finding-text.js';
+import { hintOf } from './hints.js';
+import { runbookHref, statusPageHref, type AlertLinks } from './links.js';
 
 export interface AlertmanagerOptions {
-  /** Alertmanager's base URL, e.g. `http://alertmanager:9093` (a path prefix is kept). */
-  baseUrl: string;
+  /**
+   * Alertmanager's base URL, e.g. `http://alertmanager:9093` (a path prefix is kept), or where to
+   * read it now (ALERTMANAGER_URL_FILE, re-read).
+   */
+  baseUrl: string | (() => string);
   /** How often firing alerts and the watchdog are re-posted. */
   resendMs?: number;
-  /** Shown as the alert's source link in Alertmanager (e.g. knh's status page). */
-  generatorUrl?: string;
+  /**
+   * The status page: every alert's source link (`generatorURL`, Alertmanager's "Source"); the
+   * runbook: each alert's `runbook_url` annotation.
+   */
+  links?: AlertLinks;
   /** Added as the `cluster` label to every alert, to tell clusters apart in one Alertmanager. */
   cluster?: string;
 }
@@ -171,7 +179,26 @@ function findingAnnotations(alert: Alert, kind: FindingKind): Record<string, str
   return annotations;
 }
 
-function alertAnnotations(alert: Alert): Record<string, string> {
+/**
+ * What every alert's annotations carry besides its own words: what to check first, the pods
+ * involved (annotations, not labels: a pod is not known to every coordinator that may resolve it)
+ * and the runbook, by the annotation name Prometheus' alerting rules use for it.
+ */
+function commonAnnotations(alert: Alert, links: AlertLinks): Record<string, string> {
+  const runbook = runbookHref(links, alert.kind);
+  return {
+    hint: hintOf(alert),
+    ...(alert.peer.pod_name && alert.kind !== 'partition' ? { pod: alert.peer.pod_name } : {}),
+    ...(alert.coordinator.pod_name ? { coordinator_pod: alert.coordinator.pod_name } : {}),
+    ...(runbook ? { runbook_url: runbook } : {}),
+  };
+}
+
+function alertAnnotations(alert: Alert, links: AlertLinks): Record<string, string> {
+  return { ...ownAnnotations(alert), ...commonAnnotations(alert, links) };
+}
+
+function ownAnnotations(alert: Alert): Record<string, string> {
   if (alert.kind === 'cannot_judge') return judgementAnnotations(alert);
   if (isFindingKind(alert.kind)) return findingAnnotations(alert, alert.kind);
   const node = `${alert.peer.node_name} (${alert.peer.address})`;
@@ -198,15 +225,17 @@ function alertAnnotations(alert: Alert): Record<string, string> {
 export function alertmanagerAdapter({
   baseUrl,
   resendMs = 30_000,
-  generatorUrl,
+  links = {},
   cluster,
 }: AlertmanagerOptions): ReceiverAdapter {
-  const url = `${baseUrl.replace(/\/+$/, '')}/api/v2/alerts`;
-  const source = generatorUrl ? { generatorURL: generatorUrl } : {};
+  const baseNow = typeof baseUrl === 'function' ? baseUrl : () => baseUrl;
+  const urlNow = () => `${baseNow().replace(/\/+$/, '')}/api/v2/alerts`;
+  const page = statusPageHref(links);
+  const source = page ? { generatorURL: page } : {};
 
   const postable = (alert: Alert, endsAt: number): PostableAlert => ({
     labels: alertLabels(alert, cluster),
-    annotations: alertAnnotations(alert),
+    annotations: alertAnnotations(alert, links),
     startsAt: iso(alert.startsAt),
     // Alertmanager rejects an alert that ends before it starts (clocks of two coordinators may differ).
     endsAt: iso(Math.max(alert.startsAt, endsAt)),
@@ -214,7 +243,9 @@ export function alertmanagerAdapter({
   });
   const firing = (alert: Alert, now: number) => postable(alert, now + EXPIRY_RESENDS * resendMs);
   const request = (body: PostableAlert[], key: string): ReceiverRequest[] =>
-    body.length === 0 ? [] : [{ url, body, key, headers: { 'content-type': 'application/json' } }];
+    body.length === 0
+      ? []
+      : [{ url: urlNow(), body, key, headers: { 'content-type': 'application/json' } }];
 
   /** Always firing: an external dead man's switch pages when it stops arriving. */
   const watchdog = (now: number): PostableAlert => ({
@@ -229,6 +260,8 @@ export function alertmanagerAdapter({
     ...source,
   });
 
+  // A test alert is of no kind: it links to the runbook with `{kind}` left empty.
+  const testRunbook = runbookHref(links);
   const testAlerts = (group: AlertGroup): PostableAlert[] => {
     const labels = (alert: Alert | undefined): Record<string, string> => ({
       ...(alert ? alertLabels(alert, cluster) : cluster ? { cluster } : {}),
@@ -241,6 +274,7 @@ export function alertmanagerAdapter({
       annotations: {
         summary: 'knh test alert: not a real problem',
         description: `Sent by POST /test-alert at ${iso(group.at)}; Alertmanager resolves it by itself after a minute.`,
+        ...(testRunbook ? { runbook_url: testRunbook } : {}),
       },
       startsAt: iso(group.at),
       endsAt: iso(group.at + TEST_ALERT_MS),

@@ -3,6 +3,7 @@
 import type { FindingFacts, JudgementFacts } from '../wire/webhooks.js';
 import type { Alert } from '../wire/alert.js';
 import { nodeNameOf } from '../wire/node-ref.js';
+import { hintOf } from './hints.js';
 import {
   BY_URGENCY,
   findingCount,
@@ -130,11 +131,14 @@ export function detailsOf(a: Alert): Record<string, unknown> {
     kind: a.kind,
     node: a.peer.node_name,
     peer_id: a.peer.id,
+    ...(a.peer.pod_name ? { pod: a.peer.pod_name } : {}),
     pod_address: a.peer.address,
     since: iso(a.startsAt),
     coordinator: a.coordinator.id,
     coordinator_address: a.coordinator.address,
+    ...(a.coordinator.pod_name ? { coordinator_pod: a.coordinator.pod_name } : {}),
     reason: a.reason,
+    what_to_check: hintOf(a),
     ...(a.severity ? { severity: a.severity } : {}),
     ...(a.path
       ? {

@@ -19,6 +19,7 @@ import {
   SUMMARY_MAX,
   type Severity,
 } from './pagerduty-summary.js';
+import { linksOf, statusPageHref, type AlertLinks } from './links.js';
 
 export const PAGERDUTY_EVENTS_URL = 'https://events.pagerduty.com/v2/enqueue';
 /** PagerDuty's documented limit on `dedup_key`. */
@@ -29,12 +30,15 @@ export const DETAILED = 200;
 export const MAX_TRACKED = 10_000;
 
 export interface PagerDutyOptions {
-  routingKey: string;
+  /** The integration key, or where to read it now (PAGERDUTY_ROUTING_KEY_FILE, re-read). */
+  routingKey: string | (() => string);
   url?: string;
   /** payload.source for every event; by default the node's name (`knh` for a group or a partition). */
   source?: string;
   /** Alerts of open grouped incidents remembered; past it the oldest incidents are forgotten. */
   maxTracked?: number;
+  /** The status page (`client_url`, and a link) and the runbook (a link) of every trigger. */
+  links?: AlertLinks;
 }
 
 export interface PagerDutyAdapter extends ReceiverAdapter {
@@ -59,6 +63,8 @@ export interface TriggerEvent {
     custom_details: Record<string, unknown>;
   };
   client: 'knh';
+  client_url?: string;
+  links?: { href: string; text: string }[];
 }
 export interface ResolveEvent {
   routing_key: string;
@@ -78,7 +84,10 @@ export function pagerDutyAdapter({
   url = PAGERDUTY_EVENTS_URL,
   source,
   maxTracked = MAX_TRACKED,
+  links = {},
 }: PagerDutyOptions): PagerDutyAdapter {
+  const keyNow = typeof routingKey === 'function' ? routingKey : () => routingKey;
+  const clientUrl = statusPageHref(links);
   /** Open grouped incidents (dedup key → alerts still firing), oldest first. */
   const members = new Map<string, Set<string>>();
   /** Alert key → the grouped incident it pages under. */
@@ -86,13 +95,15 @@ export function pagerDutyAdapter({
 
   const request = (body: PagerDutyEvent): ReceiverRequest => ({ url, body, key: body.dedup_key });
   const resolve = (dedupKey: string) =>
-    request({ routing_key: routingKey, event_action: 'resolve', dedup_key: dedupKey });
+    request({ routing_key: keyNow(), event_action: 'resolve', dedup_key: dedupKey });
   const trigger = (
     dedupKey: string,
     fields: Omit<TriggerEvent['payload'], 'component' | 'group'>,
-  ) =>
-    request({
-      routing_key: routingKey,
+    alerts: readonly Alert[],
+  ) => {
+    const linked = linksOf(links, alerts);
+    return request({
+      routing_key: keyNow(),
       event_action: 'trigger',
       dedup_key: dedupKey,
       payload: {
@@ -106,7 +117,10 @@ export function pagerDutyAdapter({
         custom_details: fields.custom_details,
       },
       client: 'knh',
+      ...(clientUrl ? { client_url: clientUrl } : {}),
+      ...(linked.length > 0 ? { links: linked } : {}),
     });
+  };
   /** The payload fields alerts decide: where, how bad, since when, what kind. */
   const about = (alerts: readonly Alert[]) => ({
     // A lone alert's node, but a partition's (the coordinator that told it): it is the mesh's.
@@ -145,16 +159,20 @@ export function pagerDutyAdapter({
       alerts.length > 0
         ? about(alerts)
         : { source: source ?? 'knh', timestamp: iso(group.at), class: 'test' };
-    const open = trigger(dedupKey, {
-      ...fields,
-      summary: clip(`TEST: knh test alert, not a real problem${what}`, SUMMARY_MAX),
-      severity: 'info',
-      custom_details: {
-        test: true,
-        note: 'Sent by POST /test-alert to check this receiver; resolved at once.',
-        alerts: alerts.slice(0, DETAILED).map(detailsOf),
+    const open = trigger(
+      dedupKey,
+      {
+        ...fields,
+        summary: clip(`TEST: knh test alert, not a real problem${what}`, SUMMARY_MAX),
+        severity: 'info',
+        custom_details: {
+          test: true,
+          note: 'Sent by POST /test-alert to check this receiver; resolved at once.',
+          alerts: alerts.slice(0, DETAILED).map(detailsOf),
+        },
       },
-    });
+      alerts,
+    );
     return [open, resolve(dedupKey)];
   }
 
@@ -181,11 +199,11 @@ export function pagerDutyAdapter({
       const [only] = firing;
       if (firing.length === 1 && only) {
         out.push(
-          trigger(dedupKeyOf(only.key), {
-            ...about(firing),
-            summary: summaryOf(only),
-            custom_details: detailsOf(only),
-          }),
+          trigger(
+            dedupKeyOf(only.key),
+            { ...about(firing), summary: summaryOf(only), custom_details: detailsOf(only) },
+            firing,
+          ),
         );
       } else if (firing.length > 1) {
         const dedupKey = dedupKeyOf(`knh:group:${group.key}`);
@@ -197,11 +215,11 @@ export function pagerDutyAdapter({
           ...(firing.length > DETAILED ? { alerts_omitted: firing.length - DETAILED } : {}),
         };
         out.push(
-          trigger(dedupKey, {
-            ...about(firing),
-            summary: groupSummary(firing),
-            custom_details: details,
-          }),
+          trigger(
+            dedupKey,
+            { ...about(firing), summary: groupSummary(firing), custom_details: details },
+            firing,
+          ),
         );
       }
       const resolvedKeys = new Set<string>();

@@ -21,6 +21,7 @@ import {
   field,
   fit,
   LISTED,
+  podField,
   slackDate,
   slackWords,
   utc,
@@ -112,7 +113,7 @@ export function findingFields(c: AlertChange, kind: FindingKind, at: number): Mr
   } else if (kind !== 'partition') {
     fields.push(field('Node', fit(a.peer.node_name, 1000)));
   }
-  if (kind !== 'partition') fields.push(field('Pod address', fit(a.peer.address, 1000)));
+  if (kind !== 'partition') fields.push(podField(a));
   fields.push(field(c.type === 'firing' ? 'Since' : 'Began', slackDate(a.startsAt, at)));
   fields.push(field('Coordinator', fit(coordinatorOf(a), 1000)));
   fields.push(field('Severity', 'warning: no node is down'));

@@ -67,8 +67,17 @@ export function duration(ms: number): string {
 export const mrkdwn = (text: string): Mrkdwn => ({ type: 'mrkdwn', text });
 export const field = (name: string, value: string) => mrkdwn(`*${name}*\n${value}`);
 
-export const coordinatorOf = (a: Alert) =>
-  `${nodeNameOf(a.coordinator.id)} (${a.coordinator.address})`;
+/** The coordinator by its node, and its pod where known: `worker-9 (pod knh-x2x9z, 10.0.0.9:8080)`. */
+export const coordinatorOf = (a: Alert) => {
+  const pod = a.coordinator.pod_name ? `pod ${a.coordinator.pod_name}, ` : '';
+  return `${nodeNameOf(a.coordinator.id)} (${pod}${a.coordinator.address})`;
+};
+
+/** The peer's pod by name and address where discovery names it, else by its address. */
+export const podField = (a: Alert) =>
+  a.peer.pod_name
+    ? field('Pod', `${fit(a.peer.pod_name, 300)} (${fit(a.peer.address, 100)})`)
+    : field('Pod address', fit(a.peer.address, 1000));
 export const endOf = (a: Alert, at: number) => a.endsAt ?? at;
 
 /** Names in bold and addresses as code, each escaped and bounded; a list within `text` characters. */

@@ -26,18 +26,24 @@ import {
   fit,
   LISTED,
   mrkdwn,
+  podField,
   slackDate,
   SLACK_LIMITS,
   utc,
   type Mrkdwn,
 } from './slack-mrkdwn.js';
+import { hintOf } from './hints.js';
+import { linksOf, type AlertLinks } from './links.js';
 
 const LISTED_IN_TEXT = 50;
 
 export interface SlackOptions {
-  webhookUrl: string;
+  /** The incoming webhook, or where to read it now (SLACK_WEBHOOK_URL_FILE, re-read). */
+  webhookUrl: string | (() => string);
   /** Shown in every message, for workspaces that hear from several clusters. */
   clusterName?: string;
+  /** Buttons under every message: the status page, the runbook. */
+  links?: AlertLinks;
 }
 
 interface PlainText {
@@ -45,10 +51,22 @@ interface PlainText {
   text: string;
   emoji: true;
 }
+interface LinkButton {
+  type: 'button';
+  text: PlainText;
+  url: string;
+  action_id: string;
+}
 export type SlackBlock =
   | { type: 'header'; text: PlainText }
   | { type: 'section'; text?: Mrkdwn; fields?: Mrkdwn[] }
-  | { type: 'context'; elements: Mrkdwn[] };
+  | { type: 'context'; elements: Mrkdwn[] }
+  | { type: 'actions'; elements: LinkButton[] };
+
+/** Distinct hints a message shows at most (each is a line): the most urgent sections' first. */
+const HINTS_SHOWN = 5;
+/** Slack's limit on a button's text. */
+const BUTTON_TEXT_MAX = 75;
 export interface SlackMessage {
   text: string;
   blocks: SlackBlock[];
@@ -289,7 +307,7 @@ function singleFields(c: AlertChange, at: number): Mrkdwn[] {
   if (isFindingKind(a.kind)) return findingFields(c, a.kind, at);
   const fields = [
     field('Node', fit(a.peer.node_name, 1000)),
-    field('Pod address', fit(a.peer.address, 1000)),
+    podField(a),
     field(c.type === 'firing' ? 'Since' : 'Down since', slackDate(a.startsAt, at)),
     field('Coordinator', fit(coordinatorOf(a), 1000)),
   ];
@@ -347,7 +365,44 @@ function nameOf(s: Section, a: Alert): string {
   }
 }
 
-export function slackMessage(group: AlertGroup, { clusterName }: { clusterName?: string } = {}) {
+/**
+ * What to check first about what fires, one line per distinct hint (src/receivers/hints.ts), in
+ * the message's order: a single alert's, or a group's most urgent sections' first.
+ */
+function hintsBlock(changes: readonly AlertChange[]): SlackBlock | null {
+  const firing = SECTIONS.flatMap((s) =>
+    changes.filter((c) => c.type === 'firing' && sectionOf(c) === s),
+  );
+  const hints = [...new Set(firing.map((c) => hintOf(c.alert)))].slice(0, HINTS_SHOWN);
+  if (hints.length === 0) return null;
+  return {
+    type: 'context',
+    elements: hints.map((h) => mrkdwn(`:mag: *What to check:* ${fit(h, 1000)}`)),
+  };
+}
+
+/** Buttons to the status page and the runbook, when set. */
+function linksBlock(links: AlertLinks, changes: readonly AlertChange[]): SlackBlock | null {
+  const buttons = linksOf(
+    links,
+    changes.map((c) => c.alert),
+  ).map(({ href, text }, i) => ({
+    type: 'button' as const,
+    text: {
+      type: 'plain_text' as const,
+      text: text.slice(0, BUTTON_TEXT_MAX),
+      emoji: true as const,
+    },
+    url: href,
+    action_id: `knh-link-${i}`,
+  }));
+  return buttons.length === 0 ? null : { type: 'actions', elements: buttons };
+}
+
+export function slackMessage(
+  group: AlertGroup,
+  { clusterName, links = {} }: { clusterName?: string; links?: AlertLinks } = {},
+) {
   const { at, changes, test } = group;
   const by = new Map<Section, AlertChange[]>(SECTIONS.map((s) => [s, []]));
   for (const c of changes) by.get(sectionOf(c))?.push(c);
@@ -432,6 +487,8 @@ export function slackMessage(group: AlertGroup, { clusterName }: { clusterName?:
       ],
     });
   }
+  const hints = hintsBlock(changes);
+  if (hints) blocks.push(hints);
   const firingNow = group.firing.length;
   const context = [
     mrkdwn(
@@ -442,16 +499,20 @@ export function slackMessage(group: AlertGroup, { clusterName }: { clusterName?:
   ];
   if (changes.length > 0) context.unshift(mrkdwn(keys(changes.map((c) => c.alert))));
   blocks.push({ type: 'context', elements: context });
+  const buttons = linksBlock(links, changes);
+  if (buttons) blocks.push(buttons);
   return { text: fit(text, SLACK_LIMITS.text), blocks } satisfies SlackMessage;
 }
 
-export function slackAdapter({ webhookUrl, clusterName }: SlackOptions): ReceiverAdapter {
+export function slackAdapter({ webhookUrl, clusterName, links }: SlackOptions): ReceiverAdapter {
+  const urlNow = typeof webhookUrl === 'function' ? webhookUrl : () => webhookUrl;
+  const options = { ...(clusterName ? { clusterName } : {}), ...(links ? { links } : {}) };
   return {
     name: 'slack',
     schema: 'slack-message',
     render(group) {
       if (group.changes.length === 0 && !group.test) return [];
-      return [{ url: webhookUrl, body: slackMessage(group, { clusterName }), key: group.key }];
+      return [{ url: urlNow(), body: slackMessage(group, options), key: group.key }];
     },
   };
 }

@@ -20,6 +20,8 @@ import {
   isFindingKind,
   plural,
 } from './finding-text.js';
+import { hintOf } from './hints.js';
+import { runbookHref, statusPageHref, type AlertLinks } from './links.js';
 
 /** Bounds shared with schemas/alert-webhook.schema.json: text longer than these is clipped. */
 export const SUMMARY_MAX = 1000;
@@ -33,11 +35,18 @@ export interface WebhookAlert {
   node_name: string;
   peer_id: string;
   address: string;
+  /** The peer's pod, where discovery names it. */
+  pod_name?: string;
   starts_at: string;
   /** When it ended; null while firing. */
   ends_at: string | null;
-  coordinator: { id: string; address: string };
+  /** The coordinator that decided it, and its pod where known (POD_NAME). */
+  coordinator: { id: string; address: string; pod_name?: string };
   reason: string | null;
+  /** What to check first, in one line (src/receivers/hints.ts): firing changes only. */
+  hint?: string;
+  /** RUNBOOK_URL for this kind of alert, when set. */
+  runbook_url?: string;
   path: { from: string; to: string; witnesses: string[] } | null;
   /**
    * cannot_judge: what the coordinator (`node_name`, `peer_id`, `address`: alive, not failed)
@@ -66,6 +75,8 @@ export interface WebhookAlertBody {
   /** Every alert still firing after these changes. */
   firing: WebhookAlert[];
   summary: string;
+  /** STATUS_PAGE_URL, when set. */
+  status_page_url?: string;
 }
 
 export interface WebhookHeartbeatBody {
@@ -78,13 +89,16 @@ export interface WebhookHeartbeatBody {
 }
 
 export interface WebhookOptions {
-  url: string;
+  /** Where to POST, or where to read it now (ALERT_WEBHOOK_URL_FILE, re-read). */
+  url: string | (() => string);
   /** Called for every request, so a rotated Secret (AuthHeaderSource) is used at once. */
   auth?: () => Record<string, string>;
   /** Send a heartbeat this often (ms); none when absent. */
   heartbeatMs?: number;
   /** A name for the cluster, for receivers that hear from several. */
   cluster?: string;
+  /** The status page (every body's `status_page_url`) and the runbook (each alert's). */
+  links?: AlertLinks;
 }
 
 const iso = (ms: number) => new Date(ms).toISOString();
@@ -93,7 +107,14 @@ function clip(text: string, max: number): string {
   return text.length <= max ? text : `${text.slice(0, max - 1)}…`;
 }
 
-function webhookAlert(alert: Alert, status: 'firing' | 'resolved', at: number): WebhookAlert {
+function webhookAlert(
+  alert: Alert,
+  status: 'firing' | 'resolved',
+  at: number,
+  { links, hinted }: { links: AlertLinks; hinted: boolean },
+): WebhookAlert {
+  const { pod_name: coordinatorPod } = alert.coordinator;
+  const runbook = runbookHref(links, alert.kind);
   return {
     status,
     key: alert.key,
@@ -101,11 +122,21 @@ function webhookAlert(alert: Alert, status: 'firing' | 'resolved', at: number): 
     node_name: alert.peer.node_name,
     peer_id: alert.peer.id,
     address: alert.peer.address,
+    ...(alert.peer.pod_name ? { pod_name: alert.peer.pod_name } : {}),
     starts_at: iso(alert.startsAt),
     // A resolution always says when: the group's time if the alert did not record it.
     ends_at: status === 'resolved' ? iso(alert.endsAt ?? at) : null,
-    coordinator: { id: alert.coordinator.id, address: alert.coordinator.address },
+    // Its node is in its id (`NODE_NAME@POD_IP`); its pod, where known, beside it.
+    coordinator: {
+      id: alert.coordinator.id,
+      address: alert.coordinator.address,
+      ...(coordinatorPod ? { pod_name: coordinatorPod } : {}),
+    },
     reason: alert.reason === null ? null : clip(alert.reason, REASON_MAX),
+    // What fires now needs checking; a resolution or a repeat in `firing` does not (and 5,000
+    // nodes lost together would carry the same sentence 10,000 times).
+    ...(hinted ? { hint: hintOf(alert) } : {}),
+    ...(runbook ? { runbook_url: runbook } : {}),
     path: alert.path
       ? { from: alert.path.from, to: alert.path.to, witnesses: [...alert.path.witnesses] }
       : null,
@@ -218,9 +249,14 @@ function capitalized(text: string): string {
   return text.charAt(0).toUpperCase() + text.slice(1);
 }
 
-export function webhookAlertBody(group: AlertGroup, cluster?: string): WebhookAlertBody {
+export function webhookAlertBody(
+  group: AlertGroup,
+  cluster?: string,
+  links: AlertLinks = {},
+): WebhookAlertBody {
   const prefix = cluster ? `[${cluster}] ` : '';
   const what = `${describeChanges(group.changes)}; ${firingNow(group.firing.length)}`;
+  const page = statusPageHref(links);
   const summary = group.test
     ? `${prefix}Test alert from knh, not a real problem: ${what}.`
     : `${prefix}${capitalized(what)}.`;
@@ -231,9 +267,12 @@ export function webhookAlertBody(group: AlertGroup, cluster?: string): WebhookAl
     timestamp: iso(group.at),
     ...(cluster ? { cluster } : {}),
     status: group.changes.some((c) => c.type === 'firing') ? 'firing' : 'resolved',
-    changes: group.changes.map((c) => webhookAlert(c.alert, c.type, group.at)),
-    firing: group.firing.map((a) => webhookAlert(a, 'firing', group.at)),
+    changes: group.changes.map((c) =>
+      webhookAlert(c.alert, c.type, group.at, { links, hinted: c.type === 'firing' }),
+    ),
+    firing: group.firing.map((a) => webhookAlert(a, 'firing', group.at, { links, hinted: false })),
     summary: clip(summary, SUMMARY_MAX),
+    ...(page ? { status_page_url: page } : {}),
   };
 }
 
@@ -266,10 +305,12 @@ export function webhookAdapter({
   auth,
   heartbeatMs,
   cluster,
+  links = {},
 }: WebhookOptions): ReceiverAdapter {
+  const urlNow = typeof url === 'function' ? url : () => url;
   let parsed: URL;
   try {
-    parsed = new URL(url);
+    parsed = new URL(urlNow());
   } catch (err) {
     throw new Error(`webhook url is not a URL`, { cause: err });
   }
@@ -284,7 +325,7 @@ export function webhookAdapter({
   }
   // Read per request, never cached: the Secret may have rotated since the last one.
   const request = (key: string, body: unknown): ReceiverRequest => ({
-    url,
+    url: urlNow(),
     body,
     key,
     ...(auth ? { headers: { ...auth() } } : {}),
@@ -292,7 +333,7 @@ export function webhookAdapter({
   const adapter: ReceiverAdapter = {
     name: 'webhook',
     schema: 'alert-webhook',
-    render: (group) => [request(group.key, webhookAlertBody(group, cluster))],
+    render: (group) => [request(group.key, webhookAlertBody(group, cluster, links))],
   };
   if (heartbeatMs === undefined) return adapter;
   return {

@@ -12,9 +12,10 @@ export interface Alert {
   /** Stable identity across firing, resolution and coordinators: `knh:<subject>:<incident ms>`. */
   key: string;
   kind: AlertKind;
-  peer: { id: string; address: string; node_name: string };
-  /** The coordinator that decided it. */
-  coordinator: { id: string; address: string };
+  /** `pod_name`: the peer's pod, where discovery names it (an EndpointSlice's targetRef). */
+  peer: { id: string; address: string; node_name: string; pod_name?: string };
+  /** The coordinator that decided it; `pod_name`: its pod (POD_NAME), where known. */
+  coordinator: { id: string; address: string; pod_name?: string };
   /** Why the peer was judged down (the last failure), when known. */
   reason: string | null;
   /** Path alerts: who cannot reach whom, and who can. */

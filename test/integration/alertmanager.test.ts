@@ -91,8 +91,15 @@ describe('Alertmanager receiver (a real Alertmanager)', function () {
   });
 
   it('shows a firing alert with the node labels, then resolves it at the resolution time', async () => {
-    const adapter = alertmanagerAdapter({ baseUrl: `${alertmanager().url}/`, cluster: 'itest' });
-    const firing = deadPeer(7);
+    const adapter = alertmanagerAdapter({
+      baseUrl: `${alertmanager().url}/`,
+      cluster: 'itest',
+      links: { statusPage: 'https://knh.example/', runbook: 'https://wiki.example/knh#{kind}' },
+    });
+    const firing = {
+      ...deadPeer(7),
+      peer: { ...deadPeer(7).peer, pod_name: 'knh-7xk2p' },
+    };
     await send(adapter.render(group([{ type: 'firing', alert: firing }])));
 
     const [shown] = await waitForAlerts(`${firing.key} active`, { knh_key: firing.key }, active);
@@ -106,6 +113,13 @@ describe('Alertmanager receiver (a real Alertmanager)', function () {
       cluster: 'itest',
     });
     expect(shown?.annotations.summary).to.include('node-7');
+    // Its links, pod and hint: in the annotations and the source link Alertmanager shows.
+    expect(shown?.generatorURL).to.equal('https://knh.example/');
+    expect(shown?.annotations).to.include({
+      runbook_url: 'https://wiki.example/knh#peer_dead',
+      pod: 'knh-7xk2p',
+    });
+    expect(shown?.annotations.hint).to.match(/^connected, but no answer in time/);
     expect(Date.parse(shown?.startsAt ?? '')).to.equal(firing.startsAt);
     expect(Date.parse(shown?.endsAt ?? '')).to.be.above(Date.now() + 60_000);
 
@@ -221,6 +235,7 @@ describe('Alertmanager receiver (a real Alertmanager)', function () {
         ALERTMANAGER_URL: alertmanager().url,
         ALERT_HOLD_DOWN: '2',
         CLUSTER_NAME: 'itest-mesh',
+        RUNBOOK_URL: 'https://wiki.example/knh/{kind}',
       };
       const fx = await startMesh({ size: 4, env });
       await fx.settled();
@@ -248,6 +263,9 @@ describe('Alertmanager receiver (a real Alertmanager)', function () {
         cluster: 'itest-mesh',
       });
       expect(shown?.labels.knh_key).to.be.a('string');
+      // A killed node's port refuses: the pod or its container is down, the runbook's page says.
+      expect(shown?.annotations.hint).to.match(/knh pod or its container is down/);
+      expect(shown?.annotations.runbook_url).to.equal('https://wiki.example/knh/peer_dead');
 
       await fx.restart(victim.index);
       await waitForAlerts(

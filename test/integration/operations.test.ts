@@ -150,7 +150,16 @@ describe('operations: SIGTERM hand-over, maintenance, dry run (real nodes)', fun
     const fx = await startMesh({ size: 4 });
     const { coordinator } = await fx.settled();
     const [, successor, , victim] = byRank(fx.nodes) as [MeshNode, MeshNode, MeshNode, MeshNode];
-    const window = await openWindow(victim === successor ? coordinator : successor, {
+    const opener = victim === successor ? coordinator : successor;
+    // A window must name a node the pod knows (else 400): a follower learns its peers' names from
+    // the coordinator's announced view, a moment after the election settles.
+    await pollUntil(
+      `${opener.address} naming ${victim.name}`,
+      async () =>
+        (await statusOf(opener))?.peers.some((p) => p.node_name === victim.name) || undefined,
+      { timeoutMs: 10_000 },
+    );
+    const window = await openWindow(opener, {
       nodes: [victim.name],
       duration: '12s',
       reason: 'kernel upgrade',

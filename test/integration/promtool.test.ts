@@ -1,41 +1,14 @@
 // GET /metrics of real nodes, scraped after a peer died, passes the real `promtool check metrics`
 // (Debian's `prometheus` package) without a single complaint, and shows what happened.
-import { spawn, spawnSync } from 'node:child_process';
 import { expect } from 'chai';
-import type { Context } from 'mocha';
 import type { MeshNode } from '../../src/demo/mesh.js';
 import { lowestRanked } from '../support/expected-rank.js';
 import { useMeshFixture } from '../support/mesh-fixture.js';
 import { pollUntil } from '../support/poll.js';
-
-const SKIP_ENV = 'KNH_SKIP_PROMTOOL';
-
-/** Fails the test when promtool is missing, unless KNH_SKIP_PROMTOOL=1 skips it. */
-function requirePromtool(ctx: Context): void {
-  const found = spawnSync('promtool', ['--version'], { stdio: 'ignore' });
-  if (!found.error) return;
-  if (process.env[SKIP_ENV] === '1') {
-    console.log(`    skipped: ${SKIP_ENV}=1 and promtool is not installed`);
-    ctx.skip();
-  }
-  throw new Error(
-    `promtool not found (${found.error.message}): install Debian's \`prometheus\` package ` +
-      `(apt-get install prometheus; CI installs it), or set ${SKIP_ENV}=1 to skip this test`,
-  );
-}
+import { promtool, requirePromtool } from '../support/promtool.js';
 
 /** `promtool check metrics` over `text`: its exit code and everything it printed. */
-function checkMetrics(text: string): Promise<{ code: number | null; output: string }> {
-  return new Promise((resolve, reject) => {
-    const child = spawn('promtool', ['check', 'metrics'], { stdio: ['pipe', 'pipe', 'pipe'] });
-    let output = '';
-    child.stdout.on('data', (chunk: Buffer) => (output += chunk.toString('utf8')));
-    child.stderr.on('data', (chunk: Buffer) => (output += chunk.toString('utf8')));
-    child.once('error', reject);
-    child.once('close', (code) => resolve({ code, output }));
-    child.stdin.end(text);
-  });
-}
+const checkMetrics = (text: string) => promtool(['check', 'metrics'], text);
 
 /** Every sample line of `name` whose labels include all of `labels`, as its value. */
 function values(text: string, name: string, labels: Record<string, string> = {}): number[] {
@@ -118,7 +91,14 @@ describe('GET /metrics and promtool (4 real nodes)', function () {
         about,
       ).to.deep.equal([1]);
       expect(values(body, 'knh_discovery_peers'), about).to.deep.equal([fx.nodes.length - 1]);
-      expect(values(body, 'knh_process_resident_memory_bytes')[0], about).to.be.above(0);
+      expect(
+        values(body, 'knh_node_info', { node: node.name, address: node.address }),
+        about,
+      ).to.deep.equal([1]);
+      // The standard names, which the usual Node.js dashboards and queries read.
+      expect(values(body, 'process_resident_memory_bytes')[0], about).to.be.above(0);
+      expect(values(body, 'process_cpu_seconds_total')[0], about).to.be.above(0);
+      expect(values(body, 'nodejs_heap_size_used_bytes')[0], about).to.be.above(0);
       elections += values(body, 'knh_elections_total')[0] ?? 0;
 
       // Its own paths (3 peers, within METRICS_PER_PATH_LIMIT): each its series, by state.
@@ -154,7 +134,9 @@ describe('GET /metrics and promtool (4 real nodes)', function () {
         continue;
       }
       for (const peer of fx.nodes.filter((n) => n !== coordinator)) {
-        expect(values(body, 'knh_peer_up', { peer: peer.address }), peer.name).to.deep.equal([
+        // Named by address and by node: an alert says which node without a join.
+        const labels = { peer: peer.address, node: peer.name };
+        expect(values(body, 'knh_peer_up', labels), peer.name).to.deep.equal([
           peer === victim ? 0 : 1,
         ]);
       }

@@ -18,16 +18,21 @@ const ROUTING_KEY = 'R0123456789abcdef0123456789abcde';
 
 interface SlackBody {
   text: string;
+  blocks: { type: string; elements?: { url?: string; text?: unknown }[] }[];
 }
 interface PagerDutyBody {
+  routing_key: string;
   event_action: string;
   dedup_key: string;
   payload?: { summary: string };
+  client_url?: string;
+  links?: { href: string; text: string }[];
 }
 interface HookBody {
   type: string;
   status?: string;
-  changes?: { status: string; node_name: string }[];
+  status_page_url?: string;
+  changes?: { status: string; node_name: string; hint?: string; runbook_url?: string }[];
 }
 
 describe('receivers: Slack, PagerDuty, generic webhook (real nodes)', function () {
@@ -61,12 +66,19 @@ describe('receivers: Slack, PagerDuty, generic webhook (real nodes)', function (
   async function start(): Promise<MeshFixture> {
     const authFile = join(dir, 'token');
     writeFileSync(authFile, 'Bearer s3cret-token\n');
+    // The Slack webhook and the routing key as mounted Secrets hold them.
+    const slackFile = join(dir, 'slack-webhook-url');
+    writeFileSync(slackFile, `${receiver.url('/slack')}\n`);
+    const keyFile = join(dir, 'pagerduty-routing-key');
+    writeFileSync(keyFile, `${ROUTING_KEY}\n`);
     return startMesh({
       size: 5,
       env: {
-        SLACK_WEBHOOK_URL: receiver.url('/slack'),
-        PAGERDUTY_ROUTING_KEY: ROUTING_KEY,
+        SLACK_WEBHOOK_URL_FILE: slackFile,
+        PAGERDUTY_ROUTING_KEY_FILE: keyFile,
         PAGERDUTY_URL: receiver.url('/pagerduty'),
+        STATUS_PAGE_URL: 'https://knh.example/',
+        RUNBOOK_URL: 'https://wiki.example/knh#{kind}',
         ALERT_WEBHOOK_URL: receiver.url('/hook'),
         ALERT_WEBHOOK_AUTH_FILE: authFile,
         ALERT_HOLD_DOWN: '2',
@@ -120,6 +132,25 @@ describe('receivers: Slack, PagerDuty, generic webhook (real nodes)', function (
     expect(hooks[0]?.headers.authorization, 'auth header from the file').to.equal(
       'Bearer s3cret-token',
     );
+    // Links and what to check: a killed node's port refuses, so its pod or container is down.
+    const hook = hooks[0]?.body as HookBody;
+    expect(hook.status_page_url).to.equal('https://knh.example/');
+    for (const c of hook.changes ?? []) {
+      expect(c.hint).to.match(/knh pod or its container is down/);
+      expect(c.runbook_url).to.equal('https://wiki.example/knh#peer_dead');
+    }
+    expect(triggers[0]?.routing_key, 'routing key from its file').to.equal(ROUTING_KEY);
+    expect(triggers[0]?.client_url).to.equal('https://knh.example/');
+    expect(triggers[0]?.links?.map((l) => l.href)).to.deep.equal([
+      'https://knh.example/',
+      'https://wiki.example/knh#peer_dead',
+    ]);
+    const buttons = slack[0]?.blocks.find((b) => b.type === 'actions')?.elements ?? [];
+    expect(buttons.map((b) => b.url)).to.deep.equal([
+      'https://knh.example/',
+      'https://wiki.example/knh#peer_dead',
+    ]);
+    expect(JSON.stringify(slack[0]?.blocks)).to.include('What to check');
 
     // Back, and they stay up past the hold-down: resolved, once.
     await Promise.all([fx.restart(a.index), fx.restart(b.index)]);

@@ -30,6 +30,7 @@ export interface GettableAlert {
   startsAt: string;
   endsAt: string;
   fingerprint: string;
+  generatorURL?: string;
   status: { state: 'unprocessed' | 'active' | 'suppressed' };
 }
 

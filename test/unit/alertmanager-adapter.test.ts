@@ -160,11 +160,11 @@ describe('alertmanagerAdapter', () => {
     expect(a.annotations.witnesses).to.equal('10.0.0.4:8080, 10.0.0.5:8080');
   });
 
-  it('adds the cluster label and the generator URL when configured', () => {
+  it('adds the cluster label and the status page as generator URL when configured', () => {
     const named = alertmanagerAdapter({
       baseUrl: 'http://am:9093/prefix',
       cluster: 'prod-eu',
-      generatorUrl: 'http://knh.example/status',
+      links: { statusPage: 'http://knh.example/status' },
     });
     const { request, alerts } = only(named.render(group([{ type: 'firing', alert: alert() }])));
     expect(request.url).to.equal('http://am:9093/prefix/api/v2/alerts');
@@ -244,7 +244,10 @@ describe('alertmanagerAdapter', () => {
       const { alerts } = only(adapter.render(group([{ type: 'firing', alert: opened }])));
       const [a] = alerts as [PostableAlert];
       expect(a.labels).to.deep.equal(LABELS);
-      expect(a.annotations).to.deep.equal({
+      const { hint, ...annotations } = a.annotations;
+      // Whose network to suspect: the coordinator's own, not the peers it cannot reach.
+      expect(hint).to.match(/coordinator's own node or network/);
+      expect(annotations).to.deep.equal({
         summary:
           'knh cannot judge the mesh: coordinator worker-1 (10.0.0.1:8080) cannot reach most of its peers',
         description: `${SENTENCE}; since ${new Date(T0).toISOString()}; sent by coordinator worker-1 (10.0.0.1:8080).`,
@@ -374,7 +377,9 @@ describe('alertmanagerAdapter', () => {
     it('puts the figures of a degraded node in annotations', () => {
       const { opened } = incident(FINDINGS.nodeDegraded);
       const [a] = only(adapter.render(group([{ type: 'firing', alert: opened }]))).alerts;
-      expect(a?.annotations).to.deep.equal({
+      const { hint, ...annotations } = a?.annotations ?? {};
+      expect(hint).to.match(/^loss or latency on most of this node's paths/);
+      expect(annotations).to.deep.equal({
         summary: 'knh: node worker-3 (10.0.0.3:8080) is degraded',
         description:
           `knh: node worker-3 (10.0.0.3:8080) is degraded since ${new Date(T0).toISOString()}: ` +

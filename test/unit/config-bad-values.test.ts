@@ -24,6 +24,7 @@ const FILES: Record<string, string> = {
   'spaced-secret': `${SECRET} ${SECRET}\n`,
   'five-secrets': Array.from({ length: 5 }, (_, i) => `${i}`.repeat(32)).join('\n'),
   'good-token': 'Bearer abc123\n',
+  'good-secret': `${'s'.repeat(40)}\n`,
 };
 
 /** One bad value; by default set on the setting's own variable over its group's base env. */
@@ -186,11 +187,26 @@ const TABLE: Record<SettingName, Group> = {
       'a'.repeat(254),
       { value: 'Worker_1', as: 'MY_NODE_NAME', base: { ...KUBERNETES, NODE_NAME: undefined } },
       { value: 'worker_1', base: STATIC },
+      { value: '', label: '<set but empty>', base: STATIC, says: /set but empty/ },
     ],
   },
   POD_IP: {
     base: KUBERNETES,
-    cases: [...IP_BAD, '0.0.0.0', '::', { value: '999.1.1.1', base: STATIC }],
+    cases: [
+      ...IP_BAD,
+      '0.0.0.0',
+      '::',
+      { value: '999.1.1.1', base: STATIC },
+      { value: '', label: '<set but empty>', base: STATIC, says: /set but empty.*status\.podIP/ },
+      { value: '', label: '<set but empty, kubernetes>', says: /set but empty/ },
+    ],
+  },
+  POD_NAME: {
+    cases: [
+      ...DNS_BAD,
+      'a'.repeat(254),
+      { value: '', label: '<set but empty>', says: /set but empty.*metadata\.name/ },
+    ],
   },
   CONTAINER_PORT: { cases: PORT_BAD },
   LISTEN_HOST: { cases: IP_BAD },
@@ -356,7 +372,7 @@ const TABLE: Record<SettingName, Group> = {
       `${'f'.repeat(20)}\u0000${'f'.repeat(20)}`,
       {
         value: `${'g'.repeat(20)}-both-set-${'g'.repeat(20)}`,
-        base: { ...STATIC, PEER_SECRET_FILE: file('missing') },
+        base: { ...STATIC, PEER_SECRET_FILE: file('good-secret') },
         says: /both set/,
       },
       ...EMPTYISH,
@@ -407,6 +423,8 @@ const TABLE: Record<SettingName, Group> = {
   DEGRADED_LATENCY: duration('DEGRADED_LATENCY', ['0']),
   DEGRADED_FOR: duration('DEGRADED_FOR'),
   MTU_PROBE_SIZE: int('MTU_PROBE_SIZE', ['1400 bytes', '1.4k', '-1']),
+  STATUS_PAGE_URL: url([`http://knh.example/${'|'.repeat(700)}`]),
+  RUNBOOK_URL: url([`http://wiki.example/knh/{kind}/${'^'.repeat(700)}`]),
   LOG_LEVEL: { cases: ['loud', 'verbose', 'warning', 'err', '3', 'info,debug', ...EMPTYISH] },
 };
 
@@ -468,6 +486,9 @@ describe('settings given bad values', () => {
           const list = errorsOf(env);
           const mine = list.filter(namesItself(variable));
           expect(mine, `errors naming ${variable} in ${JSON.stringify(list)}`).to.have.length(1);
+          // One bad value, one error: nothing knock-on (a setting that depends on it, a
+          // requirement of the value it replaced).
+          expect(list, 'no other error').to.have.length(1);
           if (variable !== name) expect(list.filter(namesItself(name)), 'as missing').to.be.empty;
           const error = mine[0] ?? '';
           expect(error).to.match(c.says ?? group.says ?? /\bexpected\b/);

@@ -86,6 +86,10 @@ describe('loadConfig', () => {
       degradedLatencyMs: 400,
       degradedForMs: 10_000,
       mtuProbeSize: 1_400,
+      podName: null,
+      statusPageUrl: null,
+      runbookUrl: null,
+      files: {},
     } satisfies Config);
   });
 

@@ -46,6 +46,15 @@ describe('DetectionMetrics', () => {
     expect(sample(body, 'knh_peer_transitions_total{transition="suspected"}')).to.equal(1);
   });
 
+  it('counts every kind of transition from 0, before the first happens', async () => {
+    const registry = new Registry();
+    new DetectionMetrics(registry, { records: () => [], selfSuspicion: () => null });
+    const body = await registry.metrics();
+    for (const t of ['died', 'recovered', 'suspected', 'cleared', 'withheld', 'path-broken']) {
+      expect(sample(body, `knh_peer_transitions_total{transition="${t}"}`), t).to.equal(0);
+    }
+  });
+
   /** Scraped once as set up, then suspecting itself with every peer silent. */
   async function suspectingItself() {
     const fx = setup();

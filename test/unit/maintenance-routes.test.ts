@@ -151,6 +151,45 @@ describe('maintenance routes', () => {
     expect(book.all()[0]).to.deep.include({ until: T + 90_000, cancelled: false });
   });
 
+  describe('naming nodes the node knows', () => {
+    const KNOWN = [
+      { address: '10.0.0.1:8080', id: 'node-a@10.0.0.1', nodeName: 'node-a' },
+      { address: '10.0.0.2:8080', id: 'node-b@10.0.0.2', nodeName: 'node-b' },
+    ];
+    const knownNodes = () => KNOWN;
+
+    it('opens a window naming known nodes by name, id or address', async () => {
+      const api = await serve({ knownNodes });
+      const nodes = ['node-a', 'node-b@10.0.0.2', '10.0.0.2:8080'];
+      const res = await api.open({ nodes, duration: '1h', reason: 'drain' });
+      expect(res.status).to.equal(201);
+      expect(((await res.json()) as { window: WireWindow }).window.nodes).to.deep.equal(nodes);
+    });
+
+    it('refuses a window naming unknown nodes: 400 naming them and the known ones, nothing opened', async () => {
+      const api = await serve({ knownNodes });
+      const res = await api.open({
+        nodes: ['node-a', 'nod-b', '10.0.0.9:8080'],
+        duration: '1h',
+        reason: 'typo',
+      });
+      expect(res.status).to.equal(400);
+      const answer = (await res.json()) as { error: string; details: string[] };
+      expect(answer.details).to.deep.equal(['nod-b', '10.0.0.9:8080']);
+      expect(answer.error).to.equal(
+        'unknown nodes "nod-b", "10.0.0.9:8080": not the name, id (name@ip) or address (ip:port) of a node this one knows, so the window would pause nothing about them; known nodes: node-a, node-b',
+      );
+      expect(schemas.check('error-response', answer)).to.deep.equal({ ok: true });
+      expect(book.all()).to.deep.equal([]);
+      expect(changed).to.equal(0);
+    });
+
+    it('still opens a window for the whole mesh, naming no node', async () => {
+      const api = await serve({ knownNodes: () => [] });
+      expect((await api.open({ duration: '1h', reason: 'CNI upgrade' })).status).to.equal(201);
+    });
+  });
+
   it('gives each window its own id', async () => {
     const api = await serve();
     await api.open({ duration: '1m', reason: 'one' });

@@ -4,38 +4,14 @@ import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { expect } from 'chai';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { Namespace, Secret, Service, ServiceAccount } from 'kubernetes-models/v1';
-import { DaemonSet } from 'kubernetes-models/apps/v1';
-import { Role, RoleBinding } from 'kubernetes-models/rbac.authorization.k8s.io/v1';
-import { parseAllDocuments } from 'yaml';
 import { loadConfig } from '../../src/config/load.js';
 import { SETTINGS } from '../../src/config/settings.js';
 import { DEFAULT_THRESHOLDS } from '../../src/health/checks.js';
 import { LAG_DEFAULTS } from '../../src/health/event-loop-lag.js';
-
-interface Doc {
-  apiVersion: string;
-  kind: string;
-  metadata: { name: string; namespace?: string };
-  [key: string]: unknown;
-}
-
-const MODELS: Record<string, new (data: never) => { validate(): void }> = {
-  'v1/Namespace': Namespace,
-  'v1/ServiceAccount': ServiceAccount,
-  'v1/Service': Service,
-  'v1/Secret': Secret,
-  'apps/v1/DaemonSet': DaemonSet,
-  'rbac.authorization.k8s.io/v1/Role': Role,
-  'rbac.authorization.k8s.io/v1/RoleBinding': RoleBinding,
-};
+import { parseObjects, schemaErrors } from '../support/kube-objects.js';
 
 const text = readFileSync(new URL('../../../daemonset.yaml', import.meta.url), 'utf8');
-const parsed = parseAllDocuments(text);
-const docs = (Array.isArray(parsed) ? parsed : [parsed]).map((d) => {
-  expect(d.errors, 'YAML errors').to.deep.equal([]);
-  return d.toJS() as Doc;
-});
+const docs = parseObjects(text, 'daemonset.yaml');
 const only = <T>(kind: string) => {
   const found = docs.filter((d) => d.kind === kind);
   expect(found, kind).to.have.length(1);
@@ -81,15 +57,7 @@ interface DaemonSetShape {
 describe('daemonset.yaml', () => {
   it('is a list of valid Kubernetes objects, each known to kubernetes-models', () => {
     expect(docs.length).to.be.greaterThan(4);
-    for (const doc of docs) {
-      const Model = MODELS[`${doc.apiVersion}/${doc.kind}`];
-      expect(Model, `${doc.apiVersion} ${doc.kind}`).to.not.equal(undefined);
-      if (Model)
-        expect(
-          () => new Model(doc as never).validate(),
-          `${doc.kind} ${doc.metadata.name}`,
-        ).to.not.throw();
-    }
+    expect(schemaErrors(docs)).to.deep.equal([]);
   });
 
   it('grants only list and watch on EndpointSlices, in its own namespace', () => {
@@ -198,6 +166,7 @@ describe('daemonset.yaml', () => {
     expect(field('POD_IP')).to.equal('status.podIP');
     expect(field('NODE_NAME')).to.equal('spec.nodeName');
     expect(field('NAMESPACE')).to.equal('metadata.namespace');
+    expect(field('POD_NAME')).to.equal('metadata.name');
     const service = only<{ metadata: { name: string } }>('Service');
     expect(env.find((e) => e.name === 'SERVICE_NAME')?.value).to.equal(service.metadata.name);
     const port = env.find((e) => e.name === 'CONTAINER_PORT')?.value;
@@ -240,6 +209,44 @@ describe('daemonset.yaml', () => {
     // The heap (old space, and new space: two semi-spaces) with room for Node itself and sockets.
     expect(oldSpace + 2 * semiSpace + 48).to.be.at.most(maxMemory);
     expect(maxMemory).to.be.below(limitMi);
+  });
+
+  it('requests what a follower and the largest documented coordinator use (docs/benchmarks.md)', () => {
+    const [container] = only<DaemonSetShape>('DaemonSet').spec.template.spec.containers;
+    const { requests, limits } = container?.resources ?? { requests: {}, limits: {} };
+    // The hand-written note of `npm run bench:footprint`, and the scale bench's coordinators.
+    const doc = readFileSync(new URL('../../../docs/benchmarks.md', import.meta.url), 'utf8');
+    const note = doc.slice(doc.indexOf("## What a pod uses: the manifest's requests"));
+    const row = (start: string) => {
+      const line = note.split('\n').find((l) => l.startsWith(`| ${start}`));
+      expect(line, `a row "${start}" in docs/benchmarks.md`).to.be.a('string');
+      const [, rss = '', cpu = ''] = (line ?? '').split('|').slice(1);
+      // The highest figure of a cell ("92–101 MB": 101), which must have one.
+      const most = (cell: string, unit: string) => {
+        const figures = [...cell.matchAll(new RegExp(`([\\d.]+) ${unit}`, 'g'))].map((m) =>
+          Number(m[1]),
+        );
+        expect(figures, `${start}: a figure in ${unit}`).to.not.be.empty;
+        return Math.max(...figures);
+      };
+      return { rssMb: most(rss, 'MB'), cpuPercent: most(cpu, '%') };
+    };
+    const follower = row('A follower');
+    const coordinator = row('The coordinator of 5,000 peers');
+    const mb = (q: string) => {
+      const m = /^(\d+)(Mi|Gi|M|G)$/.exec(q);
+      expect(m, `a memory quantity: ${q}`).to.not.equal(null);
+      const unit = { Mi: 2 ** 20, Gi: 2 ** 30, M: 1e6, G: 1e9 }[(m?.[2] ?? 'M') as 'M'];
+      return (Number(m?.[1]) * unit) / 1e6;
+    };
+    const memory = mb(requests.memory ?? '');
+    // No knh pod runs above its request: the coordinator is not the first evicted under pressure.
+    expect(memory, 'memory request, MB').to.be.at.least(follower.rssMb);
+    expect(memory, 'memory request, MB').to.be.at.least(coordinator.rssMb);
+    expect(memory).to.be.below(mb(limits.memory ?? ''));
+    const cpu = /^(\d+)m$/.exec(requests.cpu ?? '');
+    expect(Number(cpu?.[1]) / 10, 'CPU request, % of one core').to.be.at.least(follower.cpuPercent);
+    expect(limits, 'no CPU limit: a throttled node answers late').to.not.have.property('cpu');
   });
 
   it('probes /readyz for readiness and /healthz for liveness, never restarting on one stall', () => {

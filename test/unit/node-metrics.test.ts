@@ -43,10 +43,18 @@ function value(
 const A = '10.0.0.1:8080';
 const B = '10.0.0.2:8080';
 const C = '10.0.0.3:8080';
+/** Each peer's node, as its verdict names it. */
+const NODES = new Map([
+  [A, 'worker-a'],
+  [B, 'worker-b'],
+  [C, 'worker-c'],
+]);
 const record = (address: string, health: Health): PeerRecord => ({
-  ...newRecord(address, 0),
+  ...newRecord(address, 0, NODES.get(address)),
   health,
 });
+/** The labels of a per-peer series about `address`. */
+const about = (address: string) => ({ peer: address, node: NODES.get(address) ?? '' });
 const answer = (latencyMs: number): Outcome<PingResponse> => ({
   ok: true,
   latencyMs,
@@ -72,6 +80,7 @@ function setup() {
   };
   const metrics = new NodeMetrics({
     version: '1.2.3',
+    self: { id: 'worker-z@10.0.0.9', address: '10.0.0.9:8080', nodeName: 'worker-z' },
     perPeerLimit: 1_000,
     perPathLimit: 100,
     ownPaths: () => [],
@@ -87,7 +96,7 @@ function setup() {
 }
 
 describe('NodeMetrics', () => {
-  it('serves the text format, every knh_ metric with HELP and TYPE, build info and process metrics', async () => {
+  it('serves the text format, every knh_ metric with HELP and TYPE, build and node info, and the process metrics under their standard names', async () => {
     const { metrics, scrape } = setup();
     const { contentType } = await metrics.render();
     expect(contentType).to.match(/^text\/plain; version=0\.0\.4/);
@@ -115,18 +124,80 @@ describe('NodeMetrics', () => {
       'knh_discovery_updates_total counter',
       'knh_discovery_peer_changes_total counter',
       'knh_discovery_peers gauge',
-      'knh_process_cpu_seconds_total counter',
-      'knh_process_resident_memory_bytes gauge',
-      'knh_nodejs_eventloop_lag_seconds gauge',
+      'knh_node_info gauge',
+      // What the standard Node.js dashboards and queries read, named as everywhere else.
+      'process_cpu_seconds_total counter',
+      'process_resident_memory_bytes gauge',
+      'process_start_time_seconds gauge',
+      'process_open_fds gauge',
+      'nodejs_eventloop_lag_seconds gauge',
+      'nodejs_heap_size_used_bytes gauge',
+      'nodejs_gc_duration_seconds histogram',
     ]);
     for (const line of declared) {
       const name = line.split(' ')[0] ?? '';
-      expect(name, 'one prefix').to.match(/^knh_/);
+      expect(name, "knh's own prefix, or a standard one").to.match(/^(knh|process|nodejs)_/);
+      expect(name, 'no prefixed process metric').not.to.match(/^knh_(process|nodejs)_/);
       expect(body, `HELP of ${name}`).to.match(new RegExp(`^# HELP ${name} \\S`, 'm'));
       // Prometheus keeps _total for counters (prom-client's *_active_*_total gauges are removed).
       if (name.endsWith('_total')) expect(line, 'a _total name').to.match(/ counter$/);
     }
     expect(value(body, 'knh_build_info', { version: '1.2.3' })).to.equal(1);
+    expect(
+      value(body, 'knh_node_info', {
+        node: 'worker-z',
+        id: 'worker-z@10.0.0.9',
+        address: '10.0.0.9:8080',
+        version: '1.2.3',
+      }),
+    ).to.equal(1);
+  });
+
+  it("exports every counter of knh's own at 0 from the first scrape, every label value known up front", async () => {
+    const { scrape } = setup();
+    const body = await scrape();
+    const counters = [...body.matchAll(/^# TYPE (knh_\S+) counter$/gm)].map((m) => m[1] ?? '');
+    expect(counters).to.have.length.above(5);
+    const perPeer = new Set(['knh_probe_failures_total']); // no peers listed yet: no series
+    for (const name of counters.filter((n) => !perPeer.has(n))) {
+      const samples = parse(body).filter((s) => s.name === name);
+      expect(samples, `${name}: a series from the start, so rate() sees its first event`).to.not.be
+        .empty;
+      expect(
+        samples.map((s) => s.value),
+        name,
+      ).to.satisfy((values: number[]) => values.every((v) => v === 0));
+    }
+    const transitions = parse(body).filter((s) => s.name === 'knh_peer_transitions_total');
+    expect(transitions.map((s) => s.labels.transition)).to.have.members([
+      'died',
+      'recovered',
+      'first-alive',
+      'never-alive',
+      'suspected',
+      'cleared',
+      'withheld',
+      'path-broken',
+      'path-restored',
+    ]);
+  });
+
+  it("names each peer's node beside its address: the verdict's name, its IP until somebody tells one", async () => {
+    const { world, metrics, scrape } = setup();
+    const D = '10.0.0.4:8080'; // a static peer not heard from: no name yet
+    metrics.peersListed({ added: [A, D], removed: [] }, 2);
+    world.records = [record(A, 'dead'), { ...newRecord(D, 0), health: 'unknown' }];
+    let body = await scrape();
+    expect(value(body, 'knh_peer_up', about(A))).to.equal(0);
+    expect(value(body, 'knh_peer_up', { peer: D, node: '10.0.0.4' })).to.equal(0);
+
+    // D answered with its own name: its series carry it, and only it.
+    world.records = [record(A, 'dead'), { ...newRecord(D, 0, 'worker-d'), health: 'alive' }];
+    body = await scrape();
+    const ups = parse(body).filter((s) => s.name === 'knh_peer_up' && s.labels.peer === D);
+    expect(ups).to.deep.equal([
+      { name: 'knh_peer_up', labels: { peer: D, node: 'worker-d' }, value: 1 },
+    ]);
   });
 
   /**
@@ -155,17 +226,17 @@ describe('NodeMetrics', () => {
   it('counts probes and failures per peer, with the peer verdict and last answered latency', async () => {
     const { scrape } = await probedThreePeers();
     const body = await scrape();
-    expect(value(body, 'knh_probe_failures_total', { peer: A })).to.equal(0);
-    expect(value(body, 'knh_probe_failures_total', { peer: B })).to.equal(2);
-    expect(value(body, 'knh_probe_failures_total', { peer: C })).to.equal(0);
-    expect(value(body, 'knh_peer_up', { peer: A })).to.equal(1);
-    expect(value(body, 'knh_peer_up', { peer: B })).to.equal(0);
-    expect(value(body, 'knh_peer_up', { peer: C })).to.equal(0);
-    expect(value(body, 'knh_peer_probe_latency_seconds', { peer: A })).to.equal(0.003);
-    expect(value(body, 'knh_peer_probe_latency_seconds', { peer: B }), 'last answered').to.equal(
+    expect(value(body, 'knh_probe_failures_total', about(A))).to.equal(0);
+    expect(value(body, 'knh_probe_failures_total', about(B))).to.equal(2);
+    expect(value(body, 'knh_probe_failures_total', about(C))).to.equal(0);
+    expect(value(body, 'knh_peer_up', about(A))).to.equal(1);
+    expect(value(body, 'knh_peer_up', about(B))).to.equal(0);
+    expect(value(body, 'knh_peer_up', about(C))).to.equal(0);
+    expect(value(body, 'knh_peer_probe_latency_seconds', about(A))).to.equal(0.003);
+    expect(value(body, 'knh_peer_probe_latency_seconds', about(B)), 'last answered').to.equal(
       0.004,
     );
-    expect(value(body, 'knh_peer_probe_latency_seconds', { peer: C }), 'never answered').to.be
+    expect(value(body, 'knh_peer_probe_latency_seconds', about(C)), 'never answered').to.be
       .undefined;
     expect(value(body, 'knh_probe_duration_seconds_count', { outcome: 'ok' })).to.equal(3);
     expect(value(body, 'knh_probe_duration_seconds_count', { outcome: 'failed' })).to.equal(2);
@@ -186,7 +257,7 @@ describe('NodeMetrics', () => {
 
     // Leading again: the failure count goes on from where it was, never back.
     world.records = leading;
-    expect(value(await scrape(), 'knh_probe_failures_total', { peer: B })).to.equal(2);
+    expect(value(await scrape(), 'knh_probe_failures_total', about(B))).to.equal(2);
   });
 
   it('removes every series of a peer that leaves discovery, even if a probe of it ends later', async () => {
@@ -206,13 +277,13 @@ describe('NodeMetrics', () => {
     const after = await scrape();
     expect(parse(after).filter((s) => s.labels.peer === B)).to.deep.equal([]);
     expect(after).not.to.include(B);
-    expect(value(after, 'knh_probe_failures_total', { peer: A })).to.equal(0);
-    expect(value(after, 'knh_peer_up', { peer: A })).to.equal(1);
+    expect(value(after, 'knh_probe_failures_total', about(A))).to.equal(0);
+    expect(value(after, 'knh_peer_up', about(A))).to.equal(1);
 
     // Back again: a new series from 0.
     metrics.peersListed({ added: [B], removed: [] }, 2);
     world.records = [record(A, 'alive'), record(B, 'unknown')];
-    expect(value(await scrape(), 'knh_probe_failures_total', { peer: B })).to.equal(0);
+    expect(value(await scrape(), 'knh_probe_failures_total', about(B))).to.equal(0);
   });
 
   it('counts discovery updates, joins and leaves, and shows the peers listed', async () => {

@@ -1,4 +1,5 @@
 // The PagerDuty adapter: Events API v2 triggers and resolves, one page per group, bounded state.
+import { hintOf } from '../../src/receivers/hints.js';
 import { expect } from 'chai';
 import type { Alert } from '../../src/wire/alert.js';
 import type { AlertChange, AlertGroup } from '../../src/alerts/receiver-adapter.js';
@@ -120,6 +121,8 @@ describe('PagerDuty adapter', () => {
           coordinator: 'worker-1@10.0.0.1',
           coordinator_address: '10.0.0.1:8080',
           reason: 'timeout',
+          // The hint for a probe that timed out (test/unit/hints.test.ts words it).
+          what_to_check: hintOf({ kind: 'peer_dead', reason: 'timeout' }),
         },
       },
       client: 'knh',

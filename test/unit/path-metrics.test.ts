@@ -13,15 +13,23 @@ function setup(perPathLimit: number) {
   const registry = new Registry();
   new PathMetrics(
     registry,
-    { ownPaths: () => world.paths, meshPeers: () => world.peers, pathFindings: () => [] },
+    {
+      ownPaths: () => world.paths,
+      meshPeers: () => world.peers,
+      pathFindings: () => [],
+      nodeOf: (address) => (address === A ? 'worker-a' : undefined),
+    },
     { perPathLimit },
   );
+  const lossLabels = async () =>
+    [
+      ...(await registry.metrics()).matchAll(
+        /^knh_path_loss_ratio\{peer="([^"]+)",node="([^"]+)"\}/gm,
+      ),
+    ].map((m) => ({ peer: m[1], node: m[2] }));
   /** The peers that have a loss series. */
-  const lossSeries = async () =>
-    [...(await registry.metrics()).matchAll(/^knh_path_loss_ratio\{peer="([^"]+)"\}/gm)].map(
-      (m) => m[1],
-    );
-  return { world, lossSeries };
+  const lossSeries = async () => (await lossLabels()).map((l) => l.peer);
+  return { world, lossSeries, lossLabels };
 }
 
 describe('PathMetrics', () => {
@@ -31,6 +39,15 @@ describe('PathMetrics', () => {
     expect(await lossSeries()).to.deep.equal([A, B, C]);
     world.paths = [probedPath(A, 'ok')];
     expect(await lossSeries()).to.deep.equal([A]);
+  });
+
+  it("names the node at each path's end, its IP when nobody named it", async () => {
+    const { world, lossLabels } = setup(10);
+    world.paths = [probedPath(A, 'ok'), probedPath(B, 'ok')];
+    expect(await lossLabels()).to.deep.equal([
+      { peer: A, node: 'worker-a' },
+      { peer: B, node: B.replace(/:\d+$/, '') },
+    ]);
   });
 
   it('drops every per-path series once the mesh has more peers than the limit', async () => {

@@ -46,6 +46,9 @@ function expectSlackShape(m: SlackMessage) {
       if (b.text) expect(b.text.text.length).to.be.within(1, 3000);
       expect(b.fields?.length ?? 0).to.be.at.most(10);
       for (const f of b.fields ?? []) expect(f.text.length).to.be.within(1, 2000);
+    } else if (b.type === 'actions') {
+      expect(b.elements.length).to.be.within(1, 25);
+      for (const e of b.elements) expect(e.text.text.length).to.be.within(1, 75);
     } else {
       expect(b.type).to.equal('context');
       expect(b.elements.length).to.be.within(1, 10);
@@ -61,7 +64,9 @@ function texts(m: SlackMessage): string[] {
       ? [b.text.text]
       : b.type === 'section'
         ? [...(b.text ? [b.text.text] : []), ...(b.fields ?? []).map((f) => f.text)]
-        : b.elements.map((e) => e.text);
+        : b.type === 'actions'
+          ? b.elements.map((e) => e.text.text)
+          : b.elements.map((e) => e.text);
   return [m.text, ...m.blocks.flatMap(of)];
 }
 

@@ -1,4 +1,5 @@
 // The generic webhook receiver: every body valid against alert-webhook, auth on every request.
+import { hintOf } from '../../src/receivers/hints.js';
 import { expect } from 'chai';
 import type { Alert } from '../../src/wire/alert.js';
 import type { AlertChange, AlertGroup } from '../../src/alerts/receiver-adapter.js';
@@ -93,11 +94,14 @@ describe('webhookAdapter', () => {
           ends_at: null,
           coordinator,
           reason: 'refused (ECONNREFUSED) after 3 attempts',
+          // The hint for a refused connection (test/unit/hints.test.ts words it).
+          hint: hintOf(alert),
           path: null,
           severity: 'critical',
         },
       ],
-      firing: body.changes,
+      // Still firing: the same alert, its hint told once, in the change.
+      firing: body.changes.map(({ hint: _, ...a }) => a),
       summary:
         '[prod-eu] Node worker-3 (10.0.0.3:8080) is down (refused (ECONNREFUSED) after 3 attempts); 1 alert firing.',
     });
@@ -202,7 +206,8 @@ describe('webhookAdapter', () => {
         judgement: INCIDENT_JUDGEMENT,
       });
       expect(change?.reason).to.match(/^knh cannot judge the mesh: coordinator worker-1 reaches/);
-      expect(body.firing).to.deep.equal(body.changes);
+      expect(change?.hint).to.match(/coordinator's own node or network/);
+      expect(body.firing).to.deep.equal(body.changes.map(({ hint: _, ...a }) => a));
       expect(body.summary).to.equal(
         'Coordinator worker-1 (10.0.0.1:8080) cannot judge the mesh: it reaches 1 of 4 peers; 1 alert firing.',
       );

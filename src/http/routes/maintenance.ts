@@ -13,8 +13,13 @@ import {
   isActive,
   MAX_WINDOW_MS,
   MAX_WINDOWS,
+  unknownNames,
   type MaintenanceBook,
 } from '../../maintenance/windows.js';
+import type { PeerNames } from '../../wire/maintenance-window.js';
+
+/** Known nodes an answer refusing unknown ones names, at most. */
+const KNOWN_LISTED = 20;
 
 export interface MaintenanceRequest {
   nodes?: string[];
@@ -31,6 +36,11 @@ export interface MaintenanceRoutesOptions {
   onChanged?: () => void;
   /** Who may open and end windows, by the connection's remote address (default: loopback). */
   mayChange?: (remote: string | undefined) => boolean;
+  /**
+   * The nodes this node knows (itself, its peers, those that left): a window naming another one
+   * is refused, since it would pause nothing. Absent: names are not checked.
+   */
+  knownNodes?: () => readonly PeerNames[];
 }
 
 export function maintenanceRouter({
@@ -40,6 +50,7 @@ export function maintenanceRouter({
   now,
   onChanged,
   mayChange = isLoopback,
+  knownNodes,
 }: MaintenanceRoutesOptions): Router {
   const router = Router();
   const refuseRemote = (req: Request, res: Response): boolean => {
@@ -74,6 +85,18 @@ export function maintenanceRouter({
     if (ms === null || ms < 1_000 || ms > MAX_WINDOW_MS) {
       res.status(400).json({
         error: `duration ${JSON.stringify(body.duration)}: expected from 1 second to 7 days, as seconds ("900") or with a unit ("90s", "30m", "2h")`,
+      });
+      return;
+    }
+    const unknown = knownNodes && body.nodes ? unknownNames(body.nodes, knownNodes()) : [];
+    if (knownNodes && unknown.length > 0) {
+      const known = knownNodes();
+      const names = [...new Set(known.map((k) => k.nodeName))].sort();
+      const listed = names.slice(0, KNOWN_LISTED).join(', ');
+      const more = names.length > KNOWN_LISTED ? ` and ${names.length - KNOWN_LISTED} more` : '';
+      res.status(400).json({
+        error: `unknown ${unknown.length === 1 ? 'node' : 'nodes'} ${unknown.map((n) => JSON.stringify(n)).join(', ')}: not the name, id (name@ip) or address (ip:port) of a node this one knows, so the window would pause nothing about ${unknown.length === 1 ? 'it' : 'them'}; known nodes: ${listed}${more}`,
+        details: unknown,
       });
       return;
     }

@@ -1,0 +1,82 @@
+// `kubectl kustomize` for tests: renders a kustomization folder, or the base with some components
+// (through an overlay of its own in a temporary folder). kubectl's kustomize needs no cluster.
+import { spawnSync } from 'node:child_process';
+import {
+  copyFileSync,
+  mkdtempSync,
+  readdirSync,
+  readFileSync,
+  rmSync,
+  writeFileSync,
+} from 'node:fs';
+import { tmpdir } from 'node:os';
+import { isAbsolute, join, relative, resolve } from 'node:path';
+import { parse, stringify } from 'yaml';
+
+/** Why `kubectl kustomize` cannot run here; null when it can. */
+export function kustomizeUnavailable(): string | null {
+  const r = spawnSync('kubectl', ['version', '--client'], { encoding: 'utf8', timeout: 30_000 });
+  if (r.error) return `kubectl is not installed (${r.error.message})`;
+  if (r.status !== 0) return `kubectl version --client failed: ${r.stderr.trim()}`;
+  return null;
+}
+
+/** The YAML `kubectl kustomize dir` prints; throws with kubectl's message. */
+export function kustomize(dir: string): string {
+  const r = spawnSync('kubectl', ['kustomize', dir], { encoding: 'utf8', timeout: 60_000 });
+  if (r.error) throw r.error;
+  if (r.status !== 0) throw new Error(`kubectl kustomize ${dir}: ${r.stderr.trim()}`);
+  return r.stdout;
+}
+
+/**
+ * The YAML of `base` with `components` (folders), as an overlay that uses just those renders it.
+ * kustomize takes only relative paths to them, so the overlay names them from where it lies.
+ */
+export function kustomizeWith(base: string, components: readonly string[]): string {
+  const dir = mkdtempSync(join(tmpdir(), 'knh-kustomize-'));
+  try {
+    const list = (paths: readonly string[]) => paths.map((p) => `  - ${relative(dir, p)}`);
+    const text = [
+      'apiVersion: kustomize.config.k8s.io/v1beta1',
+      'kind: Kustomization',
+      'resources:',
+      ...list([base]),
+      ...(components.length > 0 ? ['components:', ...list(components)] : []),
+      '',
+    ].join('\n');
+    writeFileSync(join(dir, 'kustomization.yaml'), text);
+    return kustomize(dir);
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+/**
+ * The YAML of the overlay in `dir` without some of its components (`leaveOut`: their folders), from
+ * a copy of it elsewhere: its files, and its paths to other folders made to lead there still.
+ */
+export function kustomizeWithout(dir: string, leaveOut: readonly string[]): string {
+  const copy = mkdtempSync(join(tmpdir(), 'knh-kustomize-'));
+  try {
+    for (const f of readdirSync(dir, { withFileTypes: true })) {
+      if (f.isFile()) copyFileSync(join(dir, f.name), join(copy, f.name));
+    }
+    const k = parse(readFileSync(join(dir, 'kustomization.yaml'), 'utf8')) as Record<
+      string,
+      unknown
+    >;
+    const away = new Set(leaveOut.map((p) => resolve(p)));
+    const moved = (paths: unknown) =>
+      (paths as string[] | undefined)
+        ?.map((p) => (p.startsWith('..') && !isAbsolute(p) ? resolve(dir, p) : p))
+        .filter((p) => !away.has(p))
+        .map((p) => (isAbsolute(p) ? relative(copy, p) : p));
+    if (k.resources) k.resources = moved(k.resources);
+    if (k.components) k.components = moved(k.components);
+    writeFileSync(join(copy, 'kustomization.yaml'), stringify(k));
+    return kustomize(copy);
+  } finally {
+    rmSync(copy, { recursive: true, force: true });
+  }
+}

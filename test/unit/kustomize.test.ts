@@ -1,0 +1,175 @@
+// The kustomize kit (deploy/kustomize/): daemonset.yaml is the base as `npm run manifest` writes
+// it; `kubectl kustomize` renders the base into exactly daemonset.yaml's objects, and the base with
+// each component, and the example overlay, into valid Kubernetes objects that do what the
+// component says. Renderings need kubectl (no cluster): skipped, saying why, where it is missing.
+import { existsSync, readdirSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { expect } from 'chai';
+import { parse } from 'yaml';
+import { BASE_DIR, MANIFEST_FILE, singleFileManifest } from '../../scripts/manifest.js';
+import { SETTINGS } from '../../src/config/settings.js';
+import { nameOf, parseObjects, schemaErrors, type KubeObject } from '../support/kube-objects.js';
+import {
+  kustomize,
+  kustomizeUnavailable,
+  kustomizeWith,
+  kustomizeWithout,
+} from '../support/kustomize.js';
+
+const ROOT = new URL('../../../', import.meta.url).pathname;
+const BASE = join(ROOT, BASE_DIR);
+const COMPONENTS = join(ROOT, 'deploy/kustomize/components');
+const EXAMPLE = join(ROOT, 'deploy/kustomize/overlays/example');
+
+interface EnvVar {
+  name: string;
+  value?: string;
+  valueFrom?: { secretKeyRef?: { name: string; key: string; optional?: boolean } };
+}
+interface PodSpec {
+  priorityClassName?: string;
+  containers: { name: string; image: string; env: EnvVar[] }[];
+}
+const podOf = (objects: KubeObject[]) => {
+  const ds = objects.filter((o) => o.kind === 'DaemonSet');
+  expect(ds, 'one DaemonSet').to.have.length(1);
+  return (ds[0] as unknown as { spec: { template: { spec: PodSpec } } }).spec.template.spec;
+};
+const envOf = (objects: KubeObject[]) => podOf(objects).containers[0]?.env ?? [];
+const key = (o: KubeObject) =>
+  `${o.apiVersion} ${o.kind} ${o.metadata.namespace ?? ''}/${o.metadata.name}`;
+const byKey = (objects: KubeObject[]) => new Map(objects.map((o) => [key(o), o]));
+
+/** The component folders there are (the monitoring one comes with the metrics' kit). */
+const componentNames = () =>
+  readdirSync(COMPONENTS, { withFileTypes: true })
+    .filter((d) => d.isDirectory() && existsSync(join(COMPONENTS, d.name, 'kustomization.yaml')))
+    .map((d) => d.name);
+
+/** Settings whose value is a credential, or a URL that may carry one: what the Secret holds. */
+const RECEIVER_SECRETS = [
+  'PEER_STATUS_URL',
+  'CLUSTER_STATUS_URL',
+  'SLACK_WEBHOOK_URL',
+  'PAGERDUTY_ROUTING_KEY',
+  'ALERTMANAGER_URL',
+  'ALERT_WEBHOOK_URL',
+];
+
+describe('the kustomize base and daemonset.yaml', () => {
+  it('daemonset.yaml is the base as `npm run manifest` writes it (run it after editing the base)', () => {
+    expect(readFileSync(join(ROOT, MANIFEST_FILE), 'utf8')).to.equal(singleFileManifest(ROOT));
+  });
+
+  it('refuses a base that transforms its files: daemonset.yaml would not be its rendering', () => {
+    const kustomization = parse(readFileSync(join(BASE, 'kustomization.yaml'), 'utf8')) as {
+      resources: string[];
+    };
+    expect(Object.keys(kustomization).sort()).to.deep.equal(['apiVersion', 'kind', 'resources']);
+    for (const r of kustomization.resources) expect(existsSync(join(BASE, r)), r).to.equal(true);
+  });
+});
+
+describe('kubectl kustomize', function () {
+  before(function () {
+    const why = kustomizeUnavailable();
+    if (why) {
+      console.log(`      skipped: ${why}`);
+      this.skip();
+    }
+  });
+
+  it('renders the base into exactly the objects of daemonset.yaml', () => {
+    const rendered = parseObjects(kustomize(BASE), 'the base');
+    const single = parseObjects(readFileSync(join(ROOT, MANIFEST_FILE), 'utf8'), MANIFEST_FILE);
+    expect(schemaErrors(rendered)).to.deep.equal([]);
+    expect(byKey(rendered)).to.deep.equal(byKey(single));
+  });
+
+  it('renders the base with each component into valid objects', () => {
+    const names = componentNames();
+    expect(names).to.include.members(['receiver-secrets', 'priority-class']);
+    for (const name of names) {
+      const objects = parseObjects(kustomizeWith(BASE, [join(COMPONENTS, name)]), name);
+      expect(schemaErrors(objects), name).to.deep.equal([]);
+      for (const v of envOf(objects)) {
+        // The API server refuses a variable with both (unless the value is empty): one source each.
+        expect(v.value === undefined || v.valueFrom === undefined, `${name}: ${v.name}`).to.equal(
+          true,
+        );
+      }
+    }
+  });
+
+  it('receiver-secrets: every receiver setting from the Secret knh-receivers, each optional', () => {
+    const base = parseObjects(kustomize(BASE), 'the base');
+    const objects = parseObjects(
+      kustomizeWith(BASE, [join(COMPONENTS, 'receiver-secrets')]),
+      'receiver-secrets',
+    );
+    const fromSecret = envOf(objects).filter((v) => v.valueFrom?.secretKeyRef);
+    expect(fromSecret.map((v) => v.name)).to.have.members(RECEIVER_SECRETS);
+    for (const v of fromSecret) {
+      // A receiver whose key is missing is off; a pod starts without the Secret.
+      expect(v.valueFrom?.secretKeyRef, v.name).to.deep.equal({
+        name: 'knh-receivers',
+        key: v.name,
+        optional: true,
+      });
+      expect(v.value, `${v.name} has no value of its own`).to.equal(undefined);
+    }
+    // Every setting that holds a secret but the peer secret (a file of its own) is among them.
+    const secrets = SETTINGS.filter((s) => 'secret' in s && s.secret).map((s) => s.env);
+    const peer = new Set(['PEER_SECRET']);
+    expect(RECEIVER_SECRETS).to.include.members(secrets.filter((s) => !peer.has(s)));
+    const known = new Set<string>(SETTINGS.map((s) => s.env));
+    for (const name of RECEIVER_SECRETS) expect(known.has(name), name).to.equal(true);
+    // Nothing else changes: the other variables, and every other object, are the base's.
+    const others = (env: EnvVar[]) => env.filter((v) => !RECEIVER_SECRETS.includes(v.name));
+    expect(others(envOf(objects))).to.have.deep.members(others(envOf(base)));
+    const withoutDs = (os: KubeObject[]) => byKey(os.filter((o) => o.kind !== 'DaemonSet'));
+    expect(withoutDs(objects)).to.deep.equal(withoutDs(base));
+  });
+
+  it('priority-class: the pods name a PriorityClass above ordinary pods, below the system ones', () => {
+    const objects = parseObjects(
+      kustomizeWith(BASE, [join(COMPONENTS, 'priority-class')]),
+      'priority-class',
+    );
+    const classes = objects.filter((o) => o.kind === 'PriorityClass') as unknown as {
+      metadata: { name: string };
+      value: number;
+      globalDefault?: boolean;
+    }[];
+    const name = podOf(objects).priorityClassName;
+    const used = classes.find((c) => c.metadata.name === name);
+    expect(used, `a PriorityClass ${name}`).to.not.equal(undefined);
+    // 0: pods that name no class; user-defined classes go up to one billion, above is Kubernetes'.
+    expect(used?.value).to.be.above(0).and.below(1_000_000_000);
+    expect(used?.globalDefault ?? false, 'not every pod of the cluster').to.equal(false);
+  });
+
+  it('the example overlay uses every component, and renders into valid objects', () => {
+    const overlay = parse(readFileSync(join(EXAMPLE, 'kustomization.yaml'), 'utf8')) as {
+      components: string[];
+    };
+    const used = overlay.components.map((c) => join(EXAMPLE, c));
+    expect(used).to.include.members(componentNames().map((n) => join(COMPONENTS, n)));
+    // A component it names that is not there yet (monitoring, from the metrics' kit) is left out.
+    const missing = used.filter((c) => !existsSync(join(c, 'kustomization.yaml')));
+    if (missing.length > 0) console.log(`      rendered without ${missing.join(', ')}: not there`);
+    const objects = parseObjects(
+      missing.length > 0 ? kustomizeWithout(EXAMPLE, missing) : kustomize(EXAMPLE),
+      'the example overlay',
+    );
+    expect(schemaErrors(objects)).to.deep.equal([]);
+    // The peer secret is made by hand, once: applying the overlay never resets it.
+    expect(objects.filter((o) => o.kind === 'Secret').map(nameOf)).to.deep.equal([]);
+    const pod = podOf(objects);
+    expect(pod.containers[0]?.image).to.not.equal('knh:dev');
+    expect(pod.priorityClassName).to.be.a('string');
+    expect(envOf(objects).filter((v) => v.valueFrom?.secretKeyRef)).to.have.length(
+      RECEIVER_SECRETS.length,
+    );
+  });
+});
