@@ -1,22 +1,25 @@
-# knh image: build with dev dependencies, ship only the built code and production dependencies.
-FROM node:20-bookworm-slim AS build
+# knh image on Node 24 (an LTS line; package.json's engines admits it, and CI runs the tests on it:
+# .ci/run reads the version from here). Built with dev dependencies; it ships what the npm package
+# ships (package.json's `files`) and the production dependencies, nothing else.
+FROM node:24-bookworm-slim AS build
 WORKDIR /app
 COPY package.json package-lock.json ./
 RUN npm ci --no-audit --no-fund
-COPY tsconfig.json ./
+COPY tsconfig.json LICENSE README.md ./
 COPY src ./src
 COPY scripts ./scripts
 COPY schemas ./schemas
-# The package's build: tsc, then the Kubernetes client bundled (scripts/bundle-kube-client.ts).
-RUN npm run build && npm prune --omit=dev
+# The package's build: tsc, then the Kubernetes client bundled (scripts/bundle-kube-client.ts);
+# then the package itself, packed and unpacked into /package.
+RUN npm run build && npm prune --omit=dev \
+  && npm pack --pack-destination /tmp \
+  && mkdir /package && tar -xzf /tmp/knh-*.tgz -C /package --strip-components=1
 
-FROM node:20-bookworm-slim
+FROM node:24-bookworm-slim
 ENV NODE_ENV=production
 WORKDIR /app
-COPY --from=build /app/package.json ./package.json
+COPY --from=build /package ./
 COPY --from=build /app/node_modules ./node_modules
-COPY --from=build /app/dist/src ./dist/src
-COPY --from=build /app/schemas ./schemas
 # The base image's unprivileged `node` user, by number so runAsNonRoot can verify it.
 USER 1000:1000
 EXPOSE 8080

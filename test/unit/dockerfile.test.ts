@@ -1,7 +1,8 @@
 // The Dockerfile, checked without a Docker engine: what it copies exists, it runs what the build
-// produces, as a non-root user, on the Node major version package.json's engines asks for.
+// produces and the package ships, as a non-root user, on a Node line package.json's engines admits.
 import { existsSync, readFileSync } from 'node:fs';
 import { expect } from 'chai';
+import semver from 'semver';
 
 const root = new URL('../../../', import.meta.url);
 const read = (path: string) => readFileSync(new URL(path, root), 'utf8');
@@ -39,11 +40,13 @@ const dockerignore = read('.dockerignore')
   .filter((l) => l && !l.startsWith('#'));
 
 describe('Dockerfile', () => {
-  it('is multi-stage on the Node major version that engines requires', () => {
+  it('is multi-stage, every stage on the same Node line, one that engines admits', () => {
     const froms = steps.filter((s) => s.op === 'FROM').map((s) => s.args);
     expect(froms.length).to.be.greaterThan(1);
-    const major = /(\d+)/.exec(pkg.engines.node)?.[1];
-    for (const from of froms) expect(from).to.match(new RegExp(`^node:${major}[.-]`));
+    const majors = froms.map((from) => /^node:(\d+)[.-]/.exec(from)?.[1]);
+    expect(new Set(majors).size, froms.join(', ')).to.equal(1);
+    // Every release of the line, since the tag follows the line's newest.
+    expect(semver.subset(`${majors[0]}.x`, pkg.engines.node), pkg.engines.node).to.equal(true);
   });
 
   it('copies from the build context only paths that exist and that .dockerignore lets through', () => {
@@ -69,15 +72,22 @@ describe('Dockerfile', () => {
     expect(tsconfig.compilerOptions.rootDir).to.equal('.');
     expect(pkg.bin.knh).to.equal(built);
     expect(argv[1]).to.equal(`/app/${built}`);
-    // The final stage takes the built code and the schemas it loads at run time from the build stage.
+    // The final stage takes, from the build stage, the package as `npm pack` makes it (the built
+    // code and the schemas it loads at run time: test/unit/package.test.ts) and node_modules.
+    const workdir = steps.filter((s) => s.stage === finalStage && s.op === 'WORKDIR').at(-1);
+    expect(workdir?.args).to.equal('/app');
     const copied = steps
       .filter((s) => s.stage === finalStage && s.op === 'COPY')
-      .map((s) => s.args);
-    expect(copied.some((c) => c.includes('--from=build') && c.includes('/app/dist/src'))).to.equal(
-      true,
-    );
-    expect(copied.some((c) => c.includes('/app/schemas'))).to.equal(true);
-    expect(copied.some((c) => c.includes('node_modules'))).to.equal(true);
+      .map((s) => s.args.split(/\s+/));
+    const unpacked = /tar -xzf \S+ -C (\S+) --strip-components=1/.exec(
+      steps
+        .filter((s) => s.op === 'RUN' && s.stage < finalStage)
+        .map((s) => s.args)
+        .join(' '),
+    )?.[1];
+    expect(unpacked, 'the build stage unpacks the package it packed').to.be.a('string');
+    expect(copied).to.deep.include(['--from=build', unpacked, './']);
+    expect(copied).to.deep.include(['--from=build', '/app/node_modules', './node_modules']);
   });
 
   it("builds with the package's build script (tsc, then the Kubernetes client bundled)", () => {
@@ -88,8 +98,10 @@ describe('Dockerfile', () => {
     expect(runs.some((r) => /(^|&&\s*)npm run build(\s|$)/.test(r))).to.equal(true);
   });
 
-  it('prunes dev dependencies and runs as a non-root user, by number', () => {
-    expect(steps.some((s) => s.op === 'RUN' && /npm prune --omit=dev/.test(s.args))).to.equal(true);
+  it('prunes dev dependencies, packs the package, and runs as a non-root user, by number', () => {
+    const runs = steps.filter((s) => s.op === 'RUN' && s.stage < finalStage).map((s) => s.args);
+    expect(runs.some((r) => /npm prune --omit=dev/.test(r))).to.equal(true);
+    expect(runs.some((r) => /npm pack\b/.test(r))).to.equal(true);
     const user =
       steps.filter((s) => s.op === 'USER' && s.stage === finalStage).at(-1)?.args ?? 'root';
     const uid = user.split(':')[0] ?? '';

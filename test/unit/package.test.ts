@@ -1,0 +1,107 @@
+// The npm package (what `npm pack` would publish, and what the image ships): exactly the built
+// program, its schemas, README and LICENSE; it runs on its dependencies alone; engines is honest.
+import { execFileSync } from 'node:child_process';
+import { readdirSync, readFileSync } from 'node:fs';
+import { isBuiltin } from 'node:module';
+import { relative } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { expect } from 'chai';
+import semver from 'semver';
+
+const ROOT = new URL('../../../', import.meta.url);
+const rootPath = fileURLToPath(ROOT);
+const pkg = JSON.parse(readFileSync(new URL('package.json', ROOT), 'utf8')) as {
+  license: string;
+  bin: Record<string, string>;
+  engines: { node: string };
+  dependencies: Record<string, string>;
+  devDependencies: Record<string, string>;
+};
+
+/** Files under `dir` (relative to the repository), recursively. */
+function filesUnder(dir: string): string[] {
+  return readdirSync(new URL(dir, ROOT), { recursive: true, withFileTypes: true })
+    .filter((e) => e.isFile())
+    .map((e) => relative(rootPath, `${e.parentPath}/${e.name}`));
+}
+
+/** npm's own list of what it would pack; --ignore-scripts: nothing is built here (test:unit built). */
+function packedFiles(): string[] {
+  const out = execFileSync('npm', ['pack', '--dry-run', '--json', '--ignore-scripts'], {
+    cwd: rootPath,
+    encoding: 'utf8',
+    stdio: ['ignore', 'pipe', 'ignore'],
+  });
+  return (JSON.parse(out) as { files: { path: string }[] }[])[0]?.files.map((f) => f.path) ?? [];
+}
+
+/**
+ * Module specifiers a built file imports: static and dynamic imports, and require() calls (the
+ * bundle's are `__require(…)`). Only quoted words that can be specifiers count, so that text like
+ * `' from ', el(` in the status page's code is not taken for one.
+ */
+function specifiers(code: string): string[] {
+  const found = code.matchAll(
+    /(?:\bfrom\s*|\bimport\s*\(\s*|^import\s+|require\s*\(\s*)["']([@\w.:/-]+)["']/gm,
+  );
+  return [...found].map((m) => m[1] ?? '');
+}
+
+/**
+ * Packages that bundled libraries require() inside a try block and do without: node-fetch's
+ * `encoding`, ws's native helpers. esbuild leaves such a require() to run time.
+ */
+const OPTIONAL = ['encoding', 'bufferutil', 'utf-8-validate'];
+
+/** The package a bare specifier names: `@scope/name` or `name`. */
+const packageOf = (specifier: string) =>
+  specifier
+    .split('/')
+    .slice(0, specifier.startsWith('@') ? 2 : 1)
+    .join('/');
+
+describe('the npm package', function () {
+  this.timeout(30_000);
+  let packed: string[] = [];
+  before(() => (packed = packedFiles()));
+
+  it('holds exactly the built program (no source maps), the schemas, README, LICENSE and package.json', () => {
+    const program = filesUnder('dist/src').filter((f) => f.endsWith('.js'));
+    const schemas = filesUnder('schemas').filter((f) => f.endsWith('.schema.json'));
+    expect(program).to.include('dist/src/discovery/kube-client.js');
+    expect(schemas.length).to.be.greaterThan(0);
+    const expected = ['package.json', 'README.md', 'LICENSE', ...program, ...schemas];
+    expect([...packed].sort()).to.deep.equal(expected.sort());
+  });
+
+  it('ships the file its `knh` command runs', () => {
+    expect(packed).to.include(pkg.bin.knh);
+  });
+
+  it('imports at run time only Node built-ins and its dependencies (the Kubernetes client is bundled)', () => {
+    expect(pkg.devDependencies).to.have.property('@kubernetes/client-node');
+    expect(pkg.dependencies).to.not.have.property('@kubernetes/client-node');
+    const imported = new Set<string>();
+    for (const file of packed.filter((f) => f.endsWith('.js'))) {
+      const code = readFileSync(new URL(file, ROOT), 'utf8');
+      for (const spec of specifiers(code)) {
+        if (spec.startsWith('.') || isBuiltin(spec) || OPTIONAL.includes(spec)) continue;
+        imported.add(packageOf(spec));
+      }
+    }
+    expect(imported.size).to.be.greaterThan(0);
+    expect([...imported].filter((name) => !(name in pkg.dependencies))).to.deep.equal([]);
+  });
+
+  it(`admits in engines the Node these tests run on (${process.version})`, () => {
+    expect(semver.satisfies(process.version, pkg.engines.node), pkg.engines.node).to.equal(true);
+  });
+
+  it('is MIT-licensed, with the licence text beside it', () => {
+    expect(pkg.license).to.equal('MIT');
+    const text = readFileSync(new URL('LICENSE', ROOT), 'utf8');
+    expect(text.split('\n')[0]).to.equal('MIT License');
+    expect(text).to.match(/^Copyright \(c\) \d{4} The knh authors$/m);
+    expect(text).to.include('THE SOFTWARE IS PROVIDED "AS IS", WITHOUT WARRANTY OF ANY KIND');
+  });
+});
