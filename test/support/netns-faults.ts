@@ -1,11 +1,20 @@
 // The faults a HostNetwork injects, as data: iptables rules per host, and a SIGSTOP/SIGCONT duty cycle.
 //
-// Every host's namespace has two chains of ours, hooked first into INPUT and OUTPUT at build time;
-// a fault appends to them and heal() flushes them. Rules only ever name the knh hosts' addresses,
+// Every host's namespace has two chains of ours, hooked first into INPUT and OUTPUT at build time
+// (and a third that only turns connection tracking on); a fault appends to the two and heal()
+// flushes them. Rules only ever name the knh hosts' addresses,
 // so traffic to the receiver (the bridge address) always passes.
 
 export const IN_CHAIN = 'KNHT-IN';
 export const OUT_CHAIN = 'KNHT-OUT';
+/**
+ * A chain nothing jumps to, never flushed, holding one conntrack rule: loading it makes the
+ * namespace track connections from the start. Were tracking to begin with a fault's conntrack
+ * rule, a connection open already would be picked up mid-stream, its original direction taken
+ * from whichever packet came first, and a node under noOwnConnectionsTo could go on using a
+ * connection it opened (seen in CI: an egress-cut node still reaching the coordinator).
+ */
+export const CONNTRACK_CHAIN = 'KNHT-CT';
 
 /** iptables-restore input creating our two chains and hooking them in (run once per namespace). */
 export function chainSetup(): string {
@@ -13,8 +22,10 @@ export function chainSetup(): string {
     '*filter',
     `:${IN_CHAIN} - [0:0]`,
     `:${OUT_CHAIN} - [0:0]`,
+    `:${CONNTRACK_CHAIN} - [0:0]`,
     `-I INPUT 1 -j ${IN_CHAIN}`,
     `-I OUTPUT 1 -j ${OUT_CHAIN}`,
+    `-A ${CONNTRACK_CHAIN} -m conntrack --ctstate INVALID -j RETURN`,
     'COMMIT',
     '',
   ].join('\n');

@@ -232,6 +232,19 @@ export class HostNetwork extends EventEmitter {
     }
   }
 
+  /** GET /status of host i from the root namespace, as JSON; null unless 200 within 3 s. */
+  async status(i: number): Promise<unknown> {
+    try {
+      const res = await fetch(`http://${this.host(i).address}/status`, {
+        headers: { accept: 'application/json' },
+        signal: AbortSignal.timeout(3_000),
+      });
+      return res.ok ? await res.json() : null;
+    } catch {
+      return null;
+    }
+  }
+
   // ---- faults: each resolves with the time (epoch ms) from which it is in force ----
 
   /** SIGKILL: the namespace stays, so its address answers with connection refused. */

@@ -1,5 +1,5 @@
-// The loopback suite (`npm run test:loopback`, .mocharc.loopback.json), which CI runs on the image's
-// Node besides `npm test` on the machine's: every test but those that need network namespaces.
+// The loopback suite (`npm run test:loopback`, .mocharc.loopback.json), which CI runs on the
+// machine's Node besides `npm test` on the image's: every test but those that need network namespaces.
 // A new multi-host file left in it would run twice in CI; a loopback file left out, once.
 import { readdirSync, readFileSync } from 'node:fs';
 import { dirname, join, normalize } from 'node:path';
