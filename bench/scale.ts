@@ -10,7 +10,8 @@
 //
 // BENCH_SCALE=0 skips it; BENCH_SCALE_SIZES (default 1000,5000); BENCH_SCALE_SECONDS (default 20)
 // of steady window; BENCH_SCALE_MAX_RSS_MB (default 4096) stops a coordinator that swells past it;
-// BENCH_SCALE_LOG=<file> appends the coordinator's log lines to that file (JSON, one a line);
+// BENCH_SCALE_LOG=<file> appends the coordinator's log lines to that file (JSON, one a line), and
+// its RSS each second (lines with `"bench": "rss"`);
 // BENCH_SCALE_NODE_OPTIONS replaces daemonset.yaml's NODE_OPTIONS (to compare heap settings);
 // BENCH_SCALE_DISCOVERY=static lists the peers in PEERS rather than in EndpointSlices (default
 // kubernetes, as deployed: bench/scale-discovery.ts).
@@ -283,6 +284,11 @@ async function startCoordinator(
   const sampler = setInterval(() => {
     const rss = rssOf(pid);
     if (rss === null) return;
+    // Beside the coordinator's lines: when its memory grows, against what it was doing then.
+    if (logFile) {
+      const sample = { time: Date.now(), bench: 'rss', size: run.size, rssBytes: rss };
+      appendFileSync(logFile, `${JSON.stringify(sample)}\n`);
+    }
     // The zone loss has its own row: the target is for running, not for a lost third.
     if (run.zone) run.zone.rssMaxBytes = Math.max(run.zone.rssMaxBytes, rss);
     else run.rssMaxBytes = Math.max(run.rssMaxBytes ?? 0, rss);
