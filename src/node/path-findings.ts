@@ -105,6 +105,8 @@ export class PathFindings {
   private readonly notAlive = new Map<string, { down: number; suspect: number }>();
   /** The nodes of the last round. */
   private listed: ReadonlySet<string> = new Set();
+  /** The nodes `listed` holds, as the array judged: the same array, the same set. */
+  private listedFor: readonly string[] | null = null;
   private lastNodes: readonly string[] | null = null;
   /** A judgement before the next round (judgeSoon), and whether this round had one. */
   private early: TimerHandle | null = null;
@@ -230,16 +232,19 @@ export class PathFindings {
     this.leadTerm(e.epoch);
     const now = this.o.clock.now();
     const policy = reportPacing(nodes.length);
-    const listed = new Set(nodes);
-    this.listed = listed;
+    if (this.listedFor !== nodes) {
+      this.listed = new Set(nodes);
+      this.listedFor = nodes;
+    }
+    const listed = this.listed;
     this.book.prune(listed, now, policy.staleMs);
     this.localize(nodes, now);
     const self = this.o.self.address;
     const healthOf = (address: string): Health =>
       address === self ? 'alive' : (this.o.verdictOf(address)?.health ?? 'unknown');
     const alive = (address: string) => healthOf(address) === 'alive';
-    this.noteNotAlive(nodes, healthOf, now);
-    this.silent.ask(nodes, alive, {
+    this.noteNotAlive(nodes, listed, healthOf, now);
+    this.silent.ask(nodes, listed, alive, {
       now,
       epoch: e.epoch,
       afterMs: 2 * policy.refreshMs,
@@ -302,8 +307,12 @@ export class PathFindings {
     this.localized = { version: this.book.version, nodes, atMs: now };
   }
 
-  private noteNotAlive(nodes: readonly string[], healthOf: (n: string) => Health, now: number) {
-    const listed = new Set(nodes);
+  private noteNotAlive(
+    nodes: readonly string[],
+    listed: ReadonlySet<string>,
+    healthOf: (n: string) => Health,
+    now: number,
+  ) {
     for (const n of this.notAlive.keys()) if (!listed.has(n)) this.notAlive.delete(n);
     for (const n of nodes) {
       const health = healthOf(n);

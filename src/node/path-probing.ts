@@ -68,6 +68,14 @@ export class PathProbing {
   private exceptions: ReadonlySet<string> = new Set();
   /** `<address> <epoch>` of the coordinator that last asked for this node's paths (it takes them). */
   private pulledBy: string | null = null;
+  /**
+   * Every node in rank order, kept while membership's list is the same array (it is replaced on
+   * a change): a round at 5,000 nodes would otherwise build and sort a list and a set of them
+   * each second on every node (docs/benchmarks.md).
+   */
+  private ranked: { present: readonly string[]; nodes: readonly string[] } | null = null;
+  /** The list `policy` was made for. */
+  private policyFor: readonly string[] | null = null;
   private timer: TimerHandle | null = null;
   private readonly stopping = new AbortController();
   private running = false;
@@ -185,9 +193,18 @@ export class PathProbing {
     const { clock, config } = this.o;
     const startedMs = clock.now();
     try {
-      const nodes = [this.o.self.address, ...this.o.present()].sort(compareRank);
+      const present = this.o.present();
+      if (this.ranked?.present !== present) {
+        this.ranked = { present, nodes: [this.o.self.address, ...present].sort(compareRank) };
+      }
+      const nodes = this.ranked.nodes;
       this.prober.setNodes(nodes);
-      this.setPolicy(reportPolicy(this.o.self.address, nodes, config.pairProbes));
+      const policy =
+        this.policy !== null && nodes === this.policyFor
+          ? this.policy
+          : reportPolicy(this.o.self.address, nodes, config.pairProbes);
+      this.policyFor = nodes;
+      this.setPolicy(policy);
       await this.prober.probeRound(this.stopping.signal);
       if (!this.running) return;
       // A path not probed for three covers of the ring, or three windows, says too little now.

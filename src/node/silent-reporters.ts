@@ -35,11 +35,12 @@ export class SilentReporters {
   }
 
   /**
-   * Asks the live nodes among `nodes` whose reports have not come for `afterMs` (counted from
-   * `termStartMs` for those never heard this term).
+   * Asks the live nodes among `nodes` (`listed`: the same, as a set) whose reports have not come
+   * for `afterMs` (counted from `termStartMs` for those never heard this term).
    */
   ask(
     nodes: readonly string[],
+    listed: ReadonlySet<string>,
     alive: (address: string) => boolean,
     {
       now,
@@ -48,7 +49,6 @@ export class SilentReporters {
       termStartMs,
     }: { now: number; epoch: number; afterMs: number; termStartMs: number },
   ): void {
-    const listed = new Set(nodes);
     for (const address of this.asked.keys()) if (!listed.has(address)) this.asked.delete(address);
     const self = this.o.self;
     for (const address of nodes) {

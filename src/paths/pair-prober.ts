@@ -82,9 +82,14 @@ export class PairProber {
     this.degradation = o.degradation;
   }
 
-  /** Every node, in an order every node agrees on (rank); paths to nodes gone are forgotten. */
+  /**
+   * Every node, in an order every node agrees on (rank); paths to nodes gone are forgotten. The
+   * array is kept, not copied: the caller passes a new one for a change, and the same one, which
+   * costs nothing here, while nothing changed.
+   */
   setNodes(nodes: readonly string[]): void {
-    this.nodes = [...nodes];
+    if (nodes === this.nodes) return;
+    this.nodes = nodes;
     this.listed = new Set(nodes);
     for (const to of [...this.paths.keys()]) {
       if (!this.listed.has(to)) this.forget(to);
@@ -140,7 +145,9 @@ export class PairProber {
 
   /** Every path probed and not forgotten, and its state. */
   reports(): ProbedPath[] {
-    return [...this.paths.values()].flatMap((p) => (p.report ? [p.report] : []));
+    const reports: ProbedPath[] = [];
+    for (const p of this.paths.values()) if (p.report) reports.push(p.report);
+    return reports;
   }
 
   /** How many paths are known now (bounded by the nodes listed). */

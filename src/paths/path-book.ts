@@ -31,6 +31,15 @@ export function statsOf(p: ReportedPath): WindowStats {
 export class PathBook {
   private readonly senders = new Map<string, Sender>();
   private readonly slots = new PathSlots();
+  /** index()'s names of the last array of nodes, and its arrays (grown, never shrunk). */
+  private indexed: { nodes: readonly string[]; names: string[]; ids: Map<string, number> } | null =
+    null;
+  private indexBuffers = {
+    from: new Int32Array(0),
+    to: new Int32Array(0),
+    state: new Uint8Array(0),
+    size: new Float64Array(0),
+  };
   private changes = 0;
   /** nodeSums' results, each until the book changes. */
   private readonly sums = new Map<
@@ -76,9 +85,10 @@ export class PathBook {
 
   /** Forgets the nodes not listed, and those that have not reported for `staleMs`. */
   prune(listed: ReadonlySet<string>, now: number, staleMs: number): void {
-    for (const [address, sender] of this.senders) {
+    // forEach: no entry array for each of thousands of senders, every round.
+    this.senders.forEach((sender, address) => {
       if (!listed.has(address) || now - sender.heardMs > staleMs) this.forget(address, sender);
-    }
+    });
     this.slots.keepNames(listed);
   }
 
@@ -137,17 +147,30 @@ export class PathBook {
 
   /**
    * The same as `indexPaths(input(nodes))` (path-index.ts), built from the slots without an object
-   * a path: what the coordinator localizes each round.
+   * a path: what the coordinator localizes each round. Its arrays are the book's own, reused by
+   * the next call (valid until then): at 5,000 nodes they are 2 MB, every few seconds. The names
+   * are sorted again only for another array of nodes.
    */
   index(nodes: readonly string[]): PathIndex {
-    const names = [...new Set(nodes)].sort(byText);
-    const ids = new Map(names.map((name, i) => [name, i]));
+    if (this.indexed?.nodes !== nodes) {
+      const names = [...new Set(nodes)].sort(byText);
+      this.indexed = { nodes, names, ids: new Map(names.map((name, i) => [name, i])) };
+    }
+    const { names, ids } = this.indexed;
     let count = 0;
-    for (const [from, sender] of this.senders) if (ids.has(from)) count += sender.paths.size;
-    const from = new Int32Array(count);
-    const to = new Int32Array(count);
-    const state = new Uint8Array(count);
-    const size = new Float64Array(count);
+    this.senders.forEach((sender, source) => {
+      if (ids.has(source)) count += sender.paths.size;
+    });
+    if (this.indexBuffers.from.length < count) {
+      const room = Math.max(count, Math.ceil(this.indexBuffers.from.length * 1.5));
+      this.indexBuffers = {
+        from: new Int32Array(room),
+        to: new Int32Array(room),
+        state: new Uint8Array(room),
+        size: new Float64Array(room),
+      };
+    }
+    const { from, to, state, size } = this.indexBuffers;
     let p = 0;
     for (const [source, sender] of this.senders) {
       const f = ids.get(source);

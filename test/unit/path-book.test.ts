@@ -82,6 +82,31 @@ describe('PathBook', () => {
     );
   });
 
+  it('indexes again rightly after its paths or the nodes changed (its arrays are reused)', () => {
+    const book = new PathBook();
+    const key = (i: PathIndex) =>
+      Array.from(
+        i.from,
+        (_, k) => `${i.names[i.from[k]!]}>${i.names[i.to[k]!]} ${i.state[k]}`,
+      ).sort();
+    const same = (nodes: string[]) =>
+      expect(key(book.index(nodes))).to.deep.equal(key(indexPaths(nodes, book.input(nodes).paths)));
+    const four = [A, B, C, D];
+    book.take(report(A, 0, true, [p(B, 'ok'), p(C, 'failed'), p(D, 'ok')]), 0);
+    book.take(report(B, 0, true, [p(A, 'ok'), p(C, 'degraded')]), 0);
+    same(four);
+    // More paths than the arrays hold, then fewer, under the same array of nodes.
+    book.take(report(C, 0, true, [p(A, 'ok'), p(B, 'ok'), p(D, 'mtu')]), 0);
+    book.take(report(D, 0, true, [p(A, 'failed'), p(B, 'ok'), p(C, 'ok')]), 0);
+    same(four);
+    book.take(report(A, 1, false, [p(B, 'unknown'), p(C, 'ok')]), 0);
+    book.take(report(D, 0, true, []), 0);
+    same(four);
+    // Another array of nodes: another list of names.
+    same([A, B, C]);
+    same([D, C, B, A]);
+  });
+
   it('indexes its paths as localization would index them, whatever was taken, changed and forgotten', () => {
     fc.assert(
       fc.property(
