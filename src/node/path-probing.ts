@@ -69,13 +69,15 @@ export class PathProbing {
   /** `<address> <epoch>` of the coordinator that last asked for this node's paths (it takes them). */
   private pulledBy: string | null = null;
   /**
-   * Every node in rank order, kept while membership's list is the same array (it is replaced on
-   * a change): a round at 5,000 nodes would otherwise build and sort a list and a set of them
-   * each second on every node (docs/benchmarks.md).
+   * Every node in rank order, and the report policy made of them, kept while membership's list
+   * is the same array (it is replaced on a change): a round at 5,000 nodes would otherwise build
+   * and sort a list and a set of them each second on every node (docs/benchmarks.md).
    */
-  private ranked: { present: readonly string[]; nodes: readonly string[] } | null = null;
-  /** The list `policy` was made for. */
-  private policyFor: readonly string[] | null = null;
+  private ranked: {
+    present: readonly string[];
+    nodes: readonly string[];
+    policy: ReportPolicy;
+  } | null = null;
   private timer: TimerHandle | null = null;
   private readonly stopping = new AbortController();
   private running = false;
@@ -195,15 +197,12 @@ export class PathProbing {
     try {
       const present = this.o.present();
       if (this.ranked?.present !== present) {
-        this.ranked = { present, nodes: [this.o.self.address, ...present].sort(compareRank) };
+        const nodes = [this.o.self.address, ...present].sort(compareRank);
+        const policy = reportPolicy(this.o.self.address, nodes, config.pairProbes);
+        this.ranked = { present, nodes, policy };
       }
-      const nodes = this.ranked.nodes;
+      const { nodes, policy } = this.ranked;
       this.prober.setNodes(nodes);
-      const policy =
-        this.policy !== null && nodes === this.policyFor
-          ? this.policy
-          : reportPolicy(this.o.self.address, nodes, config.pairProbes);
-      this.policyFor = nodes;
       this.setPolicy(policy);
       await this.prober.probeRound(this.stopping.signal);
       if (!this.running) return;

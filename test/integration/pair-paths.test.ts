@@ -15,6 +15,7 @@ import {
 } from '../support/multi-host-fixture.js';
 import { pollUntil, sleep } from '../support/poll.js';
 import type { PeerStatusPayload } from '../../src/wire/webhooks.js';
+import type { NodeStatus } from '../../src/status/status-types.js';
 
 /** The issue's targets, each a bound on detection measured from the fault. */
 const PATH_BROKEN_MS = 5_000;
@@ -34,13 +35,9 @@ function deaths(fx: MultiHostFixture, sinceMs: number): string[] {
 }
 
 /** The states of `address`'s row in a coordinator's GET /status matrix ("ffff-"), or null. */
-function matrixRow(status: unknown, address: string): string | null {
-  const paths = (
-    status as {
-      paths?: { view?: string; nodes?: { address: string }[]; matrix?: { states: string }[] };
-    } | null
-  )?.paths;
-  if (paths?.view !== 'matrix' || !paths.nodes || !paths.matrix) return null;
+function matrixRow(status: NodeStatus | null, address: string): string | null {
+  const paths = status?.paths;
+  if (paths?.view !== 'matrix') return null;
   const at = paths.nodes.findIndex((n) => n.address === address);
   return at < 0 ? null : (paths.matrix[at]?.states ?? null);
 }

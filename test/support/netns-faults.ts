@@ -2,8 +2,8 @@
 //
 // Every host's namespace has two chains of ours, hooked first into INPUT and OUTPUT at build time
 // (and a third that only turns connection tracking on); a fault appends to the two and heal()
-// flushes them. Rules only ever name the knh hosts' addresses,
-// so traffic to the receiver (the bridge address) always passes.
+// flushes them. Rules only ever name the knh hosts' addresses, so traffic to the receiver (the
+// bridge address) always passes.
 
 export const IN_CHAIN = 'KNHT-IN';
 export const OUT_CHAIN = 'KNHT-OUT';
@@ -16,7 +16,7 @@ export const OUT_CHAIN = 'KNHT-OUT';
  */
 export const CONNTRACK_CHAIN = 'KNHT-CT';
 
-/** iptables-restore input creating our two chains and hooking them in (run once per namespace). */
+/** iptables-restore input creating our chains and hooking two in (run once per namespace). */
 export function chainSetup(): string {
   return [
     '*filter',

@@ -3,6 +3,7 @@
 import { randomBytes } from 'node:crypto';
 import { EventEmitter } from 'node:events';
 import type { PingResponse } from '../../src/wire/peer-messages.js';
+import type { NodeStatus } from '../../src/status/status-types.js';
 import { CLI_PATH, type LogLine } from '../../src/demo/mesh.js';
 import { Receiver } from '../../src/demo/webhook-sink.js';
 import { loadSchemas } from '../../src/wire/schemas.js';
@@ -221,25 +222,21 @@ export class HostNetwork extends EventEmitter {
   }
 
   /** GET /ping of host i from the root namespace; null unless 200 within 1.5 s. */
-  async ping(i: number): Promise<PingResponse | null> {
-    try {
-      const res = await fetch(`http://${this.host(i).address}/ping`, {
-        signal: AbortSignal.timeout(1_500),
-      });
-      return res.ok ? ((await res.json()) as PingResponse) : null;
-    } catch {
-      return null;
-    }
+  ping(i: number): Promise<PingResponse | null> {
+    return this.getJson<PingResponse>(i, '/ping', 1_500);
   }
 
-  /** GET /status of host i from the root namespace, as JSON; null unless 200 within 3 s. */
-  async status(i: number): Promise<unknown> {
+  /** GET /status of host i from the root namespace; null unless 200 within 3 s. */
+  status(i: number): Promise<NodeStatus | null> {
+    return this.getJson<NodeStatus>(i, '/status', 3_000);
+  }
+
+  private async getJson<T>(i: number, path: string, timeoutMs: number): Promise<T | null> {
     try {
-      const res = await fetch(`http://${this.host(i).address}/status`, {
-        headers: { accept: 'application/json' },
-        signal: AbortSignal.timeout(3_000),
+      const res = await fetch(`http://${this.host(i).address}${path}`, {
+        signal: AbortSignal.timeout(timeoutMs),
       });
-      return res.ok ? await res.json() : null;
+      return res.ok ? ((await res.json()) as T) : null;
     } catch {
       return null;
     }
