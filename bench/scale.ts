@@ -34,6 +34,8 @@ import {
   type SimulatorStats,
 } from '../test/support/peer-simulator.js';
 import { positiveInt } from './entry.js';
+import { readSettings } from '../src/config/read-settings.js';
+import { FULL_VIEW_PEERS, LARGE_MESH_REFRESH_EVERY } from '../src/election/driver.js';
 import { cpuMsOf, rssOf } from './proc-usage.js';
 import {
   listPeers,
@@ -88,6 +90,8 @@ export interface ScaleRun {
     /** The end of the first whole round that changed no verdict: every peer alive and known. */
     settled: number | null;
   };
+  /** How long the window waited for the coordinator's every-peer announcement; null: none came. */
+  refreshWaitMs: number | null;
   windowMs: number;
   roundDurations: number[];
   probedMedian: number | null;
@@ -334,6 +338,36 @@ async function settle(run: ScaleRun, c: Coordinator, sim: SimulatorProcess): Pro
   }
 }
 
+/** The election driver's every-peer announcement of a large mesh, the default heartbeat's: 30 s. */
+const REFRESH_PERIOD_MS = LARGE_MESH_REFRESH_EVERY * readSettings({}).values.heartbeatIntervalMs;
+
+/**
+ * Waits until the coordinator has announced itself to every peer (a large mesh's refresh, every
+ * REFRESH_PERIOD_MS), so that each window starts at the same point of that cycle: a 20 s window
+ * started anywhere holds one such announcement or none, 0.6 s of CPU at 2,500 peers, and runs
+ * compared against each other would differ by it. The time waited; null: none came (a small mesh,
+ * or not within a period and 10 s), the window started anyway.
+ */
+async function afterEveryoneAnnounced(
+  run: ScaleRun,
+  c: Coordinator,
+  sim: SimulatorProcess,
+): Promise<number | null> {
+  if (run.size <= FULL_VIEW_PEERS) return null;
+  const announced = async () => (await sim.stats(HEARD_WITHIN_MS)).requests['/coordinator'] ?? 0;
+  const began = Date.now();
+  const from = await announced();
+  while (Date.now() - began < REFRESH_PERIOD_MS + 10_000) {
+    await bounded(sleep(250), c.exited, 2_000, 'every peer announced to');
+    if ((await announced()) - from >= 0.9 * run.size) {
+      // The rest of it (announcements go in chunks) and their answers, then the window.
+      await bounded(sleep(2_000), c.exited, 3_000, 'every peer announced to');
+      return Date.now() - began;
+    }
+  }
+  return null;
+}
+
 /** The steady window: rounds, CPU, heartbeats heard each second, probe arrivals, the simulator's load. */
 async function steadyWindow(
   run: ScaleRun,
@@ -471,6 +505,7 @@ async function measureSize(
     discovery: scaleDiscovery(),
     error: null,
     startup: { listening: null, leading: null, firstRound: null, settled: null },
+    refreshWaitMs: null,
     windowMs: 0,
     roundDurations: [],
     probedMedian: null,
@@ -530,6 +565,7 @@ async function measureSize(
     say(
       `leading after ${secs(run.startup.leading)}, first round done after ${secs(run.startup.firstRound)}, verdicts settled after ${secs(run.startup.settled)}`,
     );
+    run.refreshWaitMs = await afterEveryoneAnnounced(run, c, sim);
     const before = await sim.stats(HEARD_WITHIN_MS);
     const after = await steadyWindow(run, c, sim, windowSeconds);
     run.connections = after.connections - before.connections;
@@ -537,7 +573,7 @@ async function measureSize(
       ([path, n]) => `${path} ${n - (before.requests[path] ?? 0)}`,
     );
     say(
-      `window ${windowSeconds} s: ${run.roundDurations.length} rounds, CPU ${Math.round(run.cpuMs ?? 0)} ms, load ${run.load}; the peers got ${received.join(', ')}; refused so far ${JSON.stringify(after.refused)}${after.pathReports ? `; their path reports so far: ${JSON.stringify(after.pathReports)}` : ''}`,
+      `window ${windowSeconds} s${run.refreshWaitMs === null ? ' (no every-peer announcement seen before it)' : `, begun ${secs(run.refreshWaitMs)} after settling, once every peer was announced to`}: ${run.roundDurations.length} rounds, CPU ${Math.round(run.cpuMs ?? 0)} ms, load ${run.load}; the peers got ${received.join(', ')}; refused so far ${JSON.stringify(after.refused)}${after.pathReports ? `; their path reports so far: ${JSON.stringify(after.pathReports)}` : ''}`,
     );
     const crashed = simulatedAddress(Math.floor(size / 2), firstPort);
     const holed = simulatedAddress(Math.floor(size / 3), firstPort);
@@ -846,7 +882,7 @@ export async function runScaleBench({
     .map((r) => `- ${r.size} peers: stopped early: ${r.error}`);
   const markdown = `${SECTION}
 
-Produced by \`npm run bench\` (bench/scale.ts; alone: \`node dist/bench/scale-main.js\`) on ${facts.date}: one real knh coordinator (default settings, a random PEER_SECRET, LOG_LEVEL=debug for its round lines, ${process.env.BENCH_SCALE_NODE_OPTIONS === undefined ? "daemonset.yaml's NODE_OPTIONS" : 'BENCH_SCALE_NODE_OPTIONS'} \`${coordinatorNodeOptions()}\`) on ${COORDINATOR_IP}, a port above the ephemeral range, and ${sizes.join(' or ')} simulated peers in one other process (test/support/peer-simulator.ts: passive followers answering the real wire protocol, signed) on ${SIMULATED_IP}, one port each below it (so, as in a pod, no connection is bound to a source IP). ${discoveryText(scaleDiscovery())} Webhooks to an in-process receiver. A ${windowSeconds} s steady window once a whole round has changed no verdict (start-up's work done) and every peer has heard a heartbeat, then one peer is crashed and another black-holed, then a zone is lost: every third peer crashed at once. ${facts.nproc} CPUs (${facts.cpu}), Node ${facts.node}, ${facts.os}; load average at start ${facts.load}. Whole run: ${Math.round((Date.now() - began) / 1000)} s.
+Produced by \`npm run bench\` (bench/scale.ts; alone: \`node dist/bench/scale-main.js\`) on ${facts.date}: one real knh coordinator (default settings, a random PEER_SECRET, LOG_LEVEL=debug for its round lines, ${process.env.BENCH_SCALE_NODE_OPTIONS === undefined ? "daemonset.yaml's NODE_OPTIONS" : 'BENCH_SCALE_NODE_OPTIONS'} \`${coordinatorNodeOptions()}\`) on ${COORDINATOR_IP}, a port above the ephemeral range, and ${sizes.join(' or ')} simulated peers in one other process (test/support/peer-simulator.ts: passive followers answering the real wire protocol, signed) on ${SIMULATED_IP}, one port each below it (so, as in a pod, no connection is bound to a source IP). ${discoveryText(scaleDiscovery())} Webhooks to an in-process receiver. A ${windowSeconds} s steady window once a whole round has changed no verdict (start-up's work done), every peer has heard a heartbeat and the coordinator has just announced itself to every peer (which a mesh of over ${FULL_VIEW_PEERS} does every ${REFRESH_PERIOD_MS / 1000} s: every window starts at the same point of that cycle), then one peer is crashed and another black-holed, then a zone is lost: every third peer crashed at once. ${facts.nproc} CPUs (${facts.cpu}), Node ${facts.node}, ${facts.os}; load average at start ${facts.load}. Whole run: ${Math.round((Date.now() - began) / 1000)} s.
 
 ${table(['Measurement', 'Target', ...runs.map((r) => `${r.size.toLocaleString('en-US')} peers${r.pairProbes === 0 ? ', PAIR_PROBES=0' : ''}`)], body)}
 ${errors.length > 0 ? `\n${errors.join('\n')}\n` : ''}

@@ -15,14 +15,17 @@ export function pairTargets(
   perRound: number,
 ): string[] {
   const at = nodes.indexOf(self);
-  // The ring as seen from self: the nodes after it, then those before it.
-  const ring = at < 0 ? nodes.slice() : [...nodes.slice(at + 1), ...nodes.slice(0, at)];
-  const n = ring.length;
+  // The ring as seen from self: the nodes after it, then those before it; read in place rather than
+  // copied, since every node of a mesh of thousands works this out every round.
+  const n = at < 0 ? nodes.length : nodes.length - 1;
   if (n === 0 || perRound <= 0) return [];
   const count = Math.min(perRound, n);
   const start = (((round * count) % n) + n) % n;
   const targets: string[] = [];
-  for (let i = 0; i < count; i++) targets.push(ring[(start + i) % n]!);
+  for (let i = 0; i < count; i++) {
+    const k = (start + i) % n;
+    targets.push(nodes[at < 0 ? k : (at + 1 + k) % nodes.length]!);
+  }
   return targets;
 }
 

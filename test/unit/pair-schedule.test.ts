@@ -42,6 +42,31 @@ describe('pair schedule', () => {
     );
   });
 
+  it('walks the ring from its own place: the nodes after it, then those before it', () => {
+    // Which node probes whom must not change between versions (a mixed mesh's reports name their
+    // sample by it): the ring written out, as the first version built it, is the reference.
+    fc.assert(
+      fc.property(
+        fc.integer({ min: 1, max: 60 }),
+        fc.integer({ min: 0, max: 60 }),
+        fc.integer({ min: 0, max: 40 }),
+        fc.integer({ min: -5, max: 500 }),
+        (n, selfAt, k, r) => {
+          const all = nodes(n);
+          const self = selfAt < n ? all[selfAt]! : 'not-listed:1';
+          const at = all.indexOf(self);
+          const ring = at < 0 ? all : [...all.slice(at + 1), ...all.slice(0, at)];
+          const count = Math.min(k, ring.length);
+          const start =
+            ring.length === 0 ? 0 : (((r * count) % ring.length) + ring.length) % ring.length;
+          const expected = Array.from({ length: count }, (_, i) => ring[(start + i) % ring.length]);
+          expect(pairTargets(self, all, r, k)).to.deep.equal(expected);
+        },
+      ),
+      { numRuns: 500 },
+    );
+  });
+
   it('probes every other node once per cover, then starts over', () => {
     const all = nodes(7);
     const cover = roundsToCover(7, 2);
