@@ -344,6 +344,8 @@ async function settle(run: ScaleRun, c: Coordinator, sim: SimulatorProcess): Pro
 
 /** The election driver's every-peer announcement of a large mesh, the default heartbeat's: 30 s. */
 const REFRESH_PERIOD_MS = LARGE_MESH_REFRESH_EVERY * readSettings({}).values.heartbeatIntervalMs;
+/** How long a window waits for that announcement at most: a period, and time for it to go out. */
+const REFRESH_WAIT_MS = REFRESH_PERIOD_MS + 10_000;
 
 /** An every-peer announcement is taken as seen once this many went out within BURST_MS. */
 const BURST_SHARE = 0.9;
@@ -368,7 +370,7 @@ async function afterEveryoneAnnounced(
   const announced = async () => (await sim.stats(HEARD_WITHIN_MS)).requests['/coordinator'] ?? 0;
   const began = Date.now();
   const seen: { atMs: number; count: number }[] = [{ atMs: began, count: await announced() }];
-  while (Date.now() - began < REFRESH_PERIOD_MS + 10_000) {
+  while (Date.now() - began < REFRESH_WAIT_MS) {
     await bounded(sleep(250), c.exited, 2_000, 'every peer announced to');
     const now = { atMs: Date.now(), count: await announced() };
     while (seen.length > 1 && now.atMs - seen[0]!.atMs > BURST_MS) seen.shift();
@@ -666,7 +668,7 @@ interface Row {
 function refreshWaitText(wait: ScaleRun['refreshWait']): string {
   if (wait === 'small') return 'not needed: every heartbeat goes to every peer';
   if (wait === 'unseen') {
-    return `not seen within ${(REFRESH_PERIOD_MS + 10_000) / 1000} s: begun anyway`;
+    return `not seen within ${REFRESH_WAIT_MS / 1000} s: begun anyway`;
   }
   return wait === null ? '—' : `after ${secs(wait)}`;
 }

@@ -15,17 +15,15 @@ export function pairTargets(
   perRound: number,
 ): string[] {
   const at = nodes.indexOf(self);
-  // The ring as seen from self: the nodes after it, then those before it; read in place rather than
-  // copied, since every node of a mesh of thousands works this out every round.
+  // The ring as seen from self: the nodes after it, then those before it (all, from the first,
+  // when it is not listed: at is -1); read in place rather than copied, since every node of a mesh
+  // of thousands works this out every round.
   const n = at < 0 ? nodes.length : nodes.length - 1;
   if (n === 0 || perRound <= 0) return [];
   const count = Math.min(perRound, n);
   const start = (((round * count) % n) + n) % n;
   const targets: string[] = [];
-  for (let i = 0; i < count; i++) {
-    const k = (start + i) % n;
-    targets.push(nodes[at < 0 ? k : (at + 1 + k) % nodes.length]!);
-  }
+  for (let i = 0; i < count; i++) targets.push(nodes[(at + 1 + ((start + i) % n)) % nodes.length]!);
   return targets;
 }
 
