@@ -3,11 +3,13 @@
 // slow clients and floods (bench/hostile.ts), then scale: one coordinator of 1,000 and 5,000
 // simulated peers (bench/scale.ts), knh's peer client against node:http and undici
 // (bench/peer-client.ts), the election simulated at 100 to 5,000 nodes
-// (bench/election-scale.ts), localizing path failures (bench/localize.ts) and 50 real nodes
+// (bench/election-scale.ts), localizing path failures (bench/localize.ts), pair probing's memory
+// (bench/path-memory.ts) and 50 real nodes
 // (bench/mesh-settle.ts); prints each table against
 // its targets and writes the sections it ran into their blocks of docs/benchmarks.md, leaving the
 // rest of the doc as it is (bench/benchmarks-doc.ts).
 import { localizeSection } from './localize.js';
+import { pathMemorySection } from './path-memory.js';
 import { positiveInt, runMain } from './entry.js';
 import { parseDuration } from '../src/config/duration.js';
 import { clusterStatusOf, peerStatusOf } from '../src/demo/received-webhooks.js';
@@ -143,6 +145,7 @@ async function main(): Promise<number> {
     const peerClient = await peerClientSection(progress);
     const electionScale = electionScaleSection(progress);
     const localizing = localizeSection(progress);
+    const pathMemory = await pathMemorySection(progress);
     const meshSettle = await meshSettleSection(progress);
 
     const peerDead = receiver.received.flatMap((w) => {
@@ -244,6 +247,7 @@ async function main(): Promise<number> {
       'peer-client': peerClient.markdown,
       'election-scale': electionScale.markdown,
       localize: localizing.markdown,
+      'path-memory': pathMemory.markdown,
       'mesh-settle': meshSettle.markdown,
     };
     await writeSections(written);

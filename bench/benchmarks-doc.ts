@@ -18,6 +18,7 @@ export const SECTIONS = [
   'peer-client',
   'election-scale',
   'localize',
+  'path-memory',
   'mesh-settle',
 ] as const;
 export type Section = (typeof SECTIONS)[number];

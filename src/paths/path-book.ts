@@ -13,8 +13,12 @@ interface Sender {
   /** The seq of the last report taken. */
   seq: number;
   heardMs: number;
-  /** Its paths' slots, by target. */
-  paths: Map<string, number>;
+  /**
+   * Its paths' slots (each one's target: PathSlots.targetOf). An array, not a map by target: a
+   * large mesh's coordinator holds one for each of thousands of nodes, of 20 to 40 paths, and a
+   * Map's hash table of that many takes about four times the memory (docs/benchmarks.md).
+   */
+  paths: number[];
 }
 
 /** A reported path's figures, as a window's. */
@@ -38,7 +42,7 @@ export class PathBook {
     from: new Int32Array(0),
     to: new Int32Array(0),
     state: new Uint8Array(0),
-    size: new Float64Array(0),
+    size: new Uint16Array(0),
   };
   private changes = 0;
   /** nodeSums' results, each until the book changes. */
@@ -58,7 +62,7 @@ export class PathBook {
     let sender = this.senders.get(address);
     if (report.full) {
       if (sender) this.drop(sender);
-      sender = { seq: report.seq, heardMs: now, paths: new Map() };
+      sender = { seq: report.seq, heardMs: now, paths: [] };
       this.senders.set(address, sender);
     } else if (!sender || report.seq !== sender.seq + 1) {
       // Nothing to change from, or a report missed: what the book holds of it may be wrong.
@@ -68,18 +72,24 @@ export class PathBook {
     sender.seq = report.seq;
     sender.heardMs = now;
     if (report.full || report.paths.length > 0) this.changes++;
+    if (report.paths.length === 0) return { accepted: true, resync: false };
+    // By target while the report is taken (a report may name a path twice: the last one counts),
+    // then held as an array again, in the order first told.
+    const byTarget = new Map<string, number>();
+    for (const slot of sender.paths) byTarget.set(this.slots.targetOf(slot), slot);
     for (const p of report.paths) {
-      const held = sender.paths.get(p.to);
+      const held = byTarget.get(p.to);
       if (p.state === 'unknown' || p.to === address) {
         if (held === undefined) continue;
         this.slots.release(held);
-        sender.paths.delete(p.to);
+        byTarget.delete(p.to);
         continue;
       }
       const slot = held ?? this.slots.alloc();
       this.slots.set(slot, { ...p, state: p.state });
-      if (held === undefined) sender.paths.set(this.slots.targetOf(slot), slot);
+      if (held === undefined) byTarget.set(this.slots.targetOf(slot), slot);
     }
+    sender.paths = [...byTarget.values()];
     return { accepted: true, resync: false };
   }
 
@@ -101,14 +111,14 @@ export class PathBook {
   /** The nodes reporting, and how many paths the book holds. */
   get size(): { nodes: number; paths: number } {
     let paths = 0;
-    for (const s of this.senders.values()) paths += s.paths.size;
+    for (const s of this.senders.values()) paths += s.paths.length;
     return { nodes: this.senders.size, paths };
   }
 
   /** Every path the book holds, with its source: what the status page's matrix shows. */
   *entries(): Generator<{ from: string; path: ReportedPath }> {
     for (const [from, sender] of this.senders) {
-      for (const slot of sender.paths.values()) yield { from, path: this.slots.path(slot) };
+      for (const slot of sender.paths) yield { from, path: this.slots.path(slot) };
     }
   }
 
@@ -119,7 +129,7 @@ export class PathBook {
 
   /** The path from → to as last reported, if it is known. */
   path(from: string, to: string): ReportedPath | undefined {
-    const slot = this.senders.get(from)?.paths.get(to);
+    const slot = this.slotOf(from, to);
     return slot === undefined ? undefined : this.slots.path(slot);
   }
 
@@ -131,7 +141,7 @@ export class PathBook {
       paths: {
         *[Symbol.iterator](): Iterator<PathState> {
           for (const [from, sender] of senders) {
-            for (const slot of sender.paths.values()) {
+            for (const slot of sender.paths) {
               const p = slots.path(slot);
               if (p.state === 'mtu') {
                 yield { from, to: p.to, state: 'mtu', size: p.mtu_size ?? 0 };
@@ -159,7 +169,7 @@ export class PathBook {
     const { names, ids } = this.indexed;
     let count = 0;
     this.senders.forEach((sender, source) => {
-      if (ids.has(source)) count += sender.paths.size;
+      if (ids.has(source)) count += sender.paths.length;
     });
     if (this.indexBuffers.from.length < count) {
       const room = Math.max(count, Math.ceil(this.indexBuffers.from.length * 1.5));
@@ -167,7 +177,7 @@ export class PathBook {
         from: new Int32Array(room),
         to: new Int32Array(room),
         state: new Uint8Array(room),
-        size: new Float64Array(room),
+        size: new Uint16Array(room),
       };
     }
     const { from, to, state, size } = this.indexBuffers;
@@ -175,8 +185,8 @@ export class PathBook {
     for (const [source, sender] of this.senders) {
       const f = ids.get(source);
       if (f === undefined) continue;
-      for (const [target, slot] of sender.paths) {
-        const t = ids.get(target);
+      for (const slot of sender.paths) {
+        const t = ids.get(this.slots.targetOf(slot));
         if (t === undefined || t === f) continue;
         from[p] = f;
         to[p] = t;
@@ -200,7 +210,13 @@ export class PathBook {
   }
 
   private drop(sender: Sender): void {
-    for (const slot of sender.paths.values()) this.slots.release(slot);
+    for (const slot of sender.paths) this.slots.release(slot);
+  }
+
+  /** The slot of the path from → to, if the book holds it. */
+  private slotOf(from: string, to: string): number | undefined {
+    const { slots } = this;
+    return this.senders.get(from)?.paths.find((slot) => slots.targetOf(slot) === to);
   }
 
   /**
@@ -212,7 +228,7 @@ export class PathBook {
       case 'path-degraded':
       case 'path-mtu':
       case 'path-broken': {
-        const slot = this.senders.get(finding.from)?.paths.get(finding.to);
+        const slot = this.slotOf(finding.from, finding.to);
         return slot === undefined ? null : this.slots.statsOf(slot);
       }
       case 'node-degraded':
@@ -235,7 +251,7 @@ export class PathBook {
       case 'path-broken':
       case 'path-degraded':
       case 'path-mtu': {
-        const slot = this.senders.get(finding.from)?.paths.get(finding.to);
+        const slot = this.slotOf(finding.from, finding.to);
         return slot === undefined ? null : this.slots.sinceOf(slot);
       }
       case 'node-degraded':
@@ -245,7 +261,7 @@ export class PathBook {
       }
       case 'egress-broken': {
         let earliest: number | null = null;
-        for (const slot of this.senders.get(finding.node)?.paths.values() ?? []) {
+        for (const slot of this.senders.get(finding.node)?.paths ?? []) {
           if (this.slots.stateOf(slot) !== FAILED) continue;
           earliest = Math.min(earliest ?? Infinity, this.slots.sinceOf(slot));
         }
@@ -258,8 +274,8 @@ export class PathBook {
         for (const [from, sender] of this.senders) {
           const s = sideOf.get(from);
           if (s === undefined) continue;
-          for (const [to, slot] of sender.paths) {
-            const t = sideOf.get(to);
+          for (const slot of sender.paths) {
+            const t = sideOf.get(this.slots.targetOf(slot));
             if (this.slots.stateOf(slot) !== FAILED || t === undefined || t === s) continue;
             earliest = Math.min(earliest ?? Infinity, this.slots.sinceOf(slot));
           }
@@ -290,10 +306,10 @@ export class PathBook {
       entry.earliest = Math.min(entry.earliest, this.slots.sinceOf(slot));
     };
     for (const [from, sender] of this.senders) {
-      for (const [to, slot] of sender.paths) {
+      for (const slot of sender.paths) {
         if (state !== 'all' && this.slots.stateOf(slot) !== state) continue;
         add(from, slot);
-        add(to, slot);
+        add(this.slots.targetOf(slot), slot);
       }
     }
     this.sums.set(state, { version: this.changes, byNode });

@@ -29,8 +29,8 @@ export interface PathIndex {
   readonly from: Int32Array;
   readonly to: Int32Array;
   readonly state: Uint8Array;
-  /** For an MTU path, the size that failed; 0 otherwise. */
-  readonly size: Float64Array;
+  /** For an MTU path, the size that failed (at most 9,000: schemas/path-report); 0 otherwise. */
+  readonly size: Uint16Array;
 }
 
 /**
@@ -45,7 +45,7 @@ export function indexPaths(nodes: readonly string[], paths: Iterable<PathState>)
   const from = new Int32Array(list.length);
   const to = new Int32Array(list.length);
   const state = new Uint8Array(list.length);
-  const size = new Float64Array(list.length);
+  const size = new Uint16Array(list.length);
   let count = 0;
   // Paths usually come grouped by source: its number is looked up once a group.
   let source: string | undefined;

@@ -57,14 +57,18 @@ export function nearestRank(sorted: readonly number[], p: number): number {
 /** The figures of a set of samples (all of them: filter by time first). */
 export function statsOf(samples: Iterable<PathSample>): WindowStats {
   let count = 0;
-  let failures = 0;
   const latencies: number[] = [];
   for (const s of samples) {
     count++;
     if (s.ok && s.latencyMs !== null) latencies.push(s.latencyMs);
-    else failures++;
   }
+  return figuresOf(count, latencies);
+}
+
+/** The figures of `count` probes, of which those answered took `latencies` (sorted here). */
+function figuresOf(count: number, latencies: number[]): WindowStats {
   if (count === 0) return NO_SAMPLES;
+  const failures = count - latencies.length;
   latencies.sort((a, b) => a - b);
   const answered = latencies.length > 0;
   return {
@@ -79,15 +83,20 @@ export function statsOf(samples: Iterable<PathSample>): WindowStats {
 /**
  * One path's recent probes, in the order recorded. Memory stays bounded: samples older than the
  * window (behind the newest recorded) are dropped as new ones come, and never more than
- * maxSamples are kept.
+ * maxSamples are kept. Held as two arrays of numbers, not an object a sample: a large mesh's node
+ * keeps a window for each of thousands of paths (docs/benchmarks.md).
  */
 export class PathWindow {
   /** Set anew when the mesh's size changes how often the path is probed (pair-prober.ts). */
   pathWindowMs: number;
   private readonly maxSamples: number;
-  /** Live samples are kept[head..]; the dropped prefix is cut off once it is half the array. */
-  private kept: PathSample[] = [];
-  private head = 0;
+  /**
+   * The samples held, in the order recorded: when each was sent, and its latency (NaN: failed).
+   * Copied to their exact length at each record (a few dozen probes a second at most), since an
+   * array grown by push keeps room for 17 numbers where a large mesh's path holds about 5.
+   */
+  private at: number[] = [];
+  private latency: number[] = [];
   private newestMs = -Infinity;
 
   constructor({ pathWindowMs, maxSamples = MAX_SAMPLES }: PathWindowOptions) {
@@ -98,26 +107,28 @@ export class PathWindow {
   }
 
   record({ atMs, ok, latencyMs }: PathSample): void {
-    this.kept.push({ atMs, ok, latencyMs: ok ? latencyMs : null });
+    this.at.push(atMs);
+    this.latency.push(ok && latencyMs !== null ? latencyMs : NaN);
     this.newestMs = Math.max(this.newestMs, atMs);
     const oldest = this.newestMs - this.pathWindowMs;
-    while (this.size > this.maxSamples || (this.size > 0 && this.kept[this.head]!.atMs <= oldest)) {
-      this.head++;
-    }
-    if (this.head * 2 >= this.kept.length) {
-      this.kept = this.kept.slice(this.head);
-      this.head = 0;
-    }
+    let drop = 0;
+    const held = () => this.at.length - drop;
+    while (held() > this.maxSamples || (held() > 0 && this.at[drop]! <= oldest)) drop++;
+    this.at = this.at.slice(drop);
+    this.latency = this.latency.slice(drop);
   }
 
   /** Forgets the samples sent at or after `atMs` (the newest ones). */
   dropSince(atMs: number): void {
-    while (this.size > 0 && this.kept[this.kept.length - 1]!.atMs >= atMs) this.kept.pop();
+    while (this.size > 0 && this.at[this.at.length - 1]! >= atMs) {
+      this.at.pop();
+      this.latency.pop();
+    }
   }
 
   /** Samples held (some may already be out of the window at a later `now`). */
   get size(): number {
-    return this.kept.length - this.head;
+    return this.at.length;
   }
 
   /**
@@ -126,14 +137,16 @@ export class PathWindow {
    * and what is a window older than the newest sample is gone, whatever `now`.
    */
   stats(now: number): WindowStats {
-    return statsOf(this.inWindow(now));
-  }
-
-  private *inWindow(now: number): Generator<PathSample> {
     const oldest = now - this.pathWindowMs;
-    for (let i = this.head; i < this.kept.length; i++) {
-      const s = this.kept[i]!;
-      if (s.atMs > oldest && s.atMs <= now) yield s;
+    let count = 0;
+    const latencies: number[] = [];
+    for (let i = 0; i < this.at.length; i++) {
+      const atMs = this.at[i]!;
+      if (atMs <= oldest || atMs > now) continue;
+      count++;
+      const ms = this.latency[i]!;
+      if (!Number.isNaN(ms)) latencies.push(ms);
     }
+    return figuresOf(count, latencies);
   }
 }

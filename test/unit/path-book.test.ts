@@ -148,4 +148,56 @@ describe('PathBook', () => {
       ),
     );
   });
+
+  it("holds what a map of each node's paths by target would, whatever reports it took", () => {
+    const path = fc.record({
+      to: fc.constantFrom(A, B, C, D),
+      state: fc.constantFrom<ReportedPath['state']>('ok', 'failed', 'degraded', 'mtu', 'unknown'),
+      since: fc.integer({ min: 0, max: 9 }),
+    });
+    fc.assert(
+      fc.property(
+        fc.array(
+          fc.record({
+            from: fc.constantFrom(A, B, C, D),
+            full: fc.boolean(),
+            // A path may come twice in one report: the last one counts.
+            paths: fc.array(path, { maxLength: 6 }),
+          }),
+          { maxLength: 30 },
+        ),
+        (steps) => {
+          const book = new PathBook();
+          const model = new Map<string, { seq: number; paths: Map<string, ReportedPath> }>();
+          for (const step of steps) {
+            const held = model.get(step.from);
+            const seq = step.full ? 0 : (held?.seq ?? -1) + 1;
+            const told = step.paths.map((x) => p(x.to, x.state, x.since));
+            const reply = book.take(report(step.from, seq, step.full, told), 0);
+            if (!step.full && !held) {
+              expect(reply.resync).to.equal(true);
+              continue;
+            }
+            const paths = step.full ? new Map<string, ReportedPath>() : held!.paths;
+            for (const x of told) {
+              if (x.state === 'unknown' || x.to === step.from) paths.delete(x.to);
+              else paths.set(x.to, x);
+            }
+            model.set(step.from, { seq, paths });
+          }
+          const expected = [...model].flatMap(([from, { paths }]) =>
+            [...paths.values()].map((x) => `${from}>${JSON.stringify(x)}`),
+          );
+          const actual = [...book.entries()].map((e) => `${e.from}>${JSON.stringify(e.path)}`);
+          expect(actual.sort()).to.deep.equal(expected.sort());
+          expect(book.size.paths).to.equal(expected.length);
+          for (const from of [A, B, C, D]) {
+            for (const to of [A, B, C, D]) {
+              expect(book.path(from, to)).to.deep.equal(model.get(from)?.paths.get(to));
+            }
+          }
+        },
+      ),
+    );
+  });
 });
