@@ -770,7 +770,10 @@ export class PeerSimulator {
     };
   }
 
-  /** POST /probe: GET /ping of the target from this peer, retried until the deadline. */
+  /**
+   * POST /probe: GET /ping of the target from this peer (of a simulated target, in memory: see
+   * below), retried until the deadline.
+   */
   private async relay(peer: SimPeer, req: RelayProbeRequest): Promise<Answer> {
     if (!this.known.has(req.target)) {
       this.count(this.refusals, '403 target-not-a-peer');
@@ -781,6 +784,10 @@ export class PeerSimulator {
       return { status: 429, body: { error: 'too many indirect probes at once' } };
     }
     peer.relays++;
+    // A target in this process is pinged in memory, by its state: a real ping from one simulated
+    // peer to another tests only this process's own loopback, and costs it a connection of two
+    // descriptors each attempt, thousands at once when the coordinator confirms many suspects.
+    const simulated = this.byAddress.get(req.target);
     try {
       const started = performance.now();
       const deadline = started + Math.min(req.timeout_ms, this.opts.maxRelayMs ?? 2_000);
@@ -788,11 +795,10 @@ export class PeerSimulator {
       let last: { id: string } | { error: string } = { error: 'not tried' };
       while (attempts < 3 && performance.now() < deadline) {
         attempts++;
-        last = await this.pingFrom(
-          peer.ip,
-          req.target,
-          Math.min(1_000, deadline - performance.now()),
-        );
+        const timeoutMs = Math.min(1_000, deadline - performance.now());
+        last = simulated
+          ? await this.pingSimulated(simulated, timeoutMs)
+          : await this.pingFrom(peer.ip, req.target, timeoutMs);
         if ('id' in last) break;
         await new Promise((r) =>
           setTimeout(r, Math.min(200, Math.max(0, deadline - performance.now()))),
@@ -809,6 +815,21 @@ export class PeerSimulator {
     } finally {
       peer.relays--;
     }
+  }
+
+  /** A ping of a simulated peer as its state would answer it: at once, refused, or never. */
+  private pingSimulated(
+    target: SimPeer,
+    timeoutMs: number,
+  ): Promise<{ id: string } | { error: string }> {
+    if (target.state === 'up') return Promise.resolve({ id: target.ref.id });
+    if (target.state === 'dead') return Promise.resolve({ error: 'ECONNREFUSED' });
+    return new Promise((resolve) =>
+      setTimeout(
+        () => resolve({ error: `timeout (no answer within ${Math.round(timeoutMs)} ms)` }),
+        Math.max(1, timeoutMs),
+      ),
+    );
   }
 
   private pingFrom(
