@@ -1,7 +1,12 @@
 // What the bench entry points share: numeric settings from the environment, running main(), and
 // running one section alone.
 import { format } from 'prettier';
-import type { SectionResult } from './benchmarks-doc.js';
+import {
+  checkBenchmarksDoc,
+  writeSections,
+  type Section,
+  type SectionResult,
+} from './benchmarks-doc.js';
 
 /** A whole number ≥ 1 from the environment, or `fallback`; anything else stops with a message. */
 export function positiveInt(name: string, fallback: number): number {
@@ -31,12 +36,16 @@ export function runMain(main: () => Promise<number>): void {
 /**
  * Runs one section of the bench alone (`node dist/bench/<section>.js`): its progress on stdout,
  * timed from the start, then its markdown and the targets it missed. Ctrl-C exits, and the
- * section's own exit handler kills what it started.
+ * section's own exit handler kills what it started. With `--write`, a section that names its
+ * `block` also puts its markdown there in docs/benchmarks.md (the doc checked before the run).
  */
 export function runSectionAlone(
   section: (progress: (text: string) => void) => Promise<SectionResult>,
+  block?: Section,
 ): void {
   runMain(async () => {
+    const write = block !== undefined && process.argv.includes('--write');
+    if (write) checkBenchmarksDoc([block]);
     const began = Date.now();
     const progress = (text: string) =>
       process.stdout.write(`[${((Date.now() - began) / 1000).toFixed(1).padStart(6)} s] ${text}\n`);
@@ -46,6 +55,7 @@ export function runSectionAlone(
     const { markdown, missed } = await section(progress);
     if (markdown !== null) {
       process.stdout.write(`\n${await format(markdown, { parser: 'markdown', printWidth: 100 })}`);
+      if (write) await writeSections({ [block]: markdown });
     }
     process.stdout.write(
       missed.length === 0
