@@ -1,7 +1,7 @@
 // The coordinator's book of every node's paths, as their reports told them (report-sender.ts): the
 // latest state of each path a node probes, kept while the node keeps reporting. What localization
 // reads, and what the status page's matrix shows. Memory O(paths reported), held compactly
-// (path-slots.ts); time O(paths in a report) to take one.
+// (path-slots.ts); time O(paths the node had and paths in its report) to take one.
 import type { PathReport, PathReportReply, ReportedPath } from '../wire/peer-messages.js';
 import { StatsSum } from './merge-stats.js';
 import { NO_SAMPLES, type WindowStats } from './path-window.js';
@@ -16,7 +16,8 @@ interface Sender {
   /**
    * Its paths' slots (each one's target: PathSlots.targetOf). An array, not a map by target: a
    * large mesh's coordinator holds one for each of thousands of nodes, of 20 to 40 paths, and a
-   * Map's hash table of that many takes about four times the memory (docs/benchmarks.md).
+   * Map's hash table of that many takes several times an array's memory (bench/path-memory.ts).
+   * Looked up by target only when a finding opens or closes.
    */
   paths: number[];
 }
@@ -74,7 +75,7 @@ export class PathBook {
     if (report.full || report.paths.length > 0) this.changes++;
     if (report.paths.length === 0) return { accepted: true, resync: false };
     // By target while the report is taken (a report may name a path twice: the last one counts),
-    // then held as an array again, in the order first told.
+    // then held as an array again, in the map's order (a path forgotten and told again goes last).
     const byTarget = new Map<string, number>();
     for (const slot of sender.paths) byTarget.set(this.slots.targetOf(slot), slot);
     for (const p of report.paths) {
@@ -158,8 +159,8 @@ export class PathBook {
   /**
    * The same as `indexPaths(input(nodes))` (path-index.ts), built from the slots without an object
    * a path: what the coordinator localizes each round. Its arrays are the book's own, reused by
-   * the next call (valid until then): at 5,000 nodes they are 2 MB, every few seconds. The names
-   * are sorted again only for another array of nodes.
+   * the next call (valid until then), rather than made anew every few seconds for every path
+   * held. The names are sorted again only for another array of nodes.
    */
   index(nodes: readonly string[]): PathIndex {
     if (this.indexed?.nodes !== nodes) {

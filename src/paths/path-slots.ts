@@ -50,7 +50,7 @@ export class PathSlots {
 
   alloc(): number {
     const slot = this.free.pop() ?? this.used++;
-    if (slot >= this.capacity) this.grow(Math.max(64, Math.ceil(this.capacity * 1.5)));
+    if (slot >= this.capacity) this.grow(Math.max(64, this.capacity * 2));
     return slot;
   }
 

@@ -92,8 +92,9 @@ export class PathWindow {
   private readonly maxSamples: number;
   /**
    * The samples held, in the order recorded: when each was sent, and its latency (NaN: failed).
-   * Copied to their exact length at each record (a few dozen probes a second at most), since an
-   * array grown by push keeps room for 17 numbers where a large mesh's path holds about 5.
+   * Copied to their exact length at each record (a few dozen probes a second at most): an array
+   * grown by push keeps room for many more numbers than a large mesh's path holds (its window is
+   * scaled to hold about minSamples: defaults.ts).
    */
   private at: number[] = [];
   private latency: number[] = [];
@@ -111,9 +112,9 @@ export class PathWindow {
     this.latency.push(ok && latencyMs !== null ? latencyMs : NaN);
     this.newestMs = Math.max(this.newestMs, atMs);
     const oldest = this.newestMs - this.pathWindowMs;
+    const count = this.at.length;
     let drop = 0;
-    const held = () => this.at.length - drop;
-    while (held() > this.maxSamples || (held() > 0 && this.at[drop]! <= oldest)) drop++;
+    while (count - drop > this.maxSamples || (drop < count && this.at[drop]! <= oldest)) drop++;
     this.at = this.at.slice(drop);
     this.latency = this.latency.slice(drop);
   }

@@ -823,7 +823,7 @@ export class PeerSimulator {
     timeoutMs: number,
   ): Promise<{ id: string } | { error: string }> {
     if (target.state === 'up') return Promise.resolve({ id: target.ref.id });
-    if (target.state === 'dead') return Promise.resolve({ error: 'ECONNREFUSED' });
+    if (target.state === 'dead') return Promise.resolve({ error: connectionError('ECONNREFUSED') });
     return new Promise((resolve) =>
       setTimeout(
         () => resolve({ error: `timeout (no answer within ${Math.round(timeoutMs)} ms)` }),
@@ -857,7 +857,7 @@ export class PeerSimulator {
       );
       req.on('error', (err: NodeJS.ErrnoException) => {
         clearTimeout(timer);
-        resolve({ error: err.code ?? err.message });
+        resolve({ error: err.code ? connectionError(err.code) : err.message });
       });
       req.on('response', (res) => {
         readBody(res, 1024 * 1024, (bytes) => {
@@ -946,4 +946,15 @@ async function closeServer(peer: SimPeer): Promise<void> {
   for (const socket of peer.sockets) socket.destroy();
   peer.sockets.clear();
   await closed;
+}
+
+/**
+ * A relay's detail for a connection's error, as a real relay writes it (`<reason> (<detail>)`,
+ * src/prober/relay.ts): the coordinator reads a refusal from its first word (evidence.ts), and
+ * would take a bare code for silence.
+ */
+function connectionError(code: string): string {
+  if (code === 'ECONNREFUSED') return `refused (connect ${code})`;
+  if (code === 'ECONNRESET') return `reset (${code})`;
+  return code;
 }
