@@ -825,10 +825,7 @@ export class PeerSimulator {
     if (target.state === 'up') return Promise.resolve({ id: target.ref.id });
     if (target.state === 'dead') return Promise.resolve({ error: connectionError('ECONNREFUSED') });
     return new Promise((resolve) =>
-      setTimeout(
-        () => resolve({ error: `timeout (no answer within ${Math.round(timeoutMs)} ms)` }),
-        Math.max(1, timeoutMs),
-      ),
+      setTimeout(() => resolve({ error: timedOut(timeoutMs) }), Math.max(1, timeoutMs)),
     );
   }
 
@@ -851,7 +848,7 @@ export class PeerSimulator {
       const timer = setTimeout(
         () => {
           req.destroy();
-          resolve({ error: `timeout (no answer within ${Math.round(timeoutMs)} ms)` });
+          resolve({ error: timedOut(timeoutMs) });
         },
         Math.max(1, timeoutMs),
       );
@@ -957,4 +954,9 @@ function connectionError(code: string): string {
   if (code === 'ECONNREFUSED') return `refused (connect ${code})`;
   if (code === 'ECONNRESET') return `reset (${code})`;
   return code;
+}
+
+/** A relay's detail for a ping that got no answer in time, in the same form. */
+function timedOut(timeoutMs: number): string {
+  return `timeout (no answer within ${Math.round(timeoutMs)} ms)`;
 }
