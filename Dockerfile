@@ -1,6 +1,7 @@
 # knh image on Node 24 (an LTS line; package.json's engines admits it, and CI runs the tests on it:
 # .ci/run reads the version from here). Built with dev dependencies; it ships what the npm package
-# ships (package.json's `files`) and the production dependencies, nothing else.
+# ships (package.json's `files`): the bundled program, its schemas and the licences of the code it
+# bundles. No node_modules: the bundles hold every library knh runs.
 FROM node:24-bookworm-slim AS build
 WORKDIR /app
 COPY package.json package-lock.json ./
@@ -9,9 +10,9 @@ COPY tsconfig.json LICENSE README.md ./
 COPY src ./src
 COPY scripts ./scripts
 COPY schemas ./schemas
-# The package's build: tsc, then the Kubernetes client bundled (scripts/bundle-kube-client.ts);
-# then the package itself, packed and unpacked into /package.
-RUN npm run build && npm prune --omit=dev \
+# The package's build: tsc, then the bundles (scripts/bundle.ts); then the package itself, packed
+# and unpacked into /package.
+RUN npm run build \
   && npm pack --pack-destination /tmp \
   && mkdir /package && tar -xzf /tmp/knh-*.tgz -C /package --strip-components=1
 
@@ -19,8 +20,7 @@ FROM node:24-bookworm-slim
 ENV NODE_ENV=production
 WORKDIR /app
 COPY --from=build /package ./
-COPY --from=build /app/node_modules ./node_modules
 # The base image's unprivileged `node` user, by number so runAsNonRoot can verify it.
 USER 1000:1000
 EXPOSE 8080
-ENTRYPOINT ["node", "/app/dist/src/cli.js"]
+ENTRYPOINT ["node", "/app/dist/knh.cjs"]

@@ -1,5 +1,5 @@
 // The `url` module as node-fetch 2 (inside @kubernetes/client-node 1.x) sees it in the bundle
-// (scripts/bundle-kube-client.ts). node-fetch parses every request's URL with the legacy
+// (scripts/bundle.ts). node-fetch parses every request's URL with the legacy
 // url.parse(), which Node 24 deprecates at run time (DEP0169) for code outside node_modules, as
 // the bundle is. node-fetch hands it either an absolute URL it has just normalised with the WHATWG
 // parser, or a relative one that it then refuses for lacking a protocol and host; this parse()

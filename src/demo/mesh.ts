@@ -6,7 +6,7 @@ import { createServer } from 'node:net';
 import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
 
-export const CLI_PATH = fileURLToPath(new URL('../cli.js', import.meta.url));
+export const CLI_PATH = fileURLToPath(new URL('../../knh.cjs', import.meta.url));
 
 /** One JSON log line of a node, as pino writes it. */
 export interface LogLine {

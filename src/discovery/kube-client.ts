@@ -1,7 +1,6 @@
-// The parts of @kubernetes/client-node that knh uses, in one place. `npm run build` replaces this
-// module's output with a bundle of just them and what they need (scripts/bundle-kube-client.ts):
-// the package as published is some 2,500 modules, every API group's client among them, and
-// importing it whole costs a node several times the bundle's memory (docs/benchmarks.md, "Memory
-// as deployed"). The package is a dev dependency for that reason: knh runs on the bundle.
+// The parts of @kubernetes/client-node that knh uses, in one place. `npm run build` bundles just
+// them and what they need into dist/kube-client.cjs (scripts/bundle.ts): the package as published
+// is some 2,500 modules, every API group's client among them, and importing it whole costs a node
+// several times the bundle's memory (docs/benchmarks.md, "Memory as deployed").
 export { DiscoveryV1Api, KubeConfig, makeInformer } from '@kubernetes/client-node';
 export type { V1EndpointSlice } from '@kubernetes/client-node';

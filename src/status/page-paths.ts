@@ -38,11 +38,11 @@ export const PATHS_SCRIPT = String.raw`
   const PATH_STATES = ['ok', 'degraded', 'mtu', 'failed'];
   const CELL = { o: 'ok', d: 'degraded', m: 'mtu', f: 'failed', '-': 'unknown' };
   const SUMMARY_ROWS = 200;
-  const pct = (r) => r === null || r === undefined ? '—' : (r * 100).toFixed(r > 0 && r < 0.1 ? 1 : 0) + ' %';
+  const pct = (r) => r === null || r === undefined ? '\u2014' : (r * 100).toFixed(r > 0 && r < 0.1 ? 1 : 0) + ' %';
   const pathBadge = (state) => el('span', { class: 'badge p-' + state, 'data-badge': state, text: state });
 
   function figures(p50, p99, loss) {
-    return 'p50 ' + latency(p50) + ' · p99 ' + latency(p99) + ' · loss ' + pct(loss);
+    return 'p50 ' + latency(p50) + ' \u00b7 p99 ' + latency(p99) + ' \u00b7 loss ' + pct(loss);
   }
   function settingsLine(p) {
     const t = p.settings;
@@ -72,7 +72,7 @@ export const PATHS_SCRIPT = String.raw`
   const toneOf = (kind) => /degraded$/.test(kind) ? 'suspect' : /mtu$/.test(kind) ? 'maint' : 'dead';
   function findingText(f, name) {
     if (f.sides) return f.sides.map((side) => side.map(name).join(', ')).join('  |  ');
-    if (f.from && f.to) return name(f.from) + ' → ' + name(f.to) + (f.size ? ' (' + f.size + ' B)' : '');
+    if (f.from && f.to) return name(f.from) + ' \u2192 ' + name(f.to) + (f.size ? ' (' + f.size + ' B)' : '');
     return f.nodes.map(name).join(', ') + (f.size ? ' (' + f.size + ' B)' : '');
   }
   function findingsList(p, name) {
@@ -81,14 +81,14 @@ export const PATHS_SCRIPT = String.raw`
     const more = p.findings_total - p.findings.length;
     return el('ul', { class: 'findings', id: 'path-findings' }, ...p.findings.map((f) =>
       el('li', { 'data-finding': f.kind }, chip(toneOf(f.kind), f.kind), ' ' + findingText(f, name))),
-      more > 0 ? el('li', { 'data-finding': 'more', text: '… and ' + more + ' more (all in /status)' }) : null);
+      more > 0 ? el('li', { 'data-finding': 'more', text: '\u2026 and ' + more + ' more (all in /status)' }) : null);
   }
 
   function matrixTable(p) {
     const { nodes: blamed, cells: flagged } = flagsOf(p);
     const n = p.nodes.length;
     const label = (node, i) => (i + 1) + ' ' + nodeName(node);
-    const head = el('tr', {}, el('th', { class: 'corner', text: 'from ↓ to →' }), ...p.nodes.map((node, i) =>
+    const head = el('tr', {}, el('th', { class: 'corner', text: 'from \u2193 to \u2192' }), ...p.nodes.map((node, i) =>
       el('th', { scope: 'col', 'data-col-node': node.address, 'data-finding': blamed.get(node.address),
         title: node.id + ' (' + node.address + ')' + (blamed.has(node.address) ? ': ' + blamed.get(node.address) : ''),
         text: n > 16 ? String(i + 1) : label(node, i) })));
@@ -101,10 +101,10 @@ export const PATHS_SCRIPT = String.raw`
           if (i === j) return el('td', { class: 'self p-unknown', title: nodeName(from) + ' (itself)' });
           const state = CELL[row.states[j]] || 'unknown';
           const finding = flagged.get(from.address + ' ' + to.address);
-          const about = nodeName(from) + ' → ' + nodeName(to) + ': ';
+          const about = nodeName(from) + ' \u2192 ' + nodeName(to) + ': ';
           const title = state === 'unknown' ? about + 'not known (not probed lately, or not reported)'
-            : about + state + ' · ' + figures(row.p50_ms[j], row.p99_ms[j], row.loss_ratio[j]) +
-              (finding ? ' · finding: ' + finding : '');
+            : about + state + ' \u00b7 ' + figures(row.p50_ms[j], row.p99_ms[j], row.loss_ratio[j]) +
+              (finding ? ' \u00b7 finding: ' + finding : '');
           return el('td', { class: 'p-' + state, 'data-from': from.address, 'data-to': to.address,
             'data-state': state, 'data-finding': finding, title,
             text: state === 'unknown' || state === 'failed' ? '' : latency(row.p50_ms[j]).replace(' ms', '') });
@@ -152,7 +152,7 @@ export const PATHS_SCRIPT = String.raw`
           el('div', { class: 'sub', text: path.to })),
         el('td', {}, pathBadge(path.state)), el('td', { class: 'num', text: latency(path.p50_ms) }),
         el('td', { class: 'num', text: latency(path.p99_ms) }), el('td', { class: 'num', text: pct(path.loss_ratio) }),
-        el('td', { class: 'num', text: String(path.samples) + (path.mtu_size ? ' · ' + path.mtu_size + ' B fail' : '') }),
+        el('td', { class: 'num', text: String(path.samples) + (path.mtu_size ? ' \u00b7 ' + path.mtu_size + ' B fail' : '') }),
         el('td', {}, when(path.since, false)));
     });
     return el('div', {}, el('p', { class: 'paths-note', 'data-paths-where': '', text: 'This node\'s own probes of the paths from it' +

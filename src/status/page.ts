@@ -153,16 +153,16 @@ export const PAGE_SCRIPT = String.raw`
     const ms = serverNow() - Date.parse(iso);
     return ms > -1000 ? span(Math.max(ms, 0)) + ' ago' : 'in ' + span(ms);
   }
-  // A <time> the ticker keeps current; '—' when there is no time.
+  // A <time> the ticker keeps current; '\u2014' when there is no time.
   function when(iso, withClock) {
-    if (!iso) return el('span', { class: 'sub', text: '—' });
+    if (!iso) return el('span', { class: 'sub', text: '\u2014' });
     return el('time', { datetime: iso, title: new Date(iso).toISOString(),
       'data-rel': withClock ? 'clock' : 'rel', text: label(iso, withClock) });
   }
   const label = (iso, withClock) =>
     withClock ? clock(iso) + ' (' + relative(iso) + ')' : relative(iso);
   function latency(ms) {
-    if (ms === null || ms === undefined) return '—';
+    if (ms === null || ms === undefined) return '\u2014';
     return ms < 10 ? ms.toFixed(1) + ' ms' : Math.round(ms) + ' ms';
   }
   const badge = (state) =>
@@ -182,7 +182,7 @@ export const PAGE_SCRIPT = String.raw`
     const view = s.view.source === 'own' ? 'own verdicts'
       : s.view.source === 'coordinator' ? "coordinator's verdicts" : 'no verdicts yet';
     byId('facts').replaceChildren(
-      fact('This node', 'node', nodeName(s), s.address + (s.ready ? '' : ' · not ready')),
+      fact('This node', 'node', nodeName(s), s.address + (s.ready ? '' : ' \u00b7 not ready')),
       fact('Role', 'role', s.role, 'knh ' + s.version),
       fact('Epoch', 'epoch', String(s.epoch)),
       fact('Coordinator', 'coordinator', c ? (self ? 'this node' : c.id) : 'none (electing)',
@@ -197,7 +197,7 @@ export const PAGE_SCRIPT = String.raw`
     return el('li', { 'data-window': w.id }, el('strong', { text: scope }),
       begun ? ' since ' : ' from ', el('time', { datetime: w.starts, title: w.starts,
         text: clock(w.starts) }), ' until ', el('time', { datetime: w.until, 'data-rel': 'clock',
-        title: w.until, text: label(w.until, true) }), w.reason ? ' — ' + w.reason : '');
+        title: w.until, text: label(w.until, true) }), w.reason ? ' \u2014 ' + w.reason : '');
   }
   function renderBanners(s) {
     const out = [];
@@ -284,11 +284,11 @@ ${PATHS_SCRIPT}
     document.body.dataset.connection = failure ? 'lost' : s ? 'ok' : 'connecting';
     const conn = byId('connection');
     conn.dataset.state = document.body.dataset.connection;
-    conn.textContent = failure ? 'Connection lost' : s ? 'Live · ' + clock(s.now) : 'Connecting…';
+    conn.textContent = failure ? 'Connection lost' : s ? 'Live \u00b7 ' + clock(s.now) : 'Connecting\u2026';
     renderBanners(s);
     if (!s) return;
     const dead = s.peers.filter((p) => p.state === 'dead').length;
-    document.title = (failure ? '⚠ ' : dead ? '✖ ' + dead + ' dead · ' : '') + 'knh · ' + nodeName(s);
+    document.title = (failure ? '\u26a0 ' : dead ? '\u2716 ' + dead + ' dead \u00b7 ' : '') + 'knh \u00b7 ' + nodeName(s);
     renderFacts(s);
     renderPeers(s);
     renderEvents(s);
@@ -330,14 +330,14 @@ export const STATUS_PAGE_HTML = `<!doctype html>
 <meta charset="utf-8">
 <meta name="viewport" content="width=device-width, initial-scale=1">
 <meta name="color-scheme" content="light dark">
-<title>knh · mesh status</title>
+<title>knh &#xb7; mesh status</title>
 <link rel="icon" href="data:,">
 <style>${PAGE_STYLE}</style>
 </head>
 <body data-connection="connecting">
 <header class="top">
 <div class="brand"><span class="logo">knh</span><h1>Mesh status<span id="seen-by" class="sub"></span></h1></div>
-<div id="connection" class="conn" data-state="connecting" role="status" aria-live="polite">Connecting…</div>
+<div id="connection" class="conn" data-state="connecting" role="status" aria-live="polite">Connecting&#x2026;</div>
 </header>
 <main>
 <div id="banners"></div>
@@ -361,7 +361,7 @@ export const STATUS_PAGE_HTML = `<!doctype html>
 </section>
 </div>
 </main>
-<footer class="foot"><span id="version">knh</span> · refreshes every 2 s · <a href="status">status as JSON</a></footer>
+<footer class="foot"><span id="version">knh</span> &#xb7; refreshes every 2 s &#xb7; <a href="status">status as JSON</a></footer>
 <script>${PAGE_SCRIPT}</script>
 </body>
 </html>

@@ -3,6 +3,7 @@ import { spawn } from 'node:child_process';
 import {
   existsSync,
   mkdirSync,
+  readFileSync,
   readdirSync,
   readlinkSync,
   renameSync,
@@ -57,7 +58,7 @@ export interface BuildOptions {
 }
 
 /**
- * The previous version's `dist/src/cli.js`, built on first use and reused from the cache after;
+ * The previous version's command (its package.json's `bin`: `dist/src/cli.js` until the bundle), built on first use and reused from the cache after;
  * `ok: false` only when this checkout cannot have it (no git, commit not in history, e.g. a shallow
  * clone). A present commit that fails to build rejects, naming the step and its stderr.
  * Concurrent calls in one process share one build.
@@ -82,8 +83,8 @@ async function build(commit: string, log: (line: string) => void): Promise<Previ
   const absent = await whyAbsent(commit);
   if (absent) return { ok: false, reason: absent };
   const dir = join(CACHE_DIR, commit);
-  const cliPath = join(dir, 'dist', 'src', 'cli.js');
   if (complete(dir)) {
+    const cliPath = commandOf(dir);
     log(`previous version ${short(commit)}: reusing the build in ${dir}`);
     return { ok: true, cliPath, commit, fromCache: true };
   }
@@ -103,9 +104,8 @@ async function build(commit: string, log: (line: string) => void): Promise<Previ
       run('npm', ['ci', '--no-audit', '--no-fund', '--include=dev'], staging, INSTALL_MS),
     );
     await timed(log, 'npm run build', () => run('npm', ['run', 'build'], staging, BUILD_MS));
-    if (!existsSync(join(staging, 'dist', 'src', 'cli.js'))) {
-      throw new Error(`the build of ${commit} produced no dist/src/cli.js`);
-    }
+    const built = commandOf(staging);
+    if (!existsSync(built)) throw new Error(`the build of ${commit} produced no ${built}`);
     writeFileSync(
       join(staging, MARKER),
       `${JSON.stringify({ commit, node: process.version, builtAt: new Date().toISOString() })}\n`,
@@ -114,6 +114,7 @@ async function build(commit: string, log: (line: string) => void): Promise<Previ
   } finally {
     rmSync(staging, { recursive: true, force: true });
   }
+  const cliPath = commandOf(dir);
   log(`previous version ${short(commit)}: built in ${seconds(Date.now() - began)}: ${cliPath}`);
   return { ok: true, cliPath, commit, fromCache: false };
 }
@@ -137,7 +138,19 @@ async function whyAbsent(commit: string): Promise<string | null> {
 }
 
 function complete(dir: string): boolean {
-  return existsSync(join(dir, MARKER)) && existsSync(join(dir, 'dist', 'src', 'cli.js'));
+  return (
+    existsSync(join(dir, MARKER)) &&
+    existsSync(join(dir, 'package.json')) &&
+    existsSync(commandOf(dir))
+  );
+}
+
+/** The file a checkout's `knh` command runs, as its package.json names it. */
+function commandOf(dir: string): string {
+  const pkg = JSON.parse(readFileSync(join(dir, 'package.json'), 'utf8')) as {
+    bin: { knh: string };
+  };
+  return join(dir, pkg.bin.knh);
 }
 
 /**

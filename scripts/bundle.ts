@@ -1,0 +1,167 @@
+// The shipped program, built from tsc's output by esbuild: one CommonJS file for the node and the
+// demo (dist/knh.cjs), and the Kubernetes client in a file of its own (dist/kube-client.cjs), which
+// knh.cjs requires only when it discovers peers through the Kubernetes API. One file rather than
+// some 300 modules of knh and its libraries: it starts faster and holds less (docs/benchmarks.md,
+// "A pod's weight"). CommonJS rather than an ES module: Node's ES module loader alone costs a
+// process several MB more. The libraries' code is unchanged, only packaged, save for what the
+// plugins below say. dist/src/ (tsc's output, one module a file) stays for the tests.
+import { readFile, writeFile } from 'node:fs/promises';
+import { relative } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { build, type BuildOptions, type Metafile, type Plugin } from 'esbuild';
+import { thirdPartyNotices } from './third-party-notices.js';
+
+const ROOT = fileURLToPath(new URL('../../', import.meta.url));
+const DIST = fileURLToPath(new URL('../', import.meta.url));
+const at = (path: string) => fileURLToPath(new URL(path, new URL('../', import.meta.url)));
+const IN_NODE_MODULES = /[\\/]node_modules[\\/]/;
+
+/** What each shipped file is built from. */
+export const BUNDLES = {
+  knh: { entry: at('src/cli.js'), out: at('knh.cjs') },
+  kubeClient: { entry: at('src/discovery/kube-client.js'), out: at('kube-client.cjs') },
+};
+
+/** The Kubernetes client stays out of knh.cjs: required from beside it, when first imported. */
+const kubeClientApart: Plugin = {
+  name: 'knh-kube-client-apart',
+  setup(b) {
+    b.onResolve({ filter: /[\\/]kube-client\.js$/ }, (args) =>
+      IN_NODE_MODULES.test(args.importer)
+        ? undefined
+        : { path: './kube-client.cjs', external: true },
+    );
+  },
+};
+
+/**
+ * `import.meta.url` of each of knh's modules, as it would be in dist/src/: the two that use it
+ * resolve files from it (schemas/, and the demo's own command), and the bundle sits where both
+ * layouts agree (dist/knh.cjs beside dist/src/).
+ */
+const moduleUrls: Plugin = {
+  name: 'knh-module-urls',
+  setup(b) {
+    b.onLoad({ filter: /[\\/]dist[\\/]src[\\/].*\.js$/ }, async (args) => {
+      const text = await readFile(args.path, 'utf8');
+      if (!text.includes('import.meta.url')) return undefined;
+      const own = JSON.stringify(relative(DIST, args.path));
+      return { contents: text.replaceAll('import.meta.url', `knhModuleUrl(${own})`), loader: 'js' };
+    });
+  },
+};
+
+/**
+ * prom-client's index also loads its Pushgateway (https, tls, zlib) and cluster aggregation
+ * (`cluster`), which knh never uses: knh.cjs takes the five parts it does use from their files.
+ */
+const PROM_CLIENT_PARTS = `
+exports.Registry = require('prom-client/lib/registry');
+exports.Counter = require('prom-client/lib/counter');
+exports.Gauge = require('prom-client/lib/gauge');
+exports.Histogram = require('prom-client/lib/histogram');
+exports.collectDefaultMetrics = require('prom-client/lib/defaultMetrics');
+`;
+const promClientParts: Plugin = {
+  name: 'knh-prom-client-parts',
+  setup(b) {
+    b.onResolve({ filter: /^prom-client$/ }, () => ({ path: 'prom-client', namespace: 'knh' }));
+    b.onLoad({ filter: /^prom-client$/, namespace: 'knh' }, () => ({
+      contents: PROM_CLIENT_PARTS,
+      resolveDir: ROOT,
+      loader: 'js',
+    }));
+  },
+};
+
+const nodeFetchUrl = at('scripts/node-fetch-url.js');
+const deprecatedBuiltins: Plugin = {
+  name: 'knh-deprecated-builtins',
+  setup(b) {
+    // whatwg-url and tr46 (under node-fetch) require('punycode'): Node's own is deprecated from
+    // Node 22 on (DEP0040), and the userland package of the same code is its named replacement.
+    b.onResolve({ filter: /^punycode$/ }, (args) =>
+      b.resolve('punycode/', { kind: args.kind, resolveDir: args.resolveDir }),
+    );
+    // node-fetch calls url.parse() for every request, deprecated on Node 24 (DEP0169): it gets a
+    // `url` whose parse() uses the WHATWG parser (scripts/node-fetch-url.ts).
+    b.onResolve({ filter: /^(node:)?url$/ }, (args) =>
+      /[\\/]node_modules[\\/]node-fetch[\\/]/.test(args.importer)
+        ? { path: nodeFetchUrl }
+        : undefined,
+    );
+  },
+};
+
+// A source map leads to the JavaScript files in node_modules. Left alone, esbuild would follow the
+// packages' own maps on to TypeScript sources that they do not publish.
+const publishedJavaScript: Plugin = {
+  name: 'knh-published-javascript',
+  setup(b) {
+    b.onLoad({ filter: /\.[cm]?js$/ }, async (args) => {
+      if (!IN_NODE_MODULES.test(args.path)) return undefined;
+      const text = await readFile(args.path, 'utf8');
+      return { contents: text.replace(/^\/\/# sourceMappingURL=.*$/gm, ''), loader: 'js' };
+    });
+  },
+};
+
+const common: BuildOptions = {
+  bundle: true,
+  platform: 'node',
+  format: 'cjs',
+  target: 'node20',
+  // Whitespace and syntax: the file is half the size, so is the source text V8 keeps for it.
+  // Names are kept, so a stack trace names knh's functions and classes; its line and column lead
+  // to the code through the source map beside the file (development only, never shipped).
+  minifyWhitespace: true,
+  minifySyntax: true,
+  // Pure ASCII: V8 keeps a script's source in one byte a character, or two for all of it once one
+  // character is beyond Latin-1.
+  charset: 'ascii',
+  legalComments: 'none',
+  sourcemap: 'linked',
+  sourcesContent: false,
+  metafile: true,
+  logLevel: 'warning',
+};
+
+/** A character past Latin-1 doubles the source V8 keeps: the build stops rather than ship it. */
+async function checkOneByte(file: string): Promise<void> {
+  const text = await readFile(file, 'utf8');
+  const at = [...text].findIndex((c) => c.codePointAt(0)! > 0xff);
+  if (at >= 0) {
+    throw new Error(
+      `${file}: a character past Latin-1 near ${JSON.stringify(text.slice(Math.max(0, at - 40), at + 10))}: V8 would keep the whole file in two bytes a character; escape it in the source`,
+    );
+  }
+}
+
+/** One shipped file; what went into it. */
+async function bundle(options: BuildOptions): Promise<Metafile> {
+  const { metafile } = await build({ ...common, ...options });
+  if (!metafile) throw new Error(`esbuild gave no metafile for ${String(options.outfile)}`);
+  return metafile;
+}
+
+async function main(): Promise<void> {
+  const metafiles = [
+    await bundle({
+      entryPoints: [BUNDLES.knh.entry],
+      outfile: BUNDLES.knh.out,
+      plugins: [kubeClientApart, moduleUrls, promClientParts, publishedJavaScript],
+      banner: {
+        js: "const knhModuleUrl = (p) => require('node:url').pathToFileURL(require('node:path').join(__dirname, p)).href;",
+      },
+    }),
+    await bundle({
+      entryPoints: [BUNDLES.kubeClient.entry],
+      outfile: BUNDLES.kubeClient.out,
+      plugins: [deprecatedBuiltins, publishedJavaScript],
+    }),
+  ];
+  for (const { out } of Object.values(BUNDLES)) await checkOneByte(out);
+  await writeFile(at('THIRD-PARTY-NOTICES.txt'), await thirdPartyNotices(ROOT, metafiles));
+}
+
+await main();
