@@ -75,20 +75,25 @@ const promClientParts: Plugin = {
 };
 
 const nodeFetchUrl = at('scripts/node-fetch-url.js');
-const deprecatedBuiltins: Plugin = {
-  name: 'knh-deprecated-builtins',
+const NODE_FETCH = /[\\/]node_modules[\\/]node-fetch[\\/]/;
+const nodeFetchOnNode: Plugin = {
+  name: 'knh-node-fetch-on-node',
   setup(b) {
-    // whatwg-url and tr46 (under node-fetch) require('punycode'): Node's own is deprecated from
-    // Node 22 on (DEP0040), and the userland package of the same code is its named replacement.
-    b.onResolve({ filter: /^punycode$/ }, (args) =>
-      b.resolve('punycode/', { kind: args.kind, resolveDir: args.resolveDir }),
+    // node-fetch 2 takes Node's URL (`Url.URL || whatwgUrl.URL`) and never whatwg-url's, but its
+    // require('whatwg-url') loads that package, tr46's Unicode table with it (a quarter of the
+    // client's code, built at load), and Node's deprecated `punycode` (DEP0040, Node 22 on). It
+    // gets the one name it reads, Node's own.
+    b.onResolve({ filter: /^whatwg-url$/ }, (args) =>
+      NODE_FETCH.test(args.importer) ? { path: 'whatwg-url', namespace: 'knh' } : undefined,
     );
+    b.onLoad({ filter: /^whatwg-url$/, namespace: 'knh' }, () => ({
+      contents: 'exports.URL = globalThis.URL;',
+      loader: 'js',
+    }));
     // node-fetch calls url.parse() for every request, deprecated on Node 24 (DEP0169): it gets a
     // `url` whose parse() uses the WHATWG parser (scripts/node-fetch-url.ts).
     b.onResolve({ filter: /^(node:)?url$/ }, (args) =>
-      /[\\/]node_modules[\\/]node-fetch[\\/]/.test(args.importer)
-        ? { path: nodeFetchUrl }
-        : undefined,
+      NODE_FETCH.test(args.importer) ? { path: nodeFetchUrl } : undefined,
     );
   },
 };
@@ -157,7 +162,7 @@ async function main(): Promise<void> {
     await bundle({
       entryPoints: [BUNDLES.kubeClient.entry],
       outfile: BUNDLES.kubeClient.out,
-      plugins: [deprecatedBuiltins, publishedJavaScript],
+      plugins: [nodeFetchOnNode, publishedJavaScript],
     }),
   ];
   for (const { out } of Object.values(BUNDLES)) await checkOneByte(out);
