@@ -2,9 +2,9 @@
 // demo (dist/knh.cjs), and the Kubernetes client in a file of its own (dist/kube-client.cjs), which
 // knh.cjs requires only when it discovers peers through the Kubernetes API. One file rather than
 // some 300 modules of knh and its libraries: it starts faster and holds less (docs/benchmarks.md,
-// "A pod's weight"). CommonJS rather than an ES module: Node's ES module loader alone costs a
-// process several MB more. The libraries' code is unchanged, only packaged, save for what the
-// plugins below say. dist/src/ (tsc's output, one module a file) stays for the tests.
+// "A pod's weight on the image's Node"). CommonJS rather than an ES module: Node's ES module
+// loader alone costs a process several MB more. The libraries' code is unchanged, only packaged,
+// save for what the plugins below say. dist/src/ (tsc's output, a module a file) is for the tests.
 import { readFile, writeFile } from 'node:fs/promises';
 import { relative } from 'node:path';
 import { fileURLToPath } from 'node:url';
