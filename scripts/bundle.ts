@@ -6,18 +6,18 @@
 // loader alone costs a process several MB more. The libraries' code is unchanged, only packaged,
 // save for what the plugins below say. dist/src/ (tsc's output, a module a file) is for the tests.
 import { readFile, writeFile } from 'node:fs/promises';
-import { relative } from 'node:path';
+import { join, relative } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { build, type BuildOptions, type Metafile, type Plugin } from 'esbuild';
 import { thirdPartyNotices } from './third-party-notices.js';
 
 const ROOT = fileURLToPath(new URL('../../', import.meta.url));
 const DIST = fileURLToPath(new URL('../', import.meta.url));
-const at = (path: string) => fileURLToPath(new URL(path, new URL('../', import.meta.url)));
+const at = (path: string) => join(DIST, path);
 const IN_NODE_MODULES = /[\\/]node_modules[\\/]/;
 
 /** What each shipped file is built from. */
-export const BUNDLES = {
+const BUNDLES = {
   knh: { entry: at('src/cli.js'), out: at('knh.cjs') },
   kubeClient: { entry: at('src/discovery/kube-client.js'), out: at('kube-client.cjs') },
 };
@@ -134,10 +134,11 @@ const common: BuildOptions = {
 /** A character past Latin-1 doubles the source V8 keeps: the build stops rather than ship it. */
 async function checkOneByte(file: string): Promise<void> {
   const text = await readFile(file, 'utf8');
-  const at = [...text].findIndex((c) => c.codePointAt(0)! > 0xff);
-  if (at >= 0) {
+  const wide = /[\u{100}-\u{10ffff}]/u.exec(text);
+  if (wide) {
+    const near = text.slice(Math.max(0, wide.index - 40), wide.index + 10);
     throw new Error(
-      `${file}: a character past Latin-1 near ${JSON.stringify(text.slice(Math.max(0, at - 40), at + 10))}: V8 would keep the whole file in two bytes a character; escape it in the source`,
+      `${file}: a character past Latin-1 near ${JSON.stringify(near)}: V8 would keep the whole file in two bytes a character; escape it in the source`,
     );
   }
 }
