@@ -30,6 +30,22 @@ export function rssOf(pid: number): number | null {
 }
 
 /**
+ * Resident memory of a process now, in bytes, whole and in its two parts (/proc/<pid>/status):
+ * anonymous (its heaps and stacks: its own) and file-backed (mostly the node binary's pages, which
+ * every process of one image on a host shares); null once it is gone.
+ */
+export function memoryOf(pid: number): { rss: number; anon: number; file: number } | null {
+  try {
+    const status = readFileSync(`/proc/${pid}/status`, 'utf8');
+    const kb = (name: string) =>
+      Number(new RegExp(`^${name}:\\s+(\\d+) kB$`, 'm').exec(status)?.[1] ?? NaN) * 1024;
+    return { rss: kb('VmRSS'), anon: kb('RssAnon'), file: kb('RssFile') + kb('RssShmem') };
+  } catch {
+    return null;
+  }
+}
+
+/**
  * The soft limit on open files of this process, which the children it forks inherit; null where
  * /proc does not say (not Linux) or there is no limit.
  */

@@ -6,15 +6,18 @@
 // loader alone costs a process several MB more. The libraries' code is unchanged, only packaged,
 // save for what the plugins below say. dist/src/ (tsc's output, a module a file) is for the tests.
 import { readFile, writeFile } from 'node:fs/promises';
-import { join, relative } from 'node:path';
+import { dirname, join, relative } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { build, type BuildOptions, type Metafile, type Plugin } from 'esbuild';
+import { modelsKept, trimModelIndex, trimObjectSerializer } from './kube-models.js';
 import { thirdPartyNotices } from './third-party-notices.js';
 
 const ROOT = fileURLToPath(new URL('../../', import.meta.url));
 const DIST = fileURLToPath(new URL('../', import.meta.url));
 const at = (path: string) => join(DIST, path);
 const IN_NODE_MODULES = /[\\/]node_modules[\\/]/;
+/** A published file's pointer to its source map, which is not shipped. */
+const SOURCE_MAP_URL = /^\/\/# sourceMappingURL=.*$/gm;
 
 /** What each shipped file is built from. */
 const BUNDLES = {
@@ -74,6 +77,28 @@ const promClientParts: Plugin = {
   },
 };
 
+/**
+ * The Kubernetes client's serializer and index of models with only the models knh reads
+ * (scripts/kube-models.ts). A module that imported a model dropped would fail the build.
+ */
+const kubeModelsKept: Plugin = {
+  name: 'knh-kube-models-kept',
+  setup(b) {
+    b.onLoad(
+      {
+        filter:
+          /[\\/]@kubernetes[\\/]client-node[\\/]dist[\\/]gen[\\/]models[\\/](ObjectSerializer|all)\.js$/,
+      },
+      async (args) => {
+        const kept = modelsKept(dirname(args.path));
+        const text = await readFile(args.path, 'utf8');
+        const trim = args.path.endsWith('all.js') ? trimModelIndex : trimObjectSerializer;
+        return { contents: trim(text, kept).replace(SOURCE_MAP_URL, ''), loader: 'js' };
+      },
+    );
+  },
+};
+
 const nodeFetchUrl = at('scripts/node-fetch-url.js');
 const NODE_FETCH = /[\\/]node_modules[\\/]node-fetch[\\/]/;
 const nodeFetchOnNode: Plugin = {
@@ -106,7 +131,7 @@ const publishedJavaScript: Plugin = {
     b.onLoad({ filter: /\.[cm]?js$/ }, async (args) => {
       if (!IN_NODE_MODULES.test(args.path)) return undefined;
       const text = await readFile(args.path, 'utf8');
-      return { contents: text.replace(/^\/\/# sourceMappingURL=.*$/gm, ''), loader: 'js' };
+      return { contents: text.replace(SOURCE_MAP_URL, ''), loader: 'js' };
     });
   },
 };
@@ -163,7 +188,7 @@ async function main(): Promise<void> {
     await bundle({
       entryPoints: [BUNDLES.kubeClient.entry],
       outfile: BUNDLES.kubeClient.out,
-      plugins: [nodeFetchOnNode, publishedJavaScript],
+      plugins: [nodeFetchOnNode, kubeModelsKept, publishedJavaScript],
     }),
   ];
   for (const { out } of Object.values(BUNDLES)) await checkOneByte(out);

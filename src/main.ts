@@ -91,7 +91,8 @@ export async function startNode(config: Config, deps: NodeDeps): Promise<Running
   // How late the event loop runs: an overloaded coordinator's own timeouts decide nothing, and
   // liveness reads it too (over its own 10 s).
   const loopLag = new EventLoopLag({
-    sampleMs: 50,
+    sampleMs: LAG_DEFAULTS.sampleMs,
+    preciseSampleMs: 50,
     windowMs: Math.max(LAG_DEFAULTS.windowMs, overloadPatienceMs(config) + config.probeTimeoutMs),
   });
   const parts = { ...base, transport, metrics, notifier, dispatcher };

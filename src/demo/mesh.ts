@@ -44,6 +44,8 @@ export interface MeshOptions {
    * signed, as in a deployment); null: none (peer authentication off).
    */
   peerSecret?: string | null;
+  /** Flags for node before the program, as the image's ENTRYPOINT gives them (default none). */
+  nodeArgs?: string[];
 }
 
 /** Finds `n` distinct free TCP ports on `host` by binding port 0. */
@@ -85,6 +87,9 @@ export class LocalMesh extends EventEmitter {
 
   constructor(private readonly opts: MeshOptions) {
     super();
+    // A wait for a log line (waitForLog) listens until it is met: one a node at start, and a few
+    // more of the caller's, are no leak.
+    this.setMaxListeners(2 * opts.size + 10);
     this.host = opts.host ?? '127.0.0.1';
     this.peerSecret =
       opts.peerSecret === undefined ? randomBytes(32).toString('hex') : opts.peerSecret;
@@ -157,7 +162,8 @@ export class LocalMesh extends EventEmitter {
       ...this.opts.env,
       ...extraEnv,
     };
-    const child = spawn(process.execPath, [CLI_PATH], { env, stdio: ['ignore', 'pipe', 'pipe'] });
+    const argv = [...(this.opts.nodeArgs ?? []), CLI_PATH];
+    const child = spawn(process.execPath, argv, { env, stdio: ['ignore', 'pipe', 'pipe'] });
     node.process = child;
     const max = this.opts.maxLogLines ?? 5000;
     createInterface({ input: child.stdout }).on('line', (text) => {

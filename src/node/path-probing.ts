@@ -9,6 +9,7 @@ import type { Logger } from '../core/logger.js';
 import type { PathTransport, PeerTransport } from '../core/transport.js';
 import {
   DEFAULT_PATH_DEGRADATION,
+  FULL_SIZE_EVERY_ROUNDS,
   PAIR_FAIL_AFTER,
   type PathDegradationSettings,
 } from '../paths/defaults.js';
@@ -93,6 +94,7 @@ export class PathProbing {
       degradation: degradationOf(config),
       failAfter: PAIR_FAIL_AFTER,
       mtuProbeSize: config.mtuProbeSize,
+      fullSizeEveryMs: FULL_SIZE_EVERY_ROUNDS * config.roundIntervalMs,
       echoes: (to) => o.protocolOf(to) >= PATHS_PROTOCOL,
       onChange: (path) => this.sender.changedPath(path),
     });
@@ -194,6 +196,14 @@ export class PathProbing {
   private async round(): Promise<void> {
     const { clock, config } = this.o;
     const startedMs = clock.now();
+    // Start-up in steps: a node answers, then elects, and probes its paths only once it knows who
+    // leads (so again after each election). Its probes would meanwhile compete for the CPU with the
+    // election's messages, on every node at once in a mesh starting together, and their reports
+    // have nowhere to go.
+    if (!this.electionSettled()) {
+      this.schedule(Math.min(SETTLED_CHECK_MS, config.roundIntervalMs));
+      return;
+    }
     try {
       const present = this.o.present();
       if (this.ranked?.present !== present) {
@@ -218,6 +228,12 @@ export class PathProbing {
       this.o.logger.error({ err }, 'BUG: a pair-probing round failed');
     }
     this.schedule(Math.max(0, startedMs + config.roundIntervalMs - clock.now()));
+  }
+
+  /** A coordinator is known and confirmed: this node follows it or leads. */
+  private electionSettled(): boolean {
+    const e = this.o.election();
+    return e.coordinator !== null && e.role !== 'candidate';
   }
 
   /** The mesh's size or this node's sample changed: what is told, and how often, with it. */
@@ -266,6 +282,9 @@ export class PathProbing {
     this.sender.settled(next.report, outcome.ok ? outcome.value : null);
   }
 }
+
+/** While no coordinator is known, how often pair probing looks again whether one is (ms). */
+const SETTLED_CHECK_MS = 250;
 
 /** What is in one set and not the other. */
 function difference(a: ReadonlySet<string>, b: ReadonlySet<string>): string[] {

@@ -44,6 +44,15 @@ export function scaledDegradation(
 export const PAIR_FAIL_AFTER = 3;
 
 /**
+ * Pair probing: a path's full-size probe goes with one small probe in this many rounds (each
+ * round's while its full-size probes fail, until decided). An MTU seldom changes, and the full-size
+ * probe is half of a path's requests and most of its bytes; a black hole is still found within
+ * this many rounds and PAIR_FAIL_AFTER more. Where a path comes round this seldom or less (over
+ * 5 × PAIR_PROBES nodes), each of its probes is both.
+ */
+export const FULL_SIZE_EVERY_ROUNDS = 5;
+
+/**
  * How long a finding is found without a break before it opens an incident. A broken path, a cut
  * egress, a partition and the nodes' findings at once: the paths' own states were held already
  * (PAIR_FAIL_AFTER, DEGRADED_FOR). A degraded or MTU path waits longer: a degraded node's paths

@@ -44,6 +44,13 @@ export interface PairProberOptions {
    * none). This many failing in a row, while small probes pass with little loss, make it `mtu`.
    */
   mtuProbeSize?: number | null;
+  /**
+   * A path's full-size probe goes with a small one only when its last went this long ago (ms; 0 or
+   * unset: with every small one), or while its full-size probes are failing (until decided, and
+   * while `mtu`, to see it mend): an MTU seldom changes, and the full-size probe is most of a
+   * path's requests and bytes.
+   */
+  fullSizeEveryMs?: number;
   /** Whether `to` answers full-size probes (a node of an older protocol does not). Default: yes. */
   echoes?: (to: string) => boolean;
   /**
@@ -62,6 +69,8 @@ interface PathRecord {
   failingSinceMs: number;
   /** Full-size probes failed in a row, up to now. */
   mtuFailing: number;
+  /** When its last full-size probe was sent (null: never). */
+  lastFullMs: number | null;
   lastProbedMs: number;
   report: ProbedPath | null;
   /** The figures last told (onChange). */
@@ -179,17 +188,18 @@ export class PairProber {
     // The full-size probe after the small one, on the connection it leaves open: sent together,
     // one of them would open a connection of its own each round, and under loss a lost SYN costs
     // a second. Only a path that passes small probes can tell anything by a full-size one.
-    const full =
+    const sendFull =
       outcome.ok &&
       size !== null &&
       transport.echo &&
       !signal?.aborted &&
-      (this.o.echoes?.(to) ?? true)
-        ? await transport.echo(to, size, signal)
-        : null;
+      (this.o.echoes?.(to) ?? true) &&
+      this.fullSizeDue(this.paths.get(to), atMs);
+    const full = sendFull ? await transport.echo!(to, size, signal) : null;
     // Stopped meanwhile, or the node left the list: the outcome says nothing of the path now.
     if (signal?.aborted || !this.listed.has(to)) return;
     const path = this.pathTo(to, atMs);
+    if (sendFull) path.lastFullMs = atMs;
     path.lastProbedMs = atMs;
     if (outcome.ok && path.failing >= this.o.failAfter) {
       // Back from failed: the outage's failures were told as such, and are no loss to hold
@@ -234,6 +244,12 @@ export class PairProber {
     }
   }
 
+  /** Whether a path's small probe that passed takes a full-size one along (fullSizeEveryMs). */
+  private fullSizeDue(path: PathRecord | undefined, now: number): boolean {
+    if (!path || path.lastFullMs === null || path.mtuFailing > 0) return true;
+    return now - path.lastFullMs >= (this.o.fullSizeEveryMs ?? 0);
+  }
+
   private stateOf(path: PathRecord, stats: WindowStats): PathCondition {
     if (path.failing >= this.o.failAfter) return 'failed';
     // Full-size probes lost as often as small ones are loss, not an MTU: only a path that passes
@@ -257,6 +273,7 @@ export class PairProber {
         failing: 0,
         failingSinceMs: now,
         mtuFailing: 0,
+        lastFullMs: null,
         lastProbedMs: now,
         report: null,
         told: null,

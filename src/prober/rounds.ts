@@ -62,7 +62,7 @@ export interface ProbeRoundsOptions {
    * How late this process's event loop has run lately (event-loop-lag.ts). A peer that timed out
    * while it ran later than overloadLagMs() is not declared dead or behind a broken path.
    */
-  loopLag?: { maxLagWithinMs(ms: number): number };
+  loopLag?: { maxLagWithinMs(ms: number): number; precise?(on: boolean): void };
   /** Picks relays; injectable for tests. */
   random?: () => number;
   /** Called as soon as a peer's verdict changes; must not block (it runs in the round). */
@@ -241,6 +241,8 @@ export class ProbeRounds {
     this.membershipChanges = 0;
     this.verdictChanges = 0;
     this.wasSelfSuspect = false;
+    // While leading, timeouts are judged: the lag that excuses them is measured finely.
+    this.opts.loopLag?.precise?.(true);
     this.controller = new AbortController();
     // Every probe, retry and sleep of the term listens on this one signal: many at once is normal.
     setMaxListeners(0, this.controller.signal);
@@ -259,6 +261,7 @@ export class ProbeRounds {
   }
 
   stop(): void {
+    this.opts.loopLag?.precise?.(false);
     this.controller?.abort(new Error('stopped leading'));
     this.controller = null;
     this.inFlight.clear();

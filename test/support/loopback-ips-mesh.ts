@@ -63,7 +63,12 @@ export class LoopbackIpsMesh {
   static async start({
     size = 5,
     env = {},
-  }: { size?: number; env?: Record<string, string> } = {}): Promise<LoopbackIpsMesh> {
+    nodeArgs = [],
+  }: {
+    size?: number;
+    env?: Record<string, string>;
+    nodeArgs?: string[];
+  } = {}): Promise<LoopbackIpsMesh> {
     const receiver = await new Receiver({ schemas: loadSchemas() }).start();
     const prefix = randomPrefix();
     const mesh = new LocalMesh({
@@ -74,6 +79,7 @@ export class LoopbackIpsMesh {
         CLUSTER_STATUS_URL: receiver.url('/cluster'),
         ...env,
       },
+      nodeArgs,
     });
     const fx = new LoopbackIpsMesh(receiver, mesh, prefix);
     try {

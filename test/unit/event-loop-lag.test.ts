@@ -31,4 +31,26 @@ describe('EventLoopLag', function () {
     }
     expect(lag.maxLagWithinMs(5_000), 'stopped: nothing measured').to.equal(0);
   });
+
+  it('samples finely only while precision is asked for, and sees a short stall only then', async () => {
+    const opts = { sampleMs: 5_000, preciseSampleMs: 20, windowMs: 10_000 };
+    const coarse = new EventLoopLag(opts);
+    const fine = new EventLoopLag(opts);
+    coarse.start();
+    fine.start();
+    try {
+      fine.precise(true);
+      await sleep(60);
+      stall(400);
+      await sleep(30);
+      expect(fine.maxLagWithinMs(2_000), 'sampled every 20 ms').to.be.at.least(300);
+      expect(coarse.maxLagWithinMs(2_000), 'its sample is not due for seconds').to.be.below(100);
+      fine.precise(false);
+      await sleep(100);
+      expect(fine.maxLagWithinMs(2_000), 'what it saw stays in the window').to.be.at.least(300);
+    } finally {
+      coarse.stop();
+      fine.stop();
+    }
+  });
 });

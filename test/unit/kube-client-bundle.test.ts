@@ -68,6 +68,20 @@ describe('the Kubernetes client bundle (npm run build)', () => {
     expect(built).to.match(/\bKubeConfig\s*=\s*class\b/);
   });
 
+  it("holds the models an EndpointSlice list is made of, and none of the other APIs' (kube-models.ts)", () => {
+    for (const model of [
+      'V1EndpointSliceList',
+      'V1EndpointSlice',
+      'V1EndpointConditions',
+      'V1ObjectMeta',
+    ]) {
+      expect(built, model).to.match(new RegExp(`\\b${model}\\s*=\\s*class\\b`));
+    }
+    for (const model of ['V1Pod', 'V1Deployment', 'V1Node']) {
+      expect(built, model).to.not.match(new RegExp(`\\b${model}\\s*=\\s*class\\b`));
+    }
+  });
+
   it('is apart from knh.cjs, which requires it from beside itself, only when first imported', () => {
     expect(KNH).to.not.match(/\bKubeConfig\s*=\s*class\b/);
     expect(KNH.match(/require\("\.\/kube-client\.cjs"\)/g)).to.have.length(1);

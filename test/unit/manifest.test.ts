@@ -211,16 +211,19 @@ describe('daemonset.yaml', () => {
     expect(maxMemory).to.be.below(limitMi);
   });
 
-  it('requests what a follower and the largest documented coordinator use (docs/benchmarks.md)', () => {
+  it('requests what a follower and the coordinator of a small mesh use (docs/benchmarks.md)', () => {
     const [container] = only<DaemonSetShape>('DaemonSet').spec.template.spec.containers;
     const { requests, limits } = container?.resources ?? { requests: {}, limits: {} };
     // The hand-written note of `npm run bench:footprint`, and the scale bench's coordinators.
     const doc = readFileSync(new URL('../../../docs/benchmarks.md', import.meta.url), 'utf8');
     const note = doc.slice(doc.indexOf("## What a pod uses: the manifest's requests"));
+    // Every row whose process starts so: its RSS (the second column) and CPU (the last).
     const row = (start: string) => {
-      const line = note.split('\n').find((l) => l.startsWith(`| ${start}`));
-      expect(line, `a row "${start}" in docs/benchmarks.md`).to.be.a('string');
-      const [, rss = '', cpu = ''] = (line ?? '').split('|').slice(1);
+      const lines = note.split('\n').filter((l) => l.startsWith(`| ${start}`));
+      expect(lines, `a row "${start}" in docs/benchmarks.md`).to.not.be.empty;
+      const cells = lines.map((l) => l.split('|').slice(2, -1));
+      const rss = cells.map((c) => c[0] ?? '').join(' ');
+      const cpu = cells.map((c) => c.at(-1) ?? '').join(' ');
       // The highest figure of a cell ("92–101 MB": 101), which must have one.
       const most = (cell: string, unit: string) => {
         const figures = [...cell.matchAll(new RegExp(`([\\d.]+) ${unit}`, 'g'))].map((m) =>
@@ -232,7 +235,8 @@ describe('daemonset.yaml', () => {
       return { rssMb: most(rss, 'MB'), cpuPercent: most(cpu, '%') };
     };
     const follower = row('A follower');
-    const coordinator = row('The coordinator of 5,000 peers');
+    const coordinator = row('The coordinator of 29 peers');
+    const largest = row('The coordinator of 5,000 peers');
     const mb = (q: string) => {
       const m = /^(\d+)(Mi|Gi|M|G)$/.exec(q);
       expect(m, `a memory quantity: ${q}`).to.not.equal(null);
@@ -240,9 +244,12 @@ describe('daemonset.yaml', () => {
       return (Number(m?.[1]) * unit) / 1e6;
     };
     const memory = mb(requests.memory ?? '');
-    // No knh pod runs above its request: the coordinator is not the first evicted under pressure.
+    // No knh pod of a mesh of up to 30 nodes runs above its request, the coordinator included: it
+    // is not the first evicted under pressure. A larger mesh raises it (docs/deploying.md).
     expect(memory, 'memory request, MB').to.be.at.least(follower.rssMb);
     expect(memory, 'memory request, MB').to.be.at.least(coordinator.rssMb);
+    // The limit holds the largest coordinator documented: it is a limit, not a request.
+    expect(largest.rssMb, 'the 5,000-peer coordinator, MB').to.be.below(mb(limits.memory ?? ''));
     expect(memory).to.be.below(mb(limits.memory ?? ''));
     const cpu = /^(\d+)m$/.exec(requests.cpu ?? '');
     expect(Number(cpu?.[1]) / 10, 'CPU request, % of one core').to.be.at.least(follower.cpuPercent);

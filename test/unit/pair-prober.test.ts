@@ -198,6 +198,7 @@ describe('PairProber', () => {
     function mtuProber(
       echo: (to: string) => Outcome<void>,
       ping = (to: string) => answer(pingResponse(to, 'n')),
+      fullSizeEveryMs?: number,
     ) {
       const clock = new FakeClock();
       const calls: string[] = [];
@@ -208,6 +209,7 @@ describe('PairProber', () => {
         roundIntervalMs: 1_000,
         failAfter: 3,
         mtuProbeSize: 1_400,
+        ...(fullSizeEveryMs === undefined ? {} : { fullSizeEveryMs }),
         degradation: DEFAULT_PATH_DEGRADATION,
         transport: {
           ping: (to) => {
@@ -252,6 +254,42 @@ describe('PairProber', () => {
         t.calls.filter((c) => c.startsWith(`echo ${B}`)),
         'B refused the ping',
       ).to.deep.equal([]);
+    });
+
+    describe('full-size probes once in a while (fullSizeEveryMs)', () => {
+      const count = (calls: string[], what: string) =>
+        calls.filter((c) => c.startsWith(what)).length;
+
+      it('sends a path that passes them one in 5 rounds, and a small probe every round', async () => {
+        const t = mtuProber(() => answer(undefined), undefined, 5_000);
+        await t.rounds(10);
+        expect(t.calls.filter((c) => c === `ping ${C}`)).to.have.length(10);
+        expect(count(t.calls, `echo ${C} `)).to.equal(2);
+        expect(stateOf(t.p, C)).to.equal('ok');
+      });
+
+      it('once one fails, sends one every round, and calls the black hole within 5 + 3 rounds', async () => {
+        let hole = false;
+        const t = mtuProber(
+          (to) => (to === B && hole ? TIMEOUT : answer(undefined)),
+          undefined,
+          5_000,
+        );
+        await t.rounds(1); // B's first full-size probe passed: its next is due in 5 rounds
+        hole = true;
+        let rounds = 0;
+        while (stateOf(t.p, B) !== 'mtu' && rounds < 20) {
+          await t.rounds(1);
+          rounds++;
+        }
+        expect(rounds).to.be.within(3, 5 + 3);
+        const echoesAfter = count(t.calls, `echo ${B} `);
+        await t.rounds(3);
+        expect(count(t.calls, `echo ${B} `) - echoesAfter, 'while mtu, each round').to.equal(3);
+        hole = false;
+        await t.rounds(1);
+        expect(stateOf(t.p, B), 'mended at its next full-size probe').to.equal('ok');
+      });
     });
 
     it('takes an echo that got an answer (a peer without the route: 404) as no MTU problem', async () => {
