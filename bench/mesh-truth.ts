@@ -31,10 +31,12 @@ interface TruthRun {
   crashMs: number | null;
 }
 
-const positive = (name: string, fallback: number) => {
+const wholeNumber = (name: string, fallback: number, least: number) => {
   const raw = process.env[name];
   const n = raw === undefined || raw === '' ? fallback : Number(raw);
-  if (!Number.isInteger(n) || n < 2) throw new Error(`${name} must be a whole number, 2 or more`);
+  if (!Number.isInteger(n) || n < least) {
+    throw new Error(`${name} must be a whole number, ${least} or more`);
+  }
   return n;
 };
 
@@ -94,8 +96,8 @@ async function run(size: number, nodeArgs: string[], nodeOptions: string): Promi
 
 async function main(): Promise<void> {
   if (onImageNode()) return;
-  const size = positive('BENCH_TRUTH_SIZE', 30);
-  const runs = positive('BENCH_TRUTH_RUNS', 2);
+  const size = wholeNumber('BENCH_TRUTH_SIZE', 30, 2);
+  const runs = wholeNumber('BENCH_TRUTH_RUNS', 2, 1);
   const nodeArgs = imageNodeFlags();
   const nodeOptions = manifestNodeOptions();
   const loadStart = loadavg();

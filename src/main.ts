@@ -81,6 +81,7 @@ export async function startNode(config: Config, deps: NodeDeps): Promise<Running
     cacheMs: 1_000,
     records: () => (rounds.running ? rounds.snapshot() : []),
     selfSuspicion: () => (rounds.running ? rounds.selfSuspicion : null),
+    eventLoopLagMs: () => loopLag.maxLagWithinMs(LAG_DEFAULTS.windowMs),
     election: () => election,
     webhooksPending: () => notifier.pending + dispatcher.pending,
     ownPaths: () => paths.prober.reports(),

@@ -315,7 +315,7 @@ export const SETTINGS = [
     default: '1400',
     unit: 'bytes',
     description:
-      'Bytes of payload each way of the full-size probes sent alongside the small ones in pair probing: a path that passes small probes and fails these drops full-size packets (an overlay MTU mismatch). Near the pod network MTU less headers; 0 turns them off.',
+      'Bytes of payload each way of the full-size probes that go with small ones in pair probing (on a path, one in about 5 rounds; each round while they fail): a path that passes small probes and fails these drops full-size packets (an overlay MTU mismatch). Near the pod network MTU less headers; 0 turns them off.',
     origin: 'knh',
   },
   {

@@ -9,6 +9,8 @@ export interface DetectionSource {
   records(): readonly PeerRecord[];
   /** Null on a follower. */
   selfSuspicion(): SelfSuspicion | null;
+  /** The event loop's largest lag over the last 10 s, ms (health/event-loop-lag.ts). */
+  eventLoopLagMs(): number;
 }
 
 const HEALTHS: readonly Health[] = ['unknown', 'alive', 'suspect', 'dead'];
@@ -53,6 +55,14 @@ export class DetectionMetrics {
       registers: [registry],
       collect() {
         this.set(source.selfSuspicion()?.suspect ? 1 : 0);
+      },
+    });
+    new Gauge({
+      name: 'knh_event_loop_lag_seconds',
+      help: "How late the event loop ran at most over the last 10 s: how late knh's own lag timer fired (every 500 ms; every 50 ms while leading). What liveness and the coordinator's overload guard read; unlike nodejs_eventloop_lag_*, which include their 100 ms sampling period, 0 on an idle node.",
+      registers: [registry],
+      collect() {
+        this.set(source.eventLoopLagMs() / 1000);
       },
     });
     new Gauge({

@@ -94,7 +94,7 @@ export class PathProbing {
       degradation: degradationOf(config),
       failAfter: PAIR_FAIL_AFTER,
       mtuProbeSize: config.mtuProbeSize,
-      fullSizeEveryMs: FULL_SIZE_EVERY_ROUNDS * config.roundIntervalMs,
+      fullSizeEveryRounds: FULL_SIZE_EVERY_ROUNDS,
       echoes: (to) => o.protocolOf(to) >= PATHS_PROTOCOL,
       onChange: (path) => this.sender.changedPath(path),
     });
@@ -201,6 +201,8 @@ export class PathProbing {
     // election's messages, on every node at once in a mesh starting together, and their reports
     // have nowhere to go.
     if (!this.electionSettled()) {
+      // What its paths said still ages out meanwhile (a node stuck electing shows none stale).
+      if (this.ranked) this.expire(this.ranked.nodes);
       this.schedule(Math.min(SETTLED_CHECK_MS, config.roundIntervalMs));
       return;
     }
@@ -216,9 +218,7 @@ export class PathProbing {
       this.setPolicy(policy);
       await this.prober.probeRound(this.stopping.signal);
       if (!this.running) return;
-      // A path not probed for three covers of the ring, or three windows, says too little now.
-      const cover = roundsToCover(nodes.length, config.pairProbes) * config.roundIntervalMs;
-      this.prober.expire(3 * Math.max(cover, this.prober.settings.pathWindowMs));
+      this.expire(nodes);
       // Not waited for: a coordinator that does not answer must not slow this node's probes.
       void this.sendReport().catch((err: unknown) =>
         this.o.logger.error({ err }, 'BUG: a path report failed'),
@@ -228,6 +228,13 @@ export class PathProbing {
       this.o.logger.error({ err }, 'BUG: a pair-probing round failed');
     }
     this.schedule(Math.max(0, startedMs + config.roundIntervalMs - clock.now()));
+  }
+
+  /** A path not probed for three covers of the ring, or three windows, says too little now. */
+  private expire(nodes: readonly string[]): void {
+    const { config } = this.o;
+    const cover = roundsToCover(nodes.length, config.pairProbes) * config.roundIntervalMs;
+    this.prober.expire(3 * Math.max(cover, this.prober.settings.pathWindowMs));
   }
 
   /** A coordinator is known and confirmed: this node follows it or leads. */

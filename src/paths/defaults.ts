@@ -44,11 +44,12 @@ export function scaledDegradation(
 export const PAIR_FAIL_AFTER = 3;
 
 /**
- * Pair probing: a path's full-size probe goes with one small probe in this many rounds (each
- * round's while its full-size probes fail, until decided). An MTU seldom changes, and the full-size
- * probe is half of a path's requests and most of its bytes; a black hole is still found within
- * this many rounds and PAIR_FAIL_AFTER more. Where a path comes round this seldom or less (over
- * 5 × PAIR_PROBES nodes), each of its probes is both.
+ * Pair probing: a path's full-size probe goes with one of its small probes in this many rounds
+ * (each while its full-size probes fail, until decided). An MTU seldom changes, and the full-size
+ * probe is half of a path's requests and most of its bytes. Counted in the path's own probes: where
+ * a path comes round every c rounds (a cover of the ring), one in ceil(5 / c) of them, so every 5
+ * rounds up to 1 + PAIR_PROBES nodes, every 6–8 up to 1 + 4 × PAIR_PROBES, and each probe above.
+ * A black hole is found within that and PAIR_FAIL_AFTER probes more.
  */
 export const FULL_SIZE_EVERY_ROUNDS = 5;
 

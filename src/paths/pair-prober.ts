@@ -40,17 +40,19 @@ export interface PairProberOptions {
   /** This many probes failing in a row make a path failed; one answer makes it work again. */
   failAfter: number;
   /**
-   * MTU_PROBE_SIZE: a full-size probe of this many bytes each way goes with each small one (null:
-   * none). This many failing in a row, while small probes pass with little loss, make it `mtu`.
+   * MTU_PROBE_SIZE: a full-size probe of this many bytes each way goes with small ones that pass
+   * (null: none; how often: fullSizeEveryRounds). This many failing in a row, while small probes
+   * pass with little loss, make it `mtu`.
    */
   mtuProbeSize?: number | null;
   /**
-   * A path's full-size probe goes with a small one only when its last went this long ago (ms; 0 or
-   * unset: with every small one), or while its full-size probes are failing (until decided, and
-   * while `mtu`, to see it mend): an MTU seldom changes, and the full-size probe is most of a
-   * path's requests and bytes.
+   * A path's full-size probe goes with one of its small ones in this many rounds (1 or unset: with
+   * every one), counted in the path's own probes (a path comes round once a cover of the ring:
+   * one in ceil(this / rounds a cover) of them), not by the clock, which may step; and with each
+   * while its full-size probes fail (until decided, and while `mtu`, to see it mend): an MTU
+   * seldom changes, and the full-size probe is half of a path's requests and most of its bytes.
    */
-  fullSizeEveryMs?: number;
+  fullSizeEveryRounds?: number;
   /** Whether `to` answers full-size probes (a node of an older protocol does not). Default: yes. */
   echoes?: (to: string) => boolean;
   /**
@@ -69,8 +71,8 @@ interface PathRecord {
   failingSinceMs: number;
   /** Full-size probes failed in a row, up to now. */
   mtuFailing: number;
-  /** When its last full-size probe was sent (null: never). */
-  lastFullMs: number | null;
+  /** Small probes that passed without a full-size one since its last (null: none sent yet). */
+  sinceFull: number | null;
   lastProbedMs: number;
   report: ProbedPath | null;
   /** The figures last told (onChange). */
@@ -86,6 +88,8 @@ export class PairProber {
   private failedTurn = 0;
   /** The degradation settings for the mesh's size now (setNodes). */
   private degradation: PathDegradationSettings;
+  /** One of a path's passing small probes in this many takes a full-size one (setNodes). */
+  private fullSizeEveryProbes = 1;
 
   constructor(private readonly o: PairProberOptions) {
     this.degradation = o.degradation;
@@ -104,6 +108,7 @@ export class PairProber {
       if (!this.listed.has(to)) this.forget(to);
     }
     const cover = roundsToCover(this.listed.size, this.o.perRound);
+    this.fullSizeEveryProbes = Math.max(1, Math.ceil((this.o.fullSizeEveryRounds ?? 1) / cover));
     const scaled = scaledDegradation(this.o.degradation, cover * this.o.roundIntervalMs);
     if (scaled.pathWindowMs !== this.degradation.pathWindowMs) {
       for (const path of this.paths.values()) path.window.pathWindowMs = scaled.pathWindowMs;
@@ -194,12 +199,12 @@ export class PairProber {
       transport.echo &&
       !signal?.aborted &&
       (this.o.echoes?.(to) ?? true) &&
-      this.fullSizeDue(this.paths.get(to), atMs);
+      this.fullSizeDue(this.paths.get(to));
     const full = sendFull ? await transport.echo!(to, size, signal) : null;
     // Stopped meanwhile, or the node left the list: the outcome says nothing of the path now.
     if (signal?.aborted || !this.listed.has(to)) return;
     const path = this.pathTo(to, atMs);
-    if (sendFull) path.lastFullMs = atMs;
+    if (outcome.ok) path.sinceFull = sendFull ? 0 : (path.sinceFull ?? 0) + 1;
     path.lastProbedMs = atMs;
     if (outcome.ok && path.failing >= this.o.failAfter) {
       // Back from failed: the outage's failures were told as such, and are no loss to hold
@@ -244,10 +249,10 @@ export class PairProber {
     }
   }
 
-  /** Whether a path's small probe that passed takes a full-size one along (fullSizeEveryMs). */
-  private fullSizeDue(path: PathRecord | undefined, now: number): boolean {
-    if (!path || path.lastFullMs === null || path.mtuFailing > 0) return true;
-    return now - path.lastFullMs >= (this.o.fullSizeEveryMs ?? 0);
+  /** Whether a path's small probe that passed takes a full-size one along (fullSizeEveryRounds). */
+  private fullSizeDue(path: PathRecord | undefined): boolean {
+    if (!path || path.sinceFull === null || path.mtuFailing > 0) return true;
+    return path.sinceFull + 1 >= this.fullSizeEveryProbes;
   }
 
   private stateOf(path: PathRecord, stats: WindowStats): PathCondition {
@@ -273,7 +278,7 @@ export class PairProber {
         failing: 0,
         failingSinceMs: now,
         mtuFailing: 0,
-        lastFullMs: null,
+        sinceFull: null,
         lastProbedMs: now,
         report: null,
         told: null,

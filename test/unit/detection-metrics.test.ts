@@ -25,6 +25,7 @@ function setup() {
   const metrics = new DetectionMetrics(registry, {
     records: () => world.records,
     selfSuspicion: () => world.suspicion,
+    eventLoopLagMs: () => 250,
   });
   metrics.transition('suspected');
   metrics.transition('died');
@@ -42,13 +43,18 @@ describe('DetectionMetrics', () => {
     expect(sample(body, 'knh_peers{health="dead"}')).to.equal(0);
     expect(sample(body, 'knh_self_suspect')).to.equal(0);
     expect(sample(body, 'knh_unreachable_peers')).to.equal(1);
+    expect(sample(body, 'knh_event_loop_lag_seconds')).to.equal(0.25);
     expect(sample(body, 'knh_peer_transitions_total{transition="died"}')).to.equal(2);
     expect(sample(body, 'knh_peer_transitions_total{transition="suspected"}')).to.equal(1);
   });
 
   it('counts every kind of transition from 0, before the first happens', async () => {
     const registry = new Registry();
-    new DetectionMetrics(registry, { records: () => [], selfSuspicion: () => null });
+    new DetectionMetrics(registry, {
+      records: () => [],
+      selfSuspicion: () => null,
+      eventLoopLagMs: () => 0,
+    });
     const body = await registry.metrics();
     for (const t of ['died', 'recovered', 'suspected', 'cleared', 'withheld', 'path-broken']) {
       expect(sample(body, `knh_peer_transitions_total{transition="${t}"}`), t).to.equal(0);

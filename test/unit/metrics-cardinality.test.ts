@@ -78,6 +78,7 @@ async function scrape(
       leading ? { suspect: false, unreachable: 0, silent: 0, considered: size } : null,
     election: () => ({ epoch: 2, role: leading ? 'coordinator' : 'follower', coordinator: null }),
     webhooksPending: () => 0,
+    eventLoopLagMs: () => 0,
   });
   metrics.peersListed({ added: records.map((r) => r.address), removed: [] }, size);
   // Every peer answered once (so each has a latency series); the ones not alive failed since.
@@ -234,6 +235,7 @@ describe('metrics cardinality at 5,000 peers', function () {
       selfSuspicion: () => null,
       election: () => ({ epoch: 0, role: 'follower', coordinator: null }),
       webhooksPending: () => 0,
+      eventLoopLagMs: () => 0,
     });
     for (const durationMs of [3, 12, 40, 900, 1_200, 30_000]) {
       metrics.probes.roundEnded({ durationMs });

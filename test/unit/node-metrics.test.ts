@@ -88,6 +88,7 @@ function setup() {
     pathFindings: () => [],
     records: () => world.records,
     selfSuspicion: () => null,
+    eventLoopLagMs: () => 0,
     election: () => world.election,
     webhooksPending: () => world.pending,
   });

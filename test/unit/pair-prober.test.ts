@@ -198,18 +198,19 @@ describe('PairProber', () => {
     function mtuProber(
       echo: (to: string) => Outcome<void>,
       ping = (to: string) => answer(pingResponse(to, 'n')),
-      fullSizeEveryMs?: number,
+      fullSizeEveryRounds?: number,
+      perRound = 4,
     ) {
       const clock = new FakeClock();
       const calls: string[] = [];
       const p = new PairProber({
         self: SELF,
         clock,
-        perRound: 4,
+        perRound,
         roundIntervalMs: 1_000,
         failAfter: 3,
         mtuProbeSize: 1_400,
-        ...(fullSizeEveryMs === undefined ? {} : { fullSizeEveryMs }),
+        ...(fullSizeEveryRounds === undefined ? {} : { fullSizeEveryRounds }),
         degradation: DEFAULT_PATH_DEGRADATION,
         transport: {
           ping: (to) => {
@@ -256,25 +257,28 @@ describe('PairProber', () => {
       ).to.deep.equal([]);
     });
 
-    describe('full-size probes once in a while (fullSizeEveryMs)', () => {
+    describe('full-size probes once in a while (fullSizeEveryRounds)', () => {
       const count = (calls: string[], what: string) =>
         calls.filter((c) => c.startsWith(what)).length;
 
       it('sends a path that passes them one in 5 rounds, and a small probe every round', async () => {
-        const t = mtuProber(() => answer(undefined), undefined, 5_000);
+        const t = mtuProber(() => answer(undefined), undefined, 5);
         await t.rounds(10);
         expect(t.calls.filter((c) => c === `ping ${C}`)).to.have.length(10);
         expect(count(t.calls, `echo ${C} `)).to.equal(2);
         expect(stateOf(t.p, C)).to.equal('ok');
       });
 
+      it("counts a path's own probes: where it comes round every 2 rounds, one in 3 of them", async () => {
+        const t = mtuProber(() => answer(undefined), undefined, 5, 2);
+        await t.rounds(12);
+        expect(t.calls.filter((c) => c === `ping ${C}`)).to.have.length(6);
+        expect(t.calls.filter((c) => c.startsWith(`echo ${C} `))).to.have.length(2);
+      });
+
       it('once one fails, sends one every round, and calls the black hole within 5 + 3 rounds', async () => {
         let hole = false;
-        const t = mtuProber(
-          (to) => (to === B && hole ? TIMEOUT : answer(undefined)),
-          undefined,
-          5_000,
-        );
+        const t = mtuProber((to) => (to === B && hole ? TIMEOUT : answer(undefined)), undefined, 5);
         await t.rounds(1); // B's first full-size probe passed: its next is due in 5 rounds
         hole = true;
         let rounds = 0;

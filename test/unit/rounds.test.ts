@@ -131,7 +131,7 @@ function setup(
     sanity?: SanityCheck | null;
     policy?: Partial<DetectionPolicy>;
     lastHeard?: (address: string) => number | null;
-    loopLag?: { maxLagWithinMs(ms: number): number };
+    loopLag?: { maxLagWithinMs(ms: number): number; precise?(on: boolean): void };
     nodeNameOf?: (address: string) => string | undefined;
     onSelfSuspicion?: (s: { suspect: boolean }) => void;
   } = {},
@@ -585,6 +585,16 @@ describe('ProbeRounds', () => {
     expect(transitions(A)).to.include('died');
     expect(transitions(B)).to.include('path-broken');
     rounds.stop();
+  });
+
+  it('has the event-loop lag measured finely while it leads, coarsely once it stops', async () => {
+    const asked: boolean[] = [];
+    const loopLag = { maxLagWithinMs: () => 0, precise: (on: boolean) => void asked.push(on) };
+    const { rounds, startAlive } = setup({ loopLag });
+    await startAlive();
+    expect(asked).to.deep.equal([true]);
+    rounds.stop();
+    expect(asked).to.deep.equal([true, false]);
   });
 
   it('judges a timed-out peer at once when its event loop is on time', async () => {
