@@ -7,7 +7,7 @@
 // BENCH_FOOTPRINT_SIZES (default 5,30: at 30 each node probes 20 others, PAIR_PROBES' default),
 // BENCH_FOOTPRINT_WARMUP_SECONDS (60), BENCH_FOOTPRINT_SECONDS (60).
 import { mkdtempSync, rmSync } from 'node:fs';
-import { cpus, loadavg, tmpdir } from 'node:os';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { FakeKubeApi } from '../test/support/fake-kube-api.js';
@@ -15,6 +15,7 @@ import { LoopbackIpsMesh, sampleOf } from '../test/support/loopback-ips-mesh.js'
 import type { MeshNode } from '../src/demo/mesh.js';
 import { imageNodeFlags, onImageNode } from './image-node.js';
 import { manifestNodeOptions } from './manifest.js';
+import { machineFacts, median } from './report.js';
 import { cpuMsOf, memoryOf, rssOf } from './proc-usage.js';
 
 const NAMESPACE = 'knh';
@@ -47,12 +48,6 @@ interface Usage {
 }
 
 const mb = (bytes: number) => bytes / 1_000_000;
-const median = (xs: number[]) => {
-  const s = [...xs].sort((a, b) => a - b);
-  return s.length === 0
-    ? NaN
-    : (s[Math.floor((s.length - 1) / 2)]! + s[Math.ceil((s.length - 1) / 2)]!) / 2;
-};
 
 /** Samples every node's RSS each second over `seconds`, and its CPU over the whole window. */
 async function sample(nodes: MeshNode[], seconds: number): Promise<Usage[]> {
@@ -168,16 +163,12 @@ async function main(): Promise<void> {
   const windowS = numberFrom('BENCH_FOOTPRINT_SECONDS', 60);
   const nodeOptions = manifestNodeOptions();
   const nodeArgs = imageNodeFlags();
-  const loadStart = loadavg();
+  const start = machineFacts();
   const runs: MeshRun[] = [];
   for (const size of sizes) runs.push(await runMesh(size, warmupS, windowS, nodeOptions, nodeArgs));
   console.log(
     [
-      `Footprint: knh nodes on loopback IPs, DISCOVERY=kubernetes (in-repo API server), Node ${process.version} (the image's line) with the ENTRYPOINT's flags '${nodeArgs.join(' ')}' and NODE_OPTIONS '${nodeOptions}', PAIR_PROBES default. ${cpus().length} CPUs (${cpus()[0]?.model ?? '?'}); load average at start ${loadStart.map((l) => l.toFixed(2)).join(' / ')}, at end ${loadavg()
-        .map((l) => l.toFixed(2))
-        .join(
-          ' / ',
-        )}. File-backed memory is mostly the node binary's pages, shared by every process of the image on a host, and dropped first under memory pressure.`,
+      `Footprint: knh nodes on loopback IPs, DISCOVERY=kubernetes (in-repo API server), Node ${process.version} (the image's line) with the ENTRYPOINT's flags '${nodeArgs.join(' ')}' and NODE_OPTIONS '${nodeOptions}', PAIR_PROBES default. ${start.nproc} CPUs (${start.cpu}); load average at start ${start.load}, at end ${machineFacts().load}. File-backed memory is mostly the node binary's pages, shared by every process of the image on a host, and dropped first under memory pressure.`,
       '',
       ...runs.map((r) => report(r, warmupS, windowS) + '\n'),
     ].join('\n'),

@@ -6,13 +6,14 @@
 // listed `alive: false`, a `peer_dead`, one epoch posted by two coordinators); then a follower is
 // crashed (SIGKILL) and its peer_dead timed. Slower is allowed, lies are not. BENCH_TRUTH_RUNS
 // (default 2) meshes, one after the other.
-import { loadavg, cpus } from 'node:os';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { allAlive, clusterStatusOf, peerStatusOf } from '../src/demo/received-webhooks.js';
 import type { ReceivedWebhook } from '../src/demo/webhook-sink.js';
 import { LoopbackIpsMesh } from '../test/support/loopback-ips-mesh.js';
+import { positiveInt } from './entry.js';
 import { imageNodeFlags, onImageNode } from './image-node.js';
 import { manifestNodeOptions } from './manifest.js';
+import { machineFacts } from './report.js';
 
 /** The issue's targets. */
 const FULL_STATUS_TARGET_MS = 15_000;
@@ -30,15 +31,6 @@ interface TruthRun {
   splitEpochs: number;
   crashMs: number | null;
 }
-
-const wholeNumber = (name: string, fallback: number, least: number) => {
-  const raw = process.env[name];
-  const n = raw === undefined || raw === '' ? fallback : Number(raw);
-  if (!Number.isInteger(n) || n < least) {
-    throw new Error(`${name} must be a whole number, ${least} or more`);
-  }
-  return n;
-};
 
 /** The start-up's lies among the webhooks received before `untilMs`. */
 function lies(received: readonly ReceivedWebhook[], untilMs: number) {
@@ -96,11 +88,12 @@ async function run(size: number, nodeArgs: string[], nodeOptions: string): Promi
 
 async function main(): Promise<void> {
   if (onImageNode()) return;
-  const size = wholeNumber('BENCH_TRUTH_SIZE', 30, 2);
-  const runs = wholeNumber('BENCH_TRUTH_RUNS', 2, 1);
+  const size = positiveInt('BENCH_TRUTH_SIZE', 30);
+  if (size < 2) throw new Error('BENCH_TRUTH_SIZE: a mesh of 2 nodes at least (one is crashed)');
+  const runs = positiveInt('BENCH_TRUTH_RUNS', 2);
   const nodeArgs = imageNodeFlags();
   const nodeOptions = manifestNodeOptions();
-  const loadStart = loadavg();
+  const start = machineFacts();
   const results: TruthRun[] = [];
   for (let i = 0; i < runs; i++) {
     results.push(await run(size, nodeArgs, nodeOptions));
@@ -115,11 +108,7 @@ async function main(): Promise<void> {
   const crashOk = results.every((r) => r.crashMs !== null && r.crashMs <= CRASH_TARGET_MS);
   console.log(
     [
-      `Truth when CPU is short: ${size} knh nodes spawned at once on ${cpus().length} CPUs (${cpus()[0]?.model ?? '?'}), loopback IPs, static discovery, default settings; Node ${process.version} (the image's line) with the ENTRYPOINT's flags '${nodeArgs.join(' ')}' and NODE_OPTIONS '${nodeOptions}'. ${runs} runs; load average at start ${loadStart.map((l) => l.toFixed(2)).join(' / ')}, at end ${loadavg()
-        .map((l) => l.toFixed(2))
-        .join(
-          ' / ',
-        )}. Lies are counted in every webhook from the spawn until ${QUIET_MS / 1000} s after the first full cluster status.`,
+      `Truth when CPU is short: ${size} knh nodes spawned at once on ${start.nproc} CPUs (${start.cpu}), loopback IPs, static discovery, default settings; Node ${process.version} (the image's line) with the ENTRYPOINT's flags '${nodeArgs.join(' ')}' and NODE_OPTIONS '${nodeOptions}'. ${runs} runs; load average at start ${start.load}, at end ${machineFacts().load}. Lies are counted in every webhook from the spawn until ${QUIET_MS / 1000} s after the first full cluster status.`,
       '',
       '| Measurement | Target | Runs |',
       '| --- | --- | --- |',

@@ -21,12 +21,8 @@ export function cpuMsOf(pid: number): number {
 
 /** Resident memory of a process now (VmRSS), in bytes; null once it is gone. */
 export function rssOf(pid: number): number | null {
-  try {
-    const m = /^VmRSS:\s+(\d+) kB$/m.exec(readFileSync(`/proc/${pid}/status`, 'utf8'));
-    return m ? Number(m[1]) * 1024 : null;
-  } catch {
-    return null;
-  }
+  const rss = memoryOf(pid)?.rss;
+  return rss === undefined || Number.isNaN(rss) ? null : rss;
 }
 
 /**

@@ -1,8 +1,9 @@
 // @kubernetes/client-node's ObjectSerializer knows every model of every Kubernetes API (its
 // typeMap, some 700 classes), and its index of models (all.js) re-exports them all: the bundle
-// would hold and build them all at load for knh, which reads EndpointSlices only. Its build keeps the models an EndpointSlice list and an error Status are
-// made of (what a model's attributes name, recursively); the serializer passes any type it does
-// not know through as the plain object it is, which is all knh reads of the others.
+// would hold and build them all at load for knh, which reads EndpointSlices only. Its build keeps
+// the models an EndpointSlice list and an error Status are made of (what a model's attributes
+// name, recursively); the serializer passes any type it does not know through as the plain object
+// it is, which is all knh reads of the others.
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 
@@ -43,8 +44,8 @@ export function modelsKept(
   return kept;
 }
 
-/** all.js, the index of every model, with only the models kept (the others unreferenced). */
-export function trimModelIndex(source: string, kept: ReadonlySet<string>): string {
+/** A file's lines without the re-exports of models not kept; throws if it has too few of them. */
+function modelReexportsKept(source: string, kept: ReadonlySet<string>, file: string): string[] {
   let reexports = 0;
   const lines = source.split('\n').filter((line) => {
     const reexport = /^export \* from '\.\.\/models\/(\w+)\.js';$/.exec(line);
@@ -54,10 +55,15 @@ export function trimModelIndex(source: string, kept: ReadonlySet<string>): strin
   });
   if (reexports < kept.size) {
     throw new Error(
-      "all.js is not as scripts/kube-models.ts expects: its models' re-exports were not found",
+      `${file} is not as scripts/kube-models.ts expects: its models' re-exports were not found`,
     );
   }
-  return lines.join('\n');
+  return lines;
+}
+
+/** all.js, the index of every model, with only the models kept (the others unreferenced). */
+export function trimModelIndex(source: string, kept: ReadonlySet<string>): string {
+  return modelReexportsKept(source, kept, 'all.js').join('\n');
 }
 
 /**
@@ -66,9 +72,7 @@ export function trimModelIndex(source: string, kept: ReadonlySet<string>): strin
  */
 export function trimObjectSerializer(source: string, kept: ReadonlySet<string>): string {
   let typeMapEntries = 0;
-  const lines = source.split('\n').filter((line) => {
-    const reexport = /^export \* from '\.\.\/models\/(\w+)\.js';$/.exec(line);
-    if (reexport) return kept.has(reexport[1]!);
+  const lines = modelReexportsKept(source, kept, 'ObjectSerializer.js').filter((line) => {
     const imported = /^import \{ (\w+) \} from '\.\.\/models\/(\w+)\.js';$/.exec(line);
     if (imported) return kept.has(imported[1]!);
     const entry = /^ {4}"(\w+)": (\w+),?$/.exec(line);
