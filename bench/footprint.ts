@@ -13,7 +13,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { FakeKubeApi } from '../test/support/fake-kube-api.js';
 import { LoopbackIpsMesh, sampleOf } from '../test/support/loopback-ips-mesh.js';
 import type { MeshNode } from '../src/demo/mesh.js';
-import { imageNodeFlags, onImageNode } from './image-node.js';
+import { imageNodeEnv, imageNodeFlags, onImageNode } from './image-node.js';
 import { manifestNodeOptions } from './manifest.js';
 import { machineFacts, median } from './report.js';
 import { cpuMsOf, memoryOf, rssOf } from './proc-usage.js';
@@ -108,6 +108,7 @@ async function runMesh(
         SERVICE_NAME: SERVICE,
         PEERS: '',
         NODE_OPTIONS: nodeOptions,
+        ...imageNodeEnv(),
       },
     });
     const spawnedMs = Date.now();

@@ -28,6 +28,19 @@ export function imageNodeFlags(
   return argv.slice(1).filter((a) => a.startsWith('--'));
 }
 
+/**
+ * The environment the image's last stage sets (its `ENV KEY=value` lines), which shapes how node
+ * runs: a benchmark gives its processes the same.
+ */
+export function imageNodeEnv(
+  dockerfile = readFileSync(new URL('Dockerfile', ROOT), 'utf8'),
+): Record<string, string> {
+  const lastStage = dockerfile.split(/^FROM\s/m).at(-1) ?? '';
+  const env: Record<string, string> = {};
+  for (const m of lastStage.matchAll(/^ENV\s+(\w+)=(\S+)\s*$/gm)) env[m[1]!] = m[2]!;
+  return env;
+}
+
 /** A node binary of the image's line: this one if it is, else the newest from the registry. */
 export function imageNode(): string {
   const major = imageNodeMajor();

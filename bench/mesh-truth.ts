@@ -11,7 +11,7 @@ import { allAlive, clusterStatusOf, peerStatusOf } from '../src/demo/received-we
 import type { ReceivedWebhook } from '../src/demo/webhook-sink.js';
 import { LoopbackIpsMesh } from '../test/support/loopback-ips-mesh.js';
 import { positiveInt } from './entry.js';
-import { imageNodeFlags, onImageNode } from './image-node.js';
+import { imageNodeEnv, imageNodeFlags, onImageNode } from './image-node.js';
 import { manifestNodeOptions } from './manifest.js';
 import { machineFacts } from './report.js';
 
@@ -54,7 +54,11 @@ function lies(received: readonly ReceivedWebhook[], untilMs: number) {
 
 async function run(size: number, nodeArgs: string[], nodeOptions: string): Promise<TruthRun> {
   const spawnedMs = Date.now();
-  const fx = await LoopbackIpsMesh.start({ size, nodeArgs, env: { NODE_OPTIONS: nodeOptions } });
+  const fx = await LoopbackIpsMesh.start({
+    size,
+    nodeArgs,
+    env: { NODE_OPTIONS: nodeOptions, ...imageNodeEnv() },
+  });
   try {
     const peers = size - 1;
     const full = await fx.receiver

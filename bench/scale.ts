@@ -16,6 +16,7 @@
 // BENCH_SCALE_DISCOVERY=static lists the peers in PEERS rather than in EndpointSlices (default
 // kubernetes, as deployed: bench/scale-discovery.ts).
 // Alone: `node dist/bench/scale-main.js`.
+import { imageNodeEnv, imageNodeFlags } from './image-node.js';
 import { manifestNodeOptions } from './manifest.js';
 import { randomBytes } from 'node:crypto';
 import { appendFileSync } from 'node:fs';
@@ -231,6 +232,8 @@ async function startCoordinator(
     ports: [port],
     peerSecret: secret,
     maxLogLines: 2_000,
+    // As the image runs it: its ENTRYPOINT's flags, which NODE_OPTIONS cannot carry.
+    nodeArgs: imageNodeFlags(),
     env: {
       ...listing.env,
       PEER_STATUS_URL: receiver.url('/peer'),
@@ -239,6 +242,8 @@ async function startCoordinator(
       PAIR_PROBES: String(run.pairProbes),
       // The heap as deployed: daemonset.yaml sizes it for the pod's memory limit.
       NODE_OPTIONS: coordinatorNodeOptions(),
+      // And the image's environment (glibc's malloc arenas).
+      ...imageNodeEnv(),
     },
   });
   started(mesh);

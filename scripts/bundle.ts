@@ -99,6 +99,57 @@ const kubeModelsKept: Plugin = {
   },
 };
 
+/**
+ * iconv-lite (body-parser's decoder) with its Unicode codecs only. knh's JSON bodies reach it only
+ * in a `utf-*` charset (body-parser answers 415 to any other first), and its raw ones are never
+ * decoded; the single- and double-byte code pages were a quarter of knh.cjs, source V8 keeps.
+ */
+const ICONV_UNICODE_CODECS = `
+const merge = require('../lib/helpers/merge-exports');
+for (const codecs of [require('./internal'), require('./utf32'), require('./utf16'), require('./utf7')]) {
+  merge(exports, codecs);
+}
+`;
+const iconvUnicodeOnly: Plugin = {
+  name: 'knh-iconv-unicode-only',
+  setup(b) {
+    b.onLoad(
+      { filter: /[\\/]node_modules[\\/]iconv-lite[\\/]encodings[\\/]index\.js$/ },
+      (args) => ({
+        contents: ICONV_UNICODE_CODECS,
+        resolveDir: dirname(args.path),
+        loader: 'js',
+      }),
+    );
+  },
+};
+
+/**
+ * axios loads the form-data package (and a second copy of the MIME database with it) to send
+ * multipart forms, which knh never does: a FormData that says so if ever constructed.
+ */
+const NO_FORM_DATA = `
+module.exports = class FormData {
+  constructor() {
+    throw new Error('knh.cjs does not bundle form-data: knh sends JSON, never multipart forms');
+  }
+};
+`;
+const noFormData: Plugin = {
+  name: 'knh-no-form-data',
+  setup(b) {
+    b.onResolve({ filter: /^form-data$/ }, (args) =>
+      /[\\/]node_modules[\\/]axios[\\/]/.test(args.importer)
+        ? { path: 'form-data', namespace: 'knh' }
+        : undefined,
+    );
+    b.onLoad({ filter: /^form-data$/, namespace: 'knh' }, () => ({
+      contents: NO_FORM_DATA,
+      loader: 'js',
+    }));
+  },
+};
+
 const nodeFetchUrl = at('scripts/node-fetch-url.js');
 const NODE_FETCH = /[\\/]node_modules[\\/]node-fetch[\\/]/;
 const nodeFetchOnNode: Plugin = {
@@ -180,7 +231,14 @@ async function main(): Promise<void> {
     await bundle({
       entryPoints: [BUNDLES.knh.entry],
       outfile: BUNDLES.knh.out,
-      plugins: [kubeClientApart, moduleUrls, promClientParts, publishedJavaScript],
+      plugins: [
+        kubeClientApart,
+        moduleUrls,
+        promClientParts,
+        iconvUnicodeOnly,
+        noFormData,
+        publishedJavaScript,
+      ],
       banner: {
         js: "const knhModuleUrl = (p) => require('node:url').pathToFileURL(require('node:path').join(__dirname, p)).href;",
       },

@@ -3,6 +3,7 @@
 import { existsSync, readFileSync } from 'node:fs';
 import { expect } from 'chai';
 import semver from 'semver';
+import { imageNodeEnv } from '../../bench/image-node.js';
 
 const root = new URL('../../../', import.meta.url);
 const read = (path: string) => readFileSync(new URL(path, root), 'utf8');
@@ -103,5 +104,11 @@ describe('Dockerfile', () => {
     const uid = user.split(':')[0] ?? '';
     expect(uid).to.match(/^\d+$/);
     expect(Number(uid)).to.be.greaterThan(0);
+  });
+
+  it("runs node with one malloc arena, and the benchmarks take the final stage's environment", () => {
+    expect(imageNodeEnv()).to.deep.equal({ NODE_ENV: 'production', MALLOC_ARENA_MAX: '1' });
+    const twoStages = 'FROM a AS build\nENV X=1\nRUN x\nFROM b\nENV Y=2\n# ENV Z=3\nENV W=4\n';
+    expect(imageNodeEnv(twoStages)).to.deep.equal({ Y: '2', W: '4' });
   });
 });

@@ -82,6 +82,11 @@ describe('the Kubernetes client bundle (npm run build)', () => {
     }
   });
 
+  it("leaves out what knh never runs: exec's and port-forward's WebSocket client, cp's tar archives", () => {
+    expect(built).to.not.include('Sec-WebSocket-Key');
+    expect(built).to.not.include('USTAR_MAGIC');
+  });
+
   it('is apart from knh.cjs, which requires it from beside itself, only when first imported', () => {
     expect(KNH).to.not.match(/\bKubeConfig\s*=\s*class\b/);
     expect(KNH.match(/require\("\.\/kube-client\.cjs"\)/g)).to.have.length(1);
