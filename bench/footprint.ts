@@ -13,8 +13,8 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { FakeKubeApi } from '../test/support/fake-kube-api.js';
 import { LoopbackIpsMesh, sampleOf } from '../test/support/loopback-ips-mesh.js';
 import type { MeshNode } from '../src/demo/mesh.js';
-import { imageNodeEnv, imageNodeFlags, onImageNode } from './image-node.js';
-import { manifestNodeOptions } from './manifest.js';
+import { onImageNode } from './image-node.js';
+import { asDeployed, deployedText, type Deployed } from './manifest.js';
 import { machineFacts, median } from './report.js';
 import { cpuMsOf, memoryOf, rssOf } from './proc-usage.js';
 
@@ -91,8 +91,7 @@ async function runMesh(
   size: number,
   warmupS: number,
   windowS: number,
-  nodeOptions: string,
-  nodeArgs: string[],
+  deployed: Deployed,
 ): Promise<MeshRun> {
   const api = await new FakeKubeApi().start();
   const dir = mkdtempSync(join(tmpdir(), 'knh-footprint-'));
@@ -100,15 +99,14 @@ async function runMesh(
   try {
     fx = await LoopbackIpsMesh.start({
       size,
-      nodeArgs,
+      nodeArgs: deployed.nodeArgs,
       env: {
         DISCOVERY: 'kubernetes',
         KUBECONFIG: api.writeKubeconfig(join(dir, 'kubeconfig')),
         NAMESPACE,
         SERVICE_NAME: SERVICE,
         PEERS: '',
-        NODE_OPTIONS: nodeOptions,
-        ...imageNodeEnv(),
+        ...deployed.env,
       },
     });
     const spawnedMs = Date.now();
@@ -162,14 +160,13 @@ async function main(): Promise<void> {
   const sizes = sizesFrom('BENCH_FOOTPRINT_SIZES', [5, 30]);
   const warmupS = numberFrom('BENCH_FOOTPRINT_WARMUP_SECONDS', 60);
   const windowS = numberFrom('BENCH_FOOTPRINT_SECONDS', 60);
-  const nodeOptions = manifestNodeOptions();
-  const nodeArgs = imageNodeFlags();
+  const deployed = asDeployed();
   const start = machineFacts();
   const runs: MeshRun[] = [];
-  for (const size of sizes) runs.push(await runMesh(size, warmupS, windowS, nodeOptions, nodeArgs));
+  for (const size of sizes) runs.push(await runMesh(size, warmupS, windowS, deployed));
   console.log(
     [
-      `Footprint: knh nodes on loopback IPs, DISCOVERY=kubernetes (in-repo API server), Node ${process.version} (the image's line) with the ENTRYPOINT's flags '${nodeArgs.join(' ')}' and NODE_OPTIONS '${nodeOptions}', PAIR_PROBES default. ${start.nproc} CPUs (${start.cpu}); load average at start ${start.load}, at end ${machineFacts().load}. File-backed memory is mostly the node binary's pages, shared by every process of the image on a host, and dropped first under memory pressure.`,
+      `Footprint: knh nodes on loopback IPs, DISCOVERY=kubernetes (in-repo API server), Node ${process.version} (the image's line) with ${deployedText(deployed)}, PAIR_PROBES default. ${start.nproc} CPUs (${start.cpu}); load average at start ${start.load}, at end ${machineFacts().load}. File-backed memory is mostly the node binary's pages, shared by every process of the image on a host, and dropped first under memory pressure.`,
       '',
       ...runs.map((r) => report(r, warmupS, windowS) + '\n'),
     ].join('\n'),

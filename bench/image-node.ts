@@ -7,20 +7,17 @@ import { existsSync, readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 
 const ROOT = new URL('../../', import.meta.url);
+const readDockerfile = () => readFileSync(new URL('Dockerfile', ROOT), 'utf8');
 
 /** The Node line the image is built on, from the Dockerfile's first `FROM node:<major>`. */
-export function imageNodeMajor(
-  dockerfile = readFileSync(new URL('Dockerfile', ROOT), 'utf8'),
-): number {
+export function imageNodeMajor(dockerfile = readDockerfile()): number {
   const m = /^FROM node:(\d+)[.-]/m.exec(dockerfile);
   if (!m) throw new Error('the Dockerfile has no `FROM node:<major>` line');
   return Number(m[1]);
 }
 
 /** The flags the image's ENTRYPOINT gives node before the program (`node <flags> <program>`). */
-export function imageNodeFlags(
-  dockerfile = readFileSync(new URL('Dockerfile', ROOT), 'utf8'),
-): string[] {
+export function imageNodeFlags(dockerfile = readDockerfile()): string[] {
   const m = /^ENTRYPOINT\s+(\[.*\])\s*$/m.exec(dockerfile);
   if (!m) throw new Error('the Dockerfile has no ENTRYPOINT in its exec form');
   const argv = JSON.parse(m[1]!) as string[];
@@ -32,12 +29,15 @@ export function imageNodeFlags(
  * The environment the image's last stage sets (its `ENV KEY=value` lines), which shapes how node
  * runs: a benchmark gives its processes the same.
  */
-export function imageNodeEnv(
-  dockerfile = readFileSync(new URL('Dockerfile', ROOT), 'utf8'),
-): Record<string, string> {
+export function imageNodeEnv(dockerfile = readDockerfile()): Record<string, string> {
   const lastStage = dockerfile.split(/^FROM\s/m).at(-1) ?? '';
   const env: Record<string, string> = {};
-  for (const m of lastStage.matchAll(/^ENV\s+(\w+)=(\S+)\s*$/gm)) env[m[1]!] = m[2]!;
+  for (const line of lastStage.split('\n').filter((l) => /^ENV\s/.test(l))) {
+    const m = /^ENV\s+(\w+)=(\S+)\s*$/.exec(line);
+    // Another form (several pairs, quotes, `ENV KEY value`) would be measured without.
+    if (!m) throw new Error(`the Dockerfile's ${JSON.stringify(line)} is not one ENV KEY=value`);
+    env[m[1]!] = m[2]!;
+  }
   return env;
 }
 

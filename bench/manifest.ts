@@ -2,6 +2,7 @@
 // size), so that a benchmark measures a coordinator as deployed.
 import { readFileSync } from 'node:fs';
 import { parseAllDocuments } from 'yaml';
+import { imageNodeEnv, imageNodeFlags } from './image-node.js';
 
 interface Container {
   name: string;
@@ -21,4 +22,23 @@ export function manifestNodeOptions(): string {
     return env.find((e) => e.name === 'NODE_OPTIONS')?.value ?? '';
   }
   throw new Error('daemonset.yaml has no DaemonSet');
+}
+
+/** How a pod runs node: what a benchmark gives the knh processes it spawns. */
+export interface Deployed {
+  /** The image's ENTRYPOINT flags, before the program. */
+  nodeArgs: string[];
+  /** The image's environment, and daemonset.yaml's NODE_OPTIONS over it, as a pod's env is. */
+  env: Record<string, string>;
+}
+
+/** As deployed; with `nodeOptions` for daemonset.yaml's NODE_OPTIONS (to compare heap settings). */
+export function asDeployed(nodeOptions = manifestNodeOptions()): Deployed {
+  return { nodeArgs: imageNodeFlags(), env: { ...imageNodeEnv(), NODE_OPTIONS: nodeOptions } };
+}
+
+/** The flags and environment of `d`, for a benchmark's report. */
+export function deployedText(d: Deployed): string {
+  const env = Object.entries(d.env).map(([k, v]) => `${k}=${v}`);
+  return `the ENTRYPOINT's flags '${d.nodeArgs.join(' ')}' and the environment '${env.join(' ')}'`;
 }

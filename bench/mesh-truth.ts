@@ -11,8 +11,8 @@ import { allAlive, clusterStatusOf, peerStatusOf } from '../src/demo/received-we
 import type { ReceivedWebhook } from '../src/demo/webhook-sink.js';
 import { LoopbackIpsMesh } from '../test/support/loopback-ips-mesh.js';
 import { positiveInt } from './entry.js';
-import { imageNodeEnv, imageNodeFlags, onImageNode } from './image-node.js';
-import { manifestNodeOptions } from './manifest.js';
+import { onImageNode } from './image-node.js';
+import { asDeployed, deployedText, type Deployed } from './manifest.js';
 import { machineFacts } from './report.js';
 
 /** The issue's targets. */
@@ -52,13 +52,9 @@ function lies(received: readonly ReceivedWebhook[], untilMs: number) {
   return { aliveFalse, peerDead, splitEpochs };
 }
 
-async function run(size: number, nodeArgs: string[], nodeOptions: string): Promise<TruthRun> {
+async function run(size: number, deployed: Deployed): Promise<TruthRun> {
   const spawnedMs = Date.now();
-  const fx = await LoopbackIpsMesh.start({
-    size,
-    nodeArgs,
-    env: { NODE_OPTIONS: nodeOptions, ...imageNodeEnv() },
-  });
+  const fx = await LoopbackIpsMesh.start({ size, ...deployed });
   try {
     const peers = size - 1;
     const full = await fx.receiver
@@ -95,12 +91,11 @@ async function main(): Promise<void> {
   const size = positiveInt('BENCH_TRUTH_SIZE', 30);
   if (size < 2) throw new Error('BENCH_TRUTH_SIZE: a mesh of 2 nodes at least (one is crashed)');
   const runs = positiveInt('BENCH_TRUTH_RUNS', 2);
-  const nodeArgs = imageNodeFlags();
-  const nodeOptions = manifestNodeOptions();
+  const deployed = asDeployed();
   const start = machineFacts();
   const results: TruthRun[] = [];
   for (let i = 0; i < runs; i++) {
-    results.push(await run(size, nodeArgs, nodeOptions));
+    results.push(await run(size, deployed));
     await sleep(5_000); // the last mesh's sockets and CPU settle
   }
   const s = (ms: number | null) => (ms === null ? 'none' : `${(ms / 1000).toFixed(1)} s`);
@@ -112,7 +107,7 @@ async function main(): Promise<void> {
   const crashOk = results.every((r) => r.crashMs !== null && r.crashMs <= CRASH_TARGET_MS);
   console.log(
     [
-      `Truth when CPU is short: ${size} knh nodes spawned at once on ${start.nproc} CPUs (${start.cpu}), loopback IPs, static discovery, default settings; Node ${process.version} (the image's line) with the ENTRYPOINT's flags '${nodeArgs.join(' ')}' and NODE_OPTIONS '${nodeOptions}'. ${runs} runs; load average at start ${start.load}, at end ${machineFacts().load}. Lies are counted in every webhook from the spawn until ${QUIET_MS / 1000} s after the first full cluster status.`,
+      `Truth when CPU is short: ${size} knh nodes spawned at once on ${start.nproc} CPUs (${start.cpu}), loopback IPs, static discovery, default settings; Node ${process.version} (the image's line) with ${deployedText(deployed)}. ${runs} runs; load average at start ${start.load}, at end ${machineFacts().load}. Lies are counted in every webhook from the spawn until ${QUIET_MS / 1000} s after the first full cluster status.`,
       '',
       '| Measurement | Target | Runs |',
       '| --- | --- | --- |',

@@ -16,8 +16,7 @@
 // BENCH_SCALE_DISCOVERY=static lists the peers in PEERS rather than in EndpointSlices (default
 // kubernetes, as deployed: bench/scale-discovery.ts).
 // Alone: `node dist/bench/scale-main.js`.
-import { imageNodeEnv, imageNodeFlags } from './image-node.js';
-import { manifestNodeOptions } from './manifest.js';
+import { asDeployed, deployedText, manifestNodeOptions } from './manifest.js';
 import { randomBytes } from 'node:crypto';
 import { appendFileSync } from 'node:fs';
 import { loadavg } from 'node:os';
@@ -226,24 +225,22 @@ async function startCoordinator(
     [COORDINATOR_NAME, ...simulated.map((_, i) => `sim-${i + 1}`)],
   );
   listed(listing);
+  const deployed = asDeployed(coordinatorNodeOptions());
   const mesh = new LocalMesh({
     size: 1,
     hosts: [COORDINATOR_IP],
     ports: [port],
     peerSecret: secret,
     maxLogLines: 2_000,
-    // As the image runs it: its ENTRYPOINT's flags, which NODE_OPTIONS cannot carry.
-    nodeArgs: imageNodeFlags(),
+    // As the image runs it, with the heap daemonset.yaml sizes for the pod's memory limit.
+    nodeArgs: deployed.nodeArgs,
     env: {
       ...listing.env,
       PEER_STATUS_URL: receiver.url('/peer'),
       CLUSTER_STATUS_URL: receiver.url('/cluster'),
       LOG_LEVEL: 'debug',
       PAIR_PROBES: String(run.pairProbes),
-      // The heap as deployed: daemonset.yaml sizes it for the pod's memory limit.
-      NODE_OPTIONS: coordinatorNodeOptions(),
-      // And the image's environment (glibc's malloc arenas).
-      ...imageNodeEnv(),
+      ...deployed.env,
     },
   });
   started(mesh);
@@ -916,7 +913,7 @@ export async function runScaleBench({
     .map((r) => `- ${r.size} peers: stopped early: ${r.error}`);
   const markdown = `${SECTION}
 
-Produced by \`npm run bench\` (bench/scale.ts; alone: \`node dist/bench/scale-main.js\`) on ${facts.date}: one real knh coordinator (default settings, a random PEER_SECRET, LOG_LEVEL=debug for its round lines, ${process.env.BENCH_SCALE_NODE_OPTIONS === undefined ? "daemonset.yaml's NODE_OPTIONS" : 'BENCH_SCALE_NODE_OPTIONS'} \`${coordinatorNodeOptions()}\`) on ${COORDINATOR_IP}, a port above the ephemeral range, and ${sizes.join(' or ')} simulated peers in one other process (test/support/peer-simulator.ts: passive followers answering the real wire protocol, signed; an indirect probe one of them makes of another is decided in memory, by the target's state, since both live in that process: the peers' counts below leave such probes out) on ${SIMULATED_IP}, one port each below it (so, as in a pod, no connection is bound to a source IP). ${discoveryText(scaleDiscovery())} Webhooks to an in-process receiver. A ${windowSeconds} s steady window once a whole round has changed no verdict (start-up's work done), every peer has heard a heartbeat and the coordinator has just announced itself to every peer (which it does to a mesh of over ${FULL_VIEW_PEERS} peers every ${REFRESH_PERIOD_MS / 1000} s: every window starts at the same point of that cycle, and holds no such announcement, so its CPU figure leaves that out; a row says how long each waited), then one peer is crashed and another black-holed, then a zone is lost: every third peer crashed at once. ${facts.nproc} CPUs (${facts.cpu}), Node ${facts.node}, ${facts.os}; load average at start ${facts.load}. Whole run: ${Math.round((Date.now() - began) / 1000)} s.
+Produced by \`npm run bench\` (bench/scale.ts; alone: \`node dist/bench/scale-main.js\`) on ${facts.date}: one real knh coordinator (default settings, a random PEER_SECRET, LOG_LEVEL=debug for its round lines, ${process.env.BENCH_SCALE_NODE_OPTIONS === undefined ? "daemonset.yaml's NODE_OPTIONS" : 'BENCH_SCALE_NODE_OPTIONS'} \`${coordinatorNodeOptions()}\`; ${deployedText(asDeployed(coordinatorNodeOptions()))}) on ${COORDINATOR_IP}, a port above the ephemeral range, and ${sizes.join(' or ')} simulated peers in one other process (test/support/peer-simulator.ts: passive followers answering the real wire protocol, signed; an indirect probe one of them makes of another is decided in memory, by the target's state, since both live in that process: the peers' counts below leave such probes out) on ${SIMULATED_IP}, one port each below it (so, as in a pod, no connection is bound to a source IP). ${discoveryText(scaleDiscovery())} Webhooks to an in-process receiver. A ${windowSeconds} s steady window once a whole round has changed no verdict (start-up's work done), every peer has heard a heartbeat and the coordinator has just announced itself to every peer (which it does to a mesh of over ${FULL_VIEW_PEERS} peers every ${REFRESH_PERIOD_MS / 1000} s: every window starts at the same point of that cycle, and holds no such announcement, so its CPU figure leaves that out; a row says how long each waited), then one peer is crashed and another black-holed, then a zone is lost: every third peer crashed at once. ${facts.nproc} CPUs (${facts.cpu}), Node ${facts.node}, ${facts.os}; load average at start ${facts.load}. Whole run: ${Math.round((Date.now() - began) / 1000)} s.
 
 ${table(['Measurement', 'Target', ...runs.map((r) => `${r.size.toLocaleString('en-US')} peers${r.pairProbes === 0 ? ', PAIR_PROBES=0' : ''}`)], body)}
 ${errors.length > 0 ? `\n${errors.join('\n')}\n` : ''}

@@ -8,7 +8,7 @@
 import { readFile, writeFile } from 'node:fs/promises';
 import { dirname, join, relative } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { build, type BuildOptions, type Metafile, type Plugin } from 'esbuild';
+import { build, type BuildOptions, type Metafile, type Plugin, type PluginBuild } from 'esbuild';
 import { modelsKept, trimModelIndex, trimObjectSerializer } from './kube-models.js';
 import { thirdPartyNotices } from './third-party-notices.js';
 
@@ -36,6 +36,24 @@ const kubeClientApart: Plugin = {
     );
   },
 };
+
+/**
+ * Registers with a plugin a module in place of the package `name` (when imported from a file that
+ * `importer` matches; from anywhere when none): `contents`, whose own requires resolve from
+ * `resolveDir` (default: nowhere, for a module that requires nothing).
+ */
+function replaceModule(
+  b: PluginBuild,
+  name: string,
+  contents: string,
+  { importer, resolveDir }: { importer?: RegExp; resolveDir?: string } = {},
+): void {
+  const exactly = new RegExp(`^${name.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}$`);
+  b.onResolve({ filter: exactly }, (args) =>
+    !importer || importer.test(args.importer) ? { path: name, namespace: 'knh' } : undefined,
+  );
+  b.onLoad({ filter: exactly, namespace: 'knh' }, () => ({ contents, resolveDir, loader: 'js' }));
+}
 
 /**
  * `import.meta.url` of each of knh's modules, as it would be in dist/src/: the two that use it
@@ -68,12 +86,7 @@ exports.collectDefaultMetrics = require('prom-client/lib/defaultMetrics');
 const promClientParts: Plugin = {
   name: 'knh-prom-client-parts',
   setup(b) {
-    b.onResolve({ filter: /^prom-client$/ }, () => ({ path: 'prom-client', namespace: 'knh' }));
-    b.onLoad({ filter: /^prom-client$/, namespace: 'knh' }, () => ({
-      contents: PROM_CLIENT_PARTS,
-      resolveDir: ROOT,
-      loader: 'js',
-    }));
+    replaceModule(b, 'prom-client', PROM_CLIENT_PARTS, { resolveDir: ROOT });
   },
 };
 
@@ -138,15 +151,9 @@ module.exports = class FormData {
 const noFormData: Plugin = {
   name: 'knh-no-form-data',
   setup(b) {
-    b.onResolve({ filter: /^form-data$/ }, (args) =>
-      /[\\/]node_modules[\\/]axios[\\/]/.test(args.importer)
-        ? { path: 'form-data', namespace: 'knh' }
-        : undefined,
-    );
-    b.onLoad({ filter: /^form-data$/, namespace: 'knh' }, () => ({
-      contents: NO_FORM_DATA,
-      loader: 'js',
-    }));
+    replaceModule(b, 'form-data', NO_FORM_DATA, {
+      importer: /[\\/]node_modules[\\/]axios[\\/]/,
+    });
   },
 };
 
@@ -159,13 +166,7 @@ const nodeFetchOnNode: Plugin = {
     // require('whatwg-url') loads that package, tr46's Unicode table with it (a quarter of the
     // client's code, built at load), and Node's deprecated `punycode` (DEP0040, Node 22 on). It
     // gets the one name it reads, Node's own.
-    b.onResolve({ filter: /^whatwg-url$/ }, (args) =>
-      NODE_FETCH.test(args.importer) ? { path: 'whatwg-url', namespace: 'knh' } : undefined,
-    );
-    b.onLoad({ filter: /^whatwg-url$/, namespace: 'knh' }, () => ({
-      contents: 'exports.URL = globalThis.URL;',
-      loader: 'js',
-    }));
+    replaceModule(b, 'whatwg-url', 'exports.URL = globalThis.URL;', { importer: NODE_FETCH });
     // node-fetch calls url.parse() for every request, deprecated on Node 24 (DEP0169): it gets a
     // `url` whose parse() uses the WHATWG parser (scripts/node-fetch-url.ts).
     b.onResolve({ filter: /^(node:)?url$/ }, (args) =>

@@ -110,5 +110,6 @@ describe('Dockerfile', () => {
     expect(imageNodeEnv()).to.deep.equal({ NODE_ENV: 'production', MALLOC_ARENA_MAX: '1' });
     const twoStages = 'FROM a AS build\nENV X=1\nRUN x\nFROM b\nENV Y=2\n# ENV Z=3\nENV W=4\n';
     expect(imageNodeEnv(twoStages)).to.deep.equal({ Y: '2', W: '4' });
+    expect(() => imageNodeEnv('FROM b\nENV A=1 B=2\n')).to.throw(/ENV A=1 B=2/);
   });
 });
