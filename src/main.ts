@@ -18,6 +18,7 @@ import { Leadership } from './node/leadership.js';
 import { Membership } from './node/membership.js';
 import { outbound } from './node/outbound.js';
 import { peerAuthFor } from './node/peer-auth-for.js';
+import { standingLogger } from './node/standing-log.js';
 import { peerSourceFor } from './node/peer-source-for.js';
 import { PathProbing } from './node/path-probing.js';
 import { nodeTransport } from './node/peer-transport.js';
@@ -76,6 +77,7 @@ export async function startNode(config: Config, deps: NodeDeps): Promise<Running
     version: VERSION,
     self: { ...self, nodeName: config.nodeName },
     peerAuth: auth !== null,
+    standing: () => auth?.standing.view(clock.now()) ?? null,
     perPeerLimit: config.metricsPerPeerLimit,
     perPathLimit: config.metricsPerPathLimit,
     cacheMs: 1_000,
@@ -151,6 +153,7 @@ export async function startNode(config: Config, deps: NodeDeps): Promise<Running
     selfAddress: self.address,
     discoverySynced: () => source.synced?.() ?? true,
     selfListed: () => membership.listsSelf,
+    unauthenticated: () => auth?.standing.unauthenticated(clock.now()) ?? null,
     election,
     prober: rounds,
     roundIntervalMs: config.roundIntervalMs,
@@ -175,8 +178,10 @@ export async function startNode(config: Config, deps: NodeDeps): Promise<Running
   paths.start();
   // Alerts held for maintenance go out once their window is over (and still open); old windows
   // go; a node gone longer than DEPARTED_FOR_MS is probed again, as the live node it last was.
+  const standingLog = auth ? standingLogger(auth.standing, logger) : null;
   const stopTicking = every(clock, 1_000, () => {
     book.prune(clock.now());
+    standingLog?.(clock.now());
     reporter.releaseHeld();
     membership.expireDepartures((d) => rounds.presumeAlive(d.address, d.id, d.atMs));
   });

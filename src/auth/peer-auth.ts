@@ -1,6 +1,8 @@
 // Authentication of peer messages with a shared secret: signs what this node sends, verifies what
 // it receives (timestamp window, signature, nonce not seen before), and signs its answers.
 import { randomBytes } from 'node:crypto';
+import type { AuthRefusal } from '../core/transport.js';
+import { PeerStanding } from './peer-standing.js';
 import { ReplayGuard } from './replay-guard.js';
 import {
   formatRequestAuth,
@@ -13,8 +15,7 @@ import {
   type RequestAuth,
 } from './signature.js';
 
-export type AuthFailure =
-  'missing' | 'malformed' | 'expired' | 'bad-signature' | 'replayed' | 'busy';
+export type AuthFailure = Exclude<AuthRefusal, 'unnamed'>;
 
 export const AUTH_FAILURES: readonly AuthFailure[] = [
   'missing',
@@ -38,6 +39,23 @@ const FAILURE_TEXT: Record<AuthFailure, string> = {
 
 export function describeAuthFailure(failure: AuthFailure): string {
   return FAILURE_TEXT[failure];
+}
+
+/**
+ * Why a peer's 401 says it refused a message: the reason it names (x-knh-refused), else the one
+ * its error text gives (versions before that header wrote only the text), else 'unnamed'.
+ */
+export function refusalOf(named: string | undefined, body: Buffer): AuthRefusal {
+  if (named !== undefined && (AUTH_FAILURES as readonly string[]).includes(named)) {
+    return named as AuthFailure;
+  }
+  let error: unknown;
+  try {
+    error = (JSON.parse(body.toString('utf8')) as { error?: unknown }).error;
+  } catch {
+    return 'unnamed';
+  }
+  return AUTH_FAILURES.find((f) => FAILURE_TEXT[f] === error) ?? 'unnamed';
 }
 
 export type VerifyResult = { ok: true; nonce: string } | { ok: false; failure: AuthFailure };
@@ -71,6 +89,8 @@ function counterNonces(): () => string {
 }
 
 export class PeerAuth {
+  /** What peers say of this node's signed messages: their clocks, their refusals. */
+  readonly standing = new PeerStanding();
   private readonly guard: ReplayGuard;
   private readonly makeNonce: () => string;
 
@@ -86,9 +106,18 @@ export class PeerAuth {
     return secret;
   }
 
-  /** The header value for a request, and its nonce (to check the answer against). */
-  signRequest(method: string, path: string, body: Uint8Array): { header: string; nonce: string } {
-    const timestampMs = Math.round(this.opts.now());
+  /**
+   * The header value for a request, and its nonce (to check the answer against). `offsetMs`: how
+   * far the receiver's clock is from this node's (peer-clocks.ts): the timestamp is the receiver's
+   * time, so that its window (PEER_AUTH_MAX_SKEW) bounds replays, not how well clocks agree.
+   */
+  signRequest(
+    method: string,
+    path: string,
+    body: Uint8Array,
+    offsetMs = 0,
+  ): { header: string; nonce: string } {
+    const timestampMs = Math.round(this.opts.now() + offsetMs);
     const nonce = this.makeNonce();
     const signature = requestSignature(this.signer(), method, path, timestampMs, nonce, body);
     return { header: formatRequestAuth({ timestampMs, nonce, signature }), nonce };

@@ -42,10 +42,11 @@ export function heartbeatHeaders(
   heartbeat: ProbeHeartbeat,
   target: string,
   auth: PeerAuth | null,
+  offsetMs = 0,
 ): Record<string, string> {
   const { value, bytes } = formatted(heartbeat);
   if (!auth) return { [HEARTBEAT_HEADER]: value };
-  const signed = auth.signRequest('GET', signedPath(target, '/ping'), bytes);
+  const signed = auth.signRequest('GET', signedPath(target, '/ping'), bytes, offsetMs);
   return { [HEARTBEAT_HEADER]: value, [AUTH_HEADER]: signed.header };
 }
 

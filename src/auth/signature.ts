@@ -8,6 +8,8 @@
 import { createHmac, createSecretKey, type KeyObject } from 'node:crypto';
 
 export const AUTH_HEADER = 'x-knh-auth';
+/** On a 401 to a peer message: why it was refused (an AuthFailure), so the sender can act on it. */
+export const REFUSED_HEADER = 'x-knh-refused';
 
 export interface RequestAuth {
   timestampMs: number;

@@ -541,7 +541,7 @@ export const SETTINGS = [
     default: '30',
     unit: 'seconds',
     description:
-      'A signed message is refused when its timestamp is further than this from the receiving node’s clock; nonces are remembered twice as long, so no message is taken twice. Nodes’ clocks must agree within it (NTP).',
+      'A signed message is refused when its timestamp is further than this from the receiving node’s clock; nonces are remembered twice as long, so no message is taken twice. Clocks need not agree within it: a sender refused as expired stamps its messages in the receiver’s time (read from its answers’ Date), so it bounds how long a captured message could be replayed.',
     origin: 'knh',
   },
   {

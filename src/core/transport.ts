@@ -24,6 +24,13 @@ export type FailureReason =
   | 'bad-response'
   | 'aborted';
 
+/**
+ * Why a peer refused a signed message as not authenticated (401), as it names it; 'unnamed': a
+ * 401 that names no reason this node knows.
+ */
+export type AuthRefusal =
+  'missing' | 'malformed' | 'expired' | 'bad-signature' | 'replayed' | 'busy' | 'unnamed';
+
 /** A request that failed, how far it got, and why. */
 export interface Failure {
   ok: false;
@@ -31,6 +38,12 @@ export interface Failure {
   phase: 'connect' | 'send';
   detail: string;
   latencyMs: number;
+  /**
+   * The peer refused the message as not authenticated: its host answered, but the answer says
+   * nothing of this node's term (an election or announcement so refused is neither answered nor
+   * heard: a node its peers cannot authenticate must not lead).
+   */
+  authRefused?: AuthRefusal;
 }
 
 export type Outcome<T> = { ok: true; value: T; latencyMs: number } | Failure;

@@ -472,11 +472,13 @@ function onAnnounceResult(
   if (rejections.length === 0) {
     // Unanswered or accepted everywhere it went: nothing says a newer epoch exists. Only a round to
     // every peer confirms the term (one peer that accepted knows nothing of the others), and only
-    // one that some peer's host answered: a node cut off from every peer (among two or more) leads
-    // nobody, and its term would share its epoch with other such nodes'. It announces on each
-    // heartbeat, and leads once a peer answers.
+    // one that some peer took, or whose host refused the connection: a node cut off from every
+    // peer (among two or more) leads nobody, and its term would share its epoch with other such
+    // nodes'. Nor does a node that no peer counts as one yet ('unknown-sender': it left and came
+    // back, or discovery has not listed it there yet): they still follow their coordinator, and
+    // two would say they lead. It announces on each heartbeat, and leads once a peer takes it.
     if (state.leading || partial) return { state, effects: [] };
-    const heard = replies.some((r) => r.reply !== null || r.refused === true);
+    const heard = replies.some((r) => r.reply?.accepted === true || r.refused === true);
     if (!heard && state.peers.length >= 2) return { state, effects: [] };
     return {
       state: { ...state, leading: true },

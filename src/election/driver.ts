@@ -157,6 +157,16 @@ export class ElectionDriver {
     return this.state.role;
   }
 
+  /**
+   * The role this node claims to others (/ping, /status, knh_is_coordinator): a coordinator whose
+   * term no peer has confirmed yet (none heard it, or all refused to authenticate it) says
+   * candidate, so that no two nodes say they lead.
+   */
+  get claimedRole(): Role {
+    const { role, leading } = this.state;
+    return role === 'coordinator' && !leading ? 'candidate' : role;
+  }
+
   get epoch(): number {
     return this.state.epoch;
   }
@@ -589,7 +599,11 @@ export class ElectionDriver {
     const one = async (address: string) => {
       const outcome = await this.opts.transport.announce(address, announcementFor(address));
       replies.set(address, outcome.ok ? outcome.value : null);
-      if (!outcome.ok && evidenceOf(outcome.reason) === 'refusal') refused.add(address);
+      // A refusal to authenticate this node is not a peer hearing it: a node whose every peer
+      // refuses it (another secret) must not lead, as one cut off from them all does not.
+      if (!outcome.ok && evidenceOf(outcome.reason) === 'refusal' && !outcome.authRefused) {
+        refused.add(address);
+      }
       if (outcome.ok && outcome.value.maintenance) {
         this.opts.delegate.mergeWindows(outcome.value.maintenance);
       }

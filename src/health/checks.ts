@@ -25,6 +25,11 @@ export interface ReadinessFacts {
   listening: boolean;
   /** Shutdown has begun (SIGTERM): the node is leaving and must not be counted on. */
   stopping: boolean;
+  /**
+   * Why every peer that answered lately refused this node's signed messages (another secret), or
+   * null: such a node takes part in nothing, and `kubectl get pods` should show it.
+   */
+  unauthenticated: string | null;
 }
 
 /** A loop that shows it is alive by making progress (an election tick, a probe round). */
@@ -98,6 +103,11 @@ export function readiness(facts: ReadinessFacts): Verdict {
       name: 'shutdown',
       ok: !facts.stopping,
       detail: facts.stopping ? 'shutting down' : 'running',
+    },
+    {
+      name: 'peer-auth',
+      ok: facts.unauthenticated === null,
+      detail: facts.unauthenticated ?? "no peer refuses this node's signed messages",
     },
   ]);
 }

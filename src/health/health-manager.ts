@@ -30,6 +30,8 @@ export interface HealthManagerOptions {
   discoverySynced(): boolean;
   /** Whether discovery lists this node's own address (with static discovery: once loaded). */
   selfListed(): boolean;
+  /** Why this node's peers all refuse its signed messages, or null (default: never). */
+  unauthenticated?(): string | null;
   election: ElectionProgress;
   prober: ProberProgress;
   /** The bound on the election driver's tick interval, ms (it ticks every ≤100 ms). */
@@ -100,6 +102,7 @@ export class HealthManager implements HealthReport {
       selfListed: opts.selfListed(),
       listening: this.listening,
       stopping: this.stopping,
+      unauthenticated: opts.unauthenticated?.() ?? null,
     });
     this.logChange('readiness', verdict);
     return verdict;

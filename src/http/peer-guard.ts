@@ -3,7 +3,7 @@
 // request it answers; then the body is parsed as JSON for the route.
 import express, { type Request, type RequestHandler, type Response } from 'express';
 import { describeAuthFailure, type AuthFailure, type PeerAuth } from '../auth/peer-auth.js';
-import { AUTH_HEADER, signedPath } from '../auth/signature.js';
+import { AUTH_HEADER, REFUSED_HEADER, signedPath } from '../auth/signature.js';
 import type { Refusal } from '../metrics/peer-message-metrics.js';
 import { remoteIp } from '../wire/node-ref.js';
 import type { WarnThrottle } from './warn-throttle.js';
@@ -61,6 +61,9 @@ export function peerMessageGuard({
       { path: req.path, from: remoteIp(req.socket.remoteAddress), reason: failure },
       'peer message refused: not authenticated',
     );
+    // The reason by name too: a sender refused as expired sends again in this node's time (from
+    // the answer's Date), one refused otherwise knows its peers cannot authenticate it.
+    res.set(REFUSED_HEADER, failure);
     res.status(401).json({ error: describeAuthFailure(failure) });
   };
   // What the header alone shows is refused before the body is read, and the connection closed.

@@ -7,6 +7,8 @@ import type { Role } from '../election/bully.js';
 export interface ElectionState {
   readonly epoch: number;
   readonly role: Role;
+  /** The role it claims to others: a coordinator not confirmed by any peer says candidate. */
+  readonly claimedRole: Role;
   readonly coordinator: NodeRef | null;
 }
 
@@ -35,10 +37,10 @@ export class ElectionMetrics {
     });
     new Gauge({
       name: 'knh_is_coordinator',
-      help: '1 while this node is the coordinator, else 0.',
+      help: '1 while this node is the coordinator and its term is confirmed (a peer took its announcement), else 0.',
       registers: [registry],
       collect() {
-        this.set(state().role === 'coordinator' ? 1 : 0);
+        this.set(state().claimedRole === 'coordinator' ? 1 : 0);
       },
     });
     new Gauge({

@@ -4,6 +4,7 @@ import { Gauge, Registry } from 'prom-client';
 import type { PeerDiff } from '../discovery/diff.js';
 import { DetectionMetrics, type DetectionSource } from './detection-metrics.js';
 import { DiscoveryMetrics } from './discovery-metrics.js';
+import type { StandingView } from '../auth/peer-standing.js';
 import { ElectionMetrics, type ElectionState } from './election-metrics.js';
 import { PathMetrics, type PathSource } from './path-metrics.js';
 import { PeerMessageMetrics } from './peer-message-metrics.js';
@@ -31,6 +32,8 @@ export interface NodeMetricsOptions extends DetectionSource, PathSource {
   perPathLimit: number;
   /** Whether peer messages are signed (PEER_SECRET). */
   peerAuth?: boolean;
+  /** What peers said of this node's signed messages lately (none without a secret). */
+  standing?: () => StandingView | null;
   /**
    * A rendering is served again for this long (ms; default 0): a flood of scrapes costs one
    * rendering a second, not one each, and cannot delay the probe rounds.
@@ -62,7 +65,11 @@ export class NodeMetrics {
     this.election = new ElectionMetrics(registry, () => options.election());
     this.webhooks = new WebhookMetrics(registry, () => options.webhooksPending());
     this.discovery = new DiscoveryMetrics(registry);
-    this.peerMessages = new PeerMessageMetrics(registry, options.peerAuth ?? false);
+    this.peerMessages = new PeerMessageMetrics(
+      registry,
+      options.peerAuth ?? false,
+      options.standing,
+    );
     new Gauge({
       name: 'knh_build_info',
       help: 'Always 1: the knh version this node runs.',

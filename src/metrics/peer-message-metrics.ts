@@ -2,6 +2,7 @@
 // is on: an operator sees a node with another secret, or somebody knocking.
 import { Counter, Gauge, type Registry } from 'prom-client';
 import { AUTH_FAILURES } from '../auth/peer-auth.js';
+import type { StandingView } from '../auth/peer-standing.js';
 
 /** Why a peer message was refused: an authentication failure, or who sent it. */
 export const REFUSALS = [...AUTH_FAILURES, 'wrong-address', 'stranger'] as const;
@@ -10,7 +11,8 @@ export type Refusal = (typeof REFUSALS)[number];
 export class PeerMessageMetrics {
   private readonly refused: Counter<'reason'>;
 
-  constructor(registry: Registry, authEnabled: boolean) {
+  /** `standing`: what peers said of this node's signed messages lately (null: no secret). */
+  constructor(registry: Registry, authEnabled: boolean, standing?: () => StandingView | null) {
     this.refused = new Counter({
       name: 'knh_peer_messages_refused_total',
       help: 'Peer messages (election, announcement, leave, relayed probe) refused, by reason: an authentication failure (401), or a sender that is not the address it names or not a discovered peer (403).',
@@ -23,6 +25,31 @@ export class PeerMessageMetrics {
       help: '1 when peer messages are signed and checked with PEER_SECRET / PEER_SECRET_FILE, 0 when not.',
       registers: [registry],
     }).set(authEnabled ? 1 : 0);
+    new Gauge({
+      name: 'knh_peers_refusing_this_node',
+      help: "Peers whose last answer to one of this node's signed messages (within a minute) refused it as not authenticated, by the reason they gave (expired: this node's clock too far from theirs, sent again in their time; bad-signature: another PEER_SECRET). Every peer that answers refusing: this node cannot lead, and is not ready.",
+      labelNames: ['reason'],
+      registers: [registry],
+      collect() {
+        this.reset();
+        const counts = new Map<string, number>();
+        for (const r of standing?.()?.refusedBy ?? []) {
+          counts.set(r.reason, (counts.get(r.reason) ?? 0) + 1);
+        }
+        for (const [reason, n] of counts) this.set({ reason }, n);
+      },
+    });
+    new Gauge({
+      name: 'knh_peer_clock_offset_seconds',
+      help: "How far a peer's wall clock is from this node's (positive: ahead), from the Date of its answers; only peers 2 s or more off (the Date header's resolution is a second). Signed messages to such a peer are stamped in its time.",
+      labelNames: ['peer'],
+      registers: [registry],
+      collect() {
+        this.reset();
+        for (const o of standing?.()?.offsets ?? [])
+          this.set({ peer: o.address }, o.offsetMs / 1000);
+      },
+    });
   }
 
   refusedMessage(reason: Refusal): void {

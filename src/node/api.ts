@@ -22,6 +22,7 @@ import { assembleStatus } from '../status/assemble.js';
 import type { EventLog } from '../status/event-log.js';
 import { pathsStatus } from '../status/paths-status.js';
 import type { PathsStatus } from '../status/paths-types.js';
+import type { AuthenticationStatus } from '../status/status-types.js';
 import { nodeNameOf, type NodeRef } from '../wire/node-ref.js';
 import type { SchemaRegistry } from '../wire/schemas.js';
 import type { Leadership } from './leadership.js';
@@ -68,7 +69,7 @@ export function nodeApi(p: NodeApiParts): Express {
         id: self.id,
         address: self.address,
         node_name: p.config.nodeName,
-        role: election.role,
+        role: election.claimedRole,
         epoch: election.epoch,
         coordinator: election.coordinator,
       }),
@@ -129,7 +130,7 @@ function nodeStatus(p: NodeApiParts, paths: PathsStatus) {
     self: p.self,
     nodeName: p.config.nodeName,
     version: p.version,
-    role: election.role,
+    role: election.claimedRole,
     epoch: election.epoch,
     coordinator: election.coordinator,
     ready: p.health.readiness().ok,
@@ -143,8 +144,25 @@ function nodeStatus(p: NodeApiParts, paths: PathsStatus) {
     windows: p.book.active(clock.now()),
     events: p.events.recent(),
     paths,
+    ...(p.auth ? { authentication: authenticationSection(p.auth, clock.now()) } : {}),
     now: clock.now(),
   });
+}
+
+/** What peers said of this node's signed messages: /status's `authentication`. */
+function authenticationSection(auth: PeerAuth, now: number): AuthenticationStatus {
+  const v = auth.standing.view(now);
+  return {
+    unauthenticated: auth.standing.unauthenticated(now),
+    last_accepted: v.lastAcceptedMs === null ? null : new Date(v.lastAcceptedMs).toISOString(),
+    refused_by: v.refusedBy.map((r) => ({
+      address: r.address,
+      reason: r.reason,
+      since: new Date(r.sinceMs).toISOString(),
+      at: new Date(r.atMs).toISOString(),
+    })),
+    clock_offsets: v.offsets.map((o) => ({ address: o.address, offset_ms: o.offsetMs })),
+  };
 }
 
 /**

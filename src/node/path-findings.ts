@@ -97,7 +97,12 @@ export class PathFindings {
   private inherited = false;
   private lastFindings: Finding[] = [];
   /** What the last localization read, and when: the same book and nodes find the same. */
-  private localized: { version: number; nodes: readonly string[]; atMs: number } | null = null;
+  private localized: {
+    version: number;
+    nodes: readonly string[];
+    discounted: ReadonlySet<string>;
+    atMs: number;
+  } | null = null;
   /**
    * When each node was last seen down (dead, unknown) and last seen suspect by the verdicts: its
    * paths may still be coming back from either.
@@ -238,7 +243,6 @@ export class PathFindings {
     }
     const listed = this.listed;
     this.book.prune(listed, now, policy.staleMs);
-    this.localize(nodes, now);
     const self = this.o.self.address;
     const healthOf = (address: string): Health =>
       address === self ? 'alive' : (this.o.verdictOf(address)?.health ?? 'unknown');
@@ -268,6 +272,14 @@ export class PathFindings {
       );
     };
     const settled = (f: Finding) => nodesOf(f).every(settledFor(f));
+    // Paths to or from a node not alive, or down too lately, say nothing of the other end: the
+    // survivors of a mass failure are not egress-broken for their paths to the dead.
+    const discounted = new Set<string>();
+    for (const n of nodes) {
+      const last = this.notAlive.get(n);
+      if (!alive(n) || (last !== undefined && now - last.down < settleMs)) discounted.add(n);
+    }
+    this.localize(nodes, now, discounted);
     // Its own probes judge the paths from the coordinator (path_broken from its verdicts), and
     // its verdicts the nodes nobody reaches (peer_dead).
     const reported = this.lastFindings.filter(
@@ -296,15 +308,18 @@ export class PathFindings {
     }
   }
 
-  private localize(nodes: readonly string[], now: number): void {
+  private localize(nodes: readonly string[], now: number, discounted: ReadonlySet<string>): void {
     const last = this.localized;
     const changed =
-      last === null || last.version !== this.book.version || !sameNodes(last.nodes, nodes);
+      last === null ||
+      last.version !== this.book.version ||
+      !sameNodes(last.nodes, nodes) ||
+      !sameSet(last.discounted, discounted);
     // In a large mesh reports come seldom from each node but often in all: once every N ms at
     // most (N the nodes), however many came meanwhile.
     if (!changed || (last !== null && now - last.atMs < nodes.length)) return;
-    this.lastFindings = localizeIndex(this.book.index(nodes));
-    this.localized = { version: this.book.version, nodes, atMs: now };
+    this.lastFindings = localizeIndex(this.book.index(nodes), discounted);
+    this.localized = { version: this.book.version, nodes, discounted, atMs: now };
   }
 
   private noteNotAlive(
@@ -404,5 +419,11 @@ function oneWay(findings: readonly Finding[]): Set<string> {
 function sameNodes(a: readonly string[], b: readonly string[]): boolean {
   if (a.length !== b.length) return false;
   for (let i = 0; i < a.length; i++) if (a[i] !== b[i]) return false;
+  return true;
+}
+
+function sameSet(a: ReadonlySet<string>, b: ReadonlySet<string>): boolean {
+  if (a.size !== b.size) return false;
+  for (const x of a) if (!b.has(x)) return false;
   return true;
 }

@@ -33,6 +33,7 @@ export function nodeTransport(o: {
     ownIp: o.config.podIp,
     timeoutMs: o.config.probeTimeoutMs,
     self: o.self,
+    now: () => o.clock.now(),
     onAnswer: (address) => heard.set(address, o.clock.now()),
     // A failed heartbeat to a live peer gets it probed at once, not at the next round.
     onFailure: (address) => o.probeSoon(address),

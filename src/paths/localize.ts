@@ -9,6 +9,8 @@
 // No node weighs more than another, the coordinator included (its own verdicts judge the dead).
 //
 // The rules, in this order:
+// 0. Nodes the caller discounts (its verdicts do not hold them alive): their paths count for
+//    nothing from rule 2 on (rule 1 still tells who nobody reaches).
 // 1. unreachable {node}: no known path into it works. Whether it is dead is the coordinator's own
 //    verdict (probes, retries, relays); this is for the caller to cross-check. Every path into or
 //    out of it is explained.
@@ -65,12 +67,18 @@ import type { Finding, LocalizeInput } from './path-state.js';
 export type { Finding, LocalizeInput, PathState } from './path-state.js';
 
 /** The findings that explain the paths of `input`; pure. */
-export function localize(input: LocalizeInput): Finding[] {
-  return localizeIndex(indexPaths(input.nodes, input.paths));
+export function localize(input: LocalizeInput, discounted?: ReadonlySet<string>): Finding[] {
+  return localizeIndex(indexPaths(input.nodes, input.paths), discounted);
 }
 
-/** The same, from the paths indexed already (path-book.ts builds the index from its slots). */
-export function localizeIndex(index: PathIndex): Finding[] {
+/**
+ * The same, from the paths indexed already (path-book.ts builds the index from its slots).
+ * `discounted`: nodes the caller's own verdicts do not hold alive (dead, suspect, not judged yet,
+ * back too lately for their paths to have been probed again): after rule 1, no path into or out of
+ * one counts for anything, so that a node's paths to the dead never make it egress-broken, one
+ * side of a partition, or degraded.
+ */
+export function localizeIndex(index: PathIndex, discounted?: ReadonlySet<string>): Finding[] {
   const { names, from, to, state } = index;
   const explained = new Uint8Array(from.length);
   const findings: Finding[] = [];
@@ -82,6 +90,13 @@ export function localizeIndex(index: PathIndex): Finding[] {
     if (whole.inKnown[n]! >= MIN_KNOWN && whole.inWorking[n] === 0) unreachable[n] = 1;
   });
   explain(index, explained, (f, t) => unreachable[f] === 1 || unreachable[t] === 1);
+  if (discounted && discounted.size > 0) {
+    const out = new Uint8Array(names.length);
+    names.forEach((name, n) => {
+      if (discounted.has(name)) out[n] = 1;
+    });
+    explain(index, explained, (f, t) => out[f] === 1 || out[t] === 1);
+  }
 
   // 2. Sides that cannot reach each other, joined by no working path or only through a bridge.
   const sides =

@@ -18,8 +18,9 @@ import type { FailureReason, Outcome, PathTransport, PeerTransport } from '../co
 import type { SchemaName, SchemaRegistry } from '../wire/schemas.js';
 import { isLoopback, parseAddress, type NodeRef, type ParsedAddress } from '../wire/node-ref.js';
 import { RELAY_HOP_MS } from '../prober/indirect.js';
-import type { PeerAuth } from '../auth/peer-auth.js';
-import { AUTH_HEADER, signedPath } from '../auth/signature.js';
+import { refusalOf, type PeerAuth } from '../auth/peer-auth.js';
+import { dateHeaderMs, NOTABLE_OFFSET_MS, type PeerStanding } from '../auth/peer-standing.js';
+import { AUTH_HEADER, REFUSED_HEADER, signedPath } from '../auth/signature.js';
 import {
   HEARTBEAT_HEADER,
   heartbeatHeaders,
@@ -73,6 +74,8 @@ export interface PeerClientOptions {
   onHeartbeatRefused?: (address: string) => void;
   /** This node, as its full-size echoes name it (pair probing). */
   self?: NodeRef;
+  /** Wall-clock epoch ms (default Date.now), what the peers' Date headers are compared with. */
+  now?: () => number;
 }
 
 /** The real transport, and which peers took its heartbeats (as their last answer said). */
@@ -119,6 +122,15 @@ function serialized(body: unknown): Buffer {
   return bytes;
 }
 
+/** What every request shares: the connections, the checks of answers, what peers said. */
+interface Shared {
+  connections: PeerConnections;
+  schemas: SchemaRegistry;
+  protocols: Map<string, number>;
+  standing: PeerStanding | null;
+  now: () => number;
+}
+
 /**
  * One request to the peer at `target` (ip:port, as discovery lists it: the signature is for it
  * alone), sent from its `localAddress` if set. Built field by field rather than from spreads, and
@@ -126,16 +138,13 @@ function serialized(body: unknown): Buffer {
  * allocates while its answer is awaited outlives the young generation (measured: most of the
  * coordinator's garbage).
  */
-function call<T>(
-  connections: PeerConnections,
-  target: Target,
-  { path, method, body, schema, timeoutMs, signal, auth, headers: extra, onResponse }: Call,
-  schemas: SchemaRegistry,
-  protocols: Map<string, number>,
-): Promise<Outcome<T>> {
+function call<T>(target: Target, c: Call, shared: Shared, again = true): Promise<Outcome<T>> {
+  const { path, method, body, schema, timeoutMs, signal, auth, headers: extra, onResponse } = c;
+  const { connections, schemas, protocols, standing } = shared;
   const payload = body === undefined ? undefined : serialized(body);
+  const offsetMs = standing ? standing.offsetOf(target.address) : 0;
   const signed = auth
-    ? auth.signRequest(method, signedPath(target.address, path), payload ?? NO_BODY)
+    ? auth.signRequest(method, signedPath(target.address, path), payload ?? NO_BODY, offsetMs)
     : null;
   const headers: Record<string, string> = {
     accept: 'application/json',
@@ -158,14 +167,43 @@ function call<T>(
     maxBodyBytes: MAX_RESPONSE_BYTES,
   };
   return exchange(connections, request).then((exchanged) => {
-    if (exchanged.ok) noteProtocol(protocols, target.address, exchanged.response.headers);
-    return judge<T>(
+    let offsetNow = offsetMs;
+    if (exchanged.ok) {
+      const { headers: answered } = exchanged.response;
+      noteProtocol(protocols, target.address, answered);
+      const peerTime = standing ? dateHeaderMs(answered.get('date')) : null;
+      if (standing && peerTime !== null) {
+        offsetNow = standing.observeClock(
+          target.address,
+          peerTime,
+          shared.now(),
+          exchanged.latencyMs,
+        );
+      }
+    }
+    const outcome = judge<T>(
       exchanged,
       schema,
       auth && signed ? { auth, nonce: signed.nonce } : null,
       onResponse,
       schemas,
     );
+    if (!signed || !standing) return outcome;
+    // Refused as expired, and its answer's Date shows the peer's clock elsewhere than thought:
+    // sent once more, stamped in the peer's time.
+    if (
+      !outcome.ok &&
+      outcome.authRefused === 'expired' &&
+      again &&
+      Math.abs(offsetNow - offsetMs) >= NOTABLE_OFFSET_MS &&
+      !signal?.aborted
+    ) {
+      return call<T>(target, c, shared, false);
+    }
+    if (outcome.ok) standing.acceptedBy(target.address, shared.now());
+    else if (outcome.authRefused)
+      standing.refusedBy(target.address, outcome.authRefused, shared.now());
+    return outcome;
   });
 }
 
@@ -198,6 +236,17 @@ function judge<T>(
     latencyMs,
   });
   onResponse?.(response.headers);
+  if (response.status === 401 && signedBy) {
+    const authRefused = refusalOf(response.headers.get(REFUSED_HEADER), response.body);
+    return {
+      ok: false,
+      reason: 'http-status',
+      phase: 'send',
+      detail: `HTTP 401: not authenticated (${authRefused})`,
+      latencyMs,
+      authRefused,
+    };
+  }
   if (response.status < 200 || response.status >= 300) {
     return fail('http-status', `HTTP ${response.status}`);
   }
@@ -245,12 +294,17 @@ export function peerClient({
   heartbeat,
   onHeartbeatRefused,
   self,
+  now = Date.now,
 }: PeerClientOptions): PeerClient {
   const connections = new PeerConnections();
+  // Peers' clocks and refusals (with a secret): requests are stamped in the receiver's time, and
+  // one refused as expired is sent again once in it.
+  const standing = auth?.standing ?? null;
   /** Peers whose last answer to a probe said they take heartbeats in probes. */
   const takers = new Set<string>();
   /** Peers whose last answer named a protocol above 1 (most, once a rollout is over). */
   const protocols = new Map<string, number>();
+  const shared: Shared = { connections, schemas, protocols, standing, now };
   // 127.0.0.1 is already the kernel's source for every 127/8 destination: no bind (a bind picks
   // an ephemeral port by scanning those in use on the IP, a real cost over thousands of peers).
   const bindsOnLoopback = isLoopback(ownIp) && ownIp !== '127.0.0.1';
@@ -281,7 +335,7 @@ export function peerClient({
     }
     let sent: Promise<Outcome<T>>;
     try {
-      sent = call<T>(connections, target, rest, schemas, protocols);
+      sent = call<T>(target, rest, shared);
     } catch (err) {
       // A header that would break the framing, a body that is not JSON: a rejection, as ever.
       return rejection(err);
@@ -298,7 +352,9 @@ export function peerClient({
       let headers: Record<string, string> | undefined;
       try {
         beat = heartbeat?.();
-        headers = beat ? heartbeatHeaders(beat, address, auth) : undefined;
+        headers = beat
+          ? heartbeatHeaders(beat, address, auth, standing?.offsetOf(address) ?? 0)
+          : undefined;
       } catch (err) {
         return rejection(err);
       }
@@ -326,6 +382,7 @@ export function peerClient({
       for (const address of takers) if (!listed.has(address)) takers.delete(address);
       for (const address of targets.keys()) if (!listed.has(address)) targets.delete(address);
       for (const address of protocols.keys()) if (!listed.has(address)) protocols.delete(address);
+      standing?.keepOnly(listed);
     },
     sendElection: (address, request: ElectionRequest) =>
       send<ElectionAnswer>(address, {

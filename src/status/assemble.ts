@@ -7,7 +7,7 @@ import { type MaintenanceWindow, wireWindow } from '../wire/maintenance-window.j
 import { provisionalId, type PeerRecord } from '../prober/verdict.js';
 import type { PeerView } from '../wire/peer-view.js';
 import type { PathsStatus } from './paths-types.js';
-import type { NodeStatus, StatusEvent, StatusPeer } from './status-types.js';
+import type { AuthenticationStatus, NodeStatus, StatusEvent, StatusPeer } from './status-types.js';
 
 export interface StatusFacts {
   self: NodeRef;
@@ -32,6 +32,8 @@ export interface StatusFacts {
   events: StatusEvent[];
   /** Pair probing's section, built apart (paths-status.ts). */
   paths: PathsStatus;
+  /** With a peer secret: how peers take this node's signed messages. */
+  authentication?: AuthenticationStatus;
   now: number;
 }
 
@@ -115,6 +117,7 @@ export function assembleStatus(f: StatusFacts): NodeStatus {
     events: f.events,
     maintenance: windows.map(wireWindow),
     paths: f.paths,
+    ...(f.authentication ? { authentication: f.authentication } : {}),
   };
 }
 

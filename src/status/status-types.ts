@@ -77,4 +77,17 @@ export interface NodeStatus {
   maintenance: MaintenanceWindowView[];
   /** Pair probing: every node's paths (the coordinator), or this node's own. */
   paths: PathsStatus;
+  /** With a peer secret: what peers said of this node's signed messages in the last minute. */
+  authentication?: AuthenticationStatus;
+}
+
+export interface AuthenticationStatus {
+  /** Why this node cannot prove itself to its peers (and so neither leads nor is ready), or null. */
+  unauthenticated: string | null;
+  /** When a peer last took one of its signed messages (within the minute), or null. */
+  last_accepted: string | null;
+  /** Peers whose last answer refused one, why (expired, bad-signature...), since when. */
+  refused_by: { address: string; reason: string; since: string; at: string }[];
+  /** Peers whose clocks are 2 s or more from this node's (positive: ahead), from their answers. */
+  clock_offsets: { address: string; offset_ms: number }[];
 }

@@ -78,6 +78,7 @@ describe('health endpoints (real knh processes)', function () {
       ['self', true],
       ['listening', true],
       ['shutdown', true],
+      ['peer-auth', true],
     ]);
     const alive = await until(node, '/healthz', 'alive', is200);
     expect(alive.body.checks.map((c) => [c.name, c.ok])).to.deep.equal([

@@ -51,8 +51,8 @@ describe('mass failures and start-ups (5 network namespaces, root only)', functi
       await sleep(STEADY_MS);
     });
 
-    it('reports each of 3 followers crashed at once as fast as one: their hosts refuse, so the coordinator is not at fault', async () => {
-      const [top, , ...victims] = ranked as [HostNode, HostNode, ...HostNode[]];
+    it('reports each of 3 followers crashed at once as fast as one: their hosts refuse, so the coordinator is not at fault; the survivors are blamed for nothing, then or once the dead are back', async () => {
+      const [top, second, ...victims] = ranked as [HostNode, HostNode, ...HostNode[]];
       const at = Date.now();
       await Promise.all(victims.map((v) => fx.net.kill(v.index)));
       let last = 0;
@@ -69,6 +69,20 @@ describe('mass failures and start-ups (5 network namespaces, root only)', functi
       await until(at, 5_000);
       expect(fx.deadReports(at)).to.have.length(3);
       expect(fx.peerStatuses(at).filter((w) => w.body.event === 'cannot_judge')).to.deep.equal([]);
+      // Their paths to the dead are no evidence against the survivors (egress, partition...).
+      const warnings = () =>
+        fx
+          .peerStatuses(at)
+          .filter((w) => w.body.severity === 'warning')
+          .map((w) => `${w.body.event} ${w.body.peer.address}`);
+      await until(at, WATCH_MS);
+      expect(warnings(), 'warnings while they are dead').to.deep.equal([]);
+      // Nor while the restarted nodes' paths come back one probe at a time.
+      const back = Date.now();
+      await Promise.all(victims.map((v) => fx.net.restart(v.index)));
+      await until(back, WATCH_MS);
+      expect(warnings(), 'warnings once they are back').to.deep.equal([]);
+      log(`survivors ${top.name}, ${second.name}: no warning in ${secs(at, Date.now())}`);
       expectValidWebhooks(fx);
     });
 

@@ -4,6 +4,7 @@ import { expect } from 'chai';
 import { randomBytes } from 'node:crypto';
 import { PeerAuth } from '../../src/auth/peer-auth.js';
 import type { MeshNode } from '../../src/demo/mesh.js';
+import type { NodeStatus } from '../../src/status/status-types.js';
 import { byRank, lowestRanked } from '../support/expected-rank.js';
 import { ping, useMeshFixture, type MeshFixture } from '../support/mesh-fixture.js';
 import { peerPost, signedPost, signer } from '../support/peer-post.js';
@@ -146,9 +147,32 @@ describe('peer authentication (real nodes)', function () {
     );
     fx.mesh.startNode(top.index, { PEER_SECRET: randomBytes(32).toString('hex') });
     await fx.mesh.waitForLog(top.index, (l) => l.event === 'listening', 30_000, true);
-    // Several heartbeats and election rounds of the impostor.
-    await sleep(5_000);
+    // Several heartbeats and election rounds of the impostor: never does it say it leads.
+    const claims: string[][] = [];
+    for (const until = Date.now() + 5_000; Date.now() < until; await sleep(200)) {
+      const pings = await Promise.all(fx.nodes.map(ping));
+      claims.push(pings.filter((p) => p?.role === 'coordinator').map((p) => p?.address ?? ''));
+    }
+    expect(
+      claims.filter((c) => c.length !== 1),
+      'samples without one coordinator',
+    ).to.deep.equal([]);
     expect(fx.mesh.isRunning(top.index), 'the impostor runs').to.equal(true);
+    // It says why, where an operator looks: readiness, /status, its metrics and its log.
+    const readyz = await fetch(`http://${top.address}/readyz`);
+    expect(readyz.status, 'the impostor is not ready').to.equal(503);
+    const verdict = (await readyz.json()) as { failing: string[]; checks: { detail: string }[] };
+    expect(verdict.failing).to.deep.equal(['peer-auth']);
+    expect(JSON.stringify(verdict.checks)).to.include('another PEER_SECRET');
+    const own = (await (await fetch(`http://${top.address}/status`)).json()) as NodeStatus;
+    expect(own.role).to.equal('candidate');
+    expect(own.authentication?.unauthenticated).to.match(/bad-signature ×3/);
+    expect(
+      await metric(top, /^knh_peers_refusing_this_node\{reason="bad-signature"\} (\d+)/m),
+    ).to.equal(3);
+    expect(top.logs.some((l) => l.event === 'peers-refuse-this-node' && l.level === 40)).to.equal(
+      true,
+    );
 
     for (const node of fx.nodes.filter((n) => n !== top)) {
       const answer = await ping(node);

@@ -899,3 +899,61 @@ describe('ElectionDriver: announcements in a large mesh', () => {
     n.driver.stop();
   });
 });
+
+describe('ElectionDriver: a node its peers cannot authenticate', () => {
+  /** HIGH, whose announcements LOW and MID answer with `outcome` (a refusal, or acceptance). */
+  function refusedBy(outcome: (epoch: number) => Outcome<AnnouncementReply>) {
+    const clock = new FakeClock();
+    const leading: number[] = [];
+    const driver = new ElectionDriver({
+      self: HIGH,
+      timing: TIMING,
+      transport: {
+        sendElection: () => Promise.resolve(failed<ElectionAnswer>()),
+        announce: (_to, announcement) => Promise.resolve(outcome(announcement.epoch)),
+      },
+      clock,
+      logger: new CapturingLogger(),
+      delegate: new TestDelegate(HIGH),
+      onCoordinatorChanged: () => undefined,
+      onLeading: (epoch) => leading.push(epoch),
+    });
+    driver.setPeers([LOW.address, MID.address]);
+    return { clock, driver, leading };
+  }
+  const unauthenticated = <T>(): Outcome<T> => ({
+    ok: false,
+    reason: 'http-status',
+    phase: 'send',
+    detail: 'HTTP 401: not authenticated (bad-signature)',
+    latencyMs: 1,
+    authRefused: 'bad-signature',
+  });
+
+  it('does not lead, and claims no more than candidate, while every peer refuses to authenticate it', async () => {
+    let refusing = true;
+    const { clock, driver, leading } = refusedBy((epoch) =>
+      refusing ? unauthenticated() : ok({ accepted: true, epoch, coordinator: HIGH }),
+    );
+    driver.start();
+    await clock.advanceAsync(5 * TIMING.heartbeatIntervalMs);
+    expect(leading, 'a 401 is not a peer hearing it').to.deep.equal([]);
+    expect(driver.role).to.equal('coordinator');
+    expect(driver.claimedRole, 'what /ping and /status say').to.equal('candidate');
+    // The secret fixed: its next heartbeat is taken, and it leads.
+    refusing = false;
+    await clock.advanceAsync(2 * TIMING.heartbeatIntervalMs);
+    expect(leading).to.have.length(1);
+    expect(driver.claimedRole).to.equal('coordinator');
+    driver.stop();
+  });
+
+  it('leads when its peers refuse it otherwise (a refused connection is their host hearing it)', async () => {
+    const { clock, driver, leading } = refusedBy(() => failed());
+    driver.start();
+    await clock.advanceAsync(TIMING.heartbeatIntervalMs);
+    expect(leading).to.have.length(1);
+    expect(driver.claimedRole).to.equal('coordinator');
+    driver.stop();
+  });
+});

@@ -19,6 +19,7 @@ const ready: ReadinessFacts = {
   selfListed: true,
   listening: true,
   stopping: false,
+  unauthenticated: null,
 };
 
 /** A leading node whose loops just made progress, 50 MiB resident, no memory limit. */
@@ -45,6 +46,7 @@ describe('health checks: readiness', () => {
       ['self', true],
       ['listening', true],
       ['shutdown', true],
+      ['peer-auth', true],
     ]);
   });
 
@@ -53,6 +55,11 @@ describe('health checks: readiness', () => {
     { what: 'own address not listed', facts: { selfListed: false }, failing: ['self'] },
     { what: 'not listening yet', facts: { listening: false }, failing: ['listening'] },
     { what: 'shutting down', facts: { stopping: true }, failing: ['shutdown'] },
+    {
+      what: 'every peer refuses its signed messages',
+      facts: { unauthenticated: 'every peer that answered refused (bad-signature ×3)' },
+      failing: ['peer-auth'],
+    },
     {
       what: 'a node just started (nothing yet)',
       facts: { discoverySynced: false, selfListed: false, listening: false },
@@ -64,9 +71,14 @@ describe('health checks: readiness', () => {
       const v = readiness({ ...ready, ...c.facts });
       expect(v.ok).to.equal(false);
       expect(failing(v)).to.deep.equal(c.failing);
-      expect(v.checks, 'every check is listed').to.have.length(4);
+      expect(v.checks, 'every check is listed').to.have.length(5);
     });
   }
+
+  it('says why its peers refuse it', () => {
+    const why = 'every peer that answered refused (bad-signature ×3): another PEER_SECRET';
+    expect(check(readiness({ ...ready, unauthenticated: why }), 'peer-auth').detail).to.equal(why);
+  });
 
   it('says which address it is waiting for', () => {
     expect(check(readiness({ ...ready, selfListed: false }), 'self').detail).to.include(

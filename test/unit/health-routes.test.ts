@@ -120,6 +120,7 @@ describe('health routes', () => {
           { name: 'self', ok: true, detail: '127.0.0.1:8080 is among the peers' },
           { name: 'listening', ok: true, detail: 'HTTP server listening' },
           { name: 'shutdown', ok: true, detail: 'running' },
+          { name: 'peer-auth', ok: true, detail: "no peer refuses this node's signed messages" },
         ],
       });
     });

@@ -76,7 +76,10 @@ async function scrape(
     records: () => (leading ? records : []),
     selfSuspicion: () =>
       leading ? { suspect: false, unreachable: 0, silent: 0, considered: size } : null,
-    election: () => ({ epoch: 2, role: leading ? 'coordinator' : 'follower', coordinator: null }),
+    election: () => {
+      const role = leading ? 'coordinator' : 'follower';
+      return { epoch: 2, role, claimedRole: role, coordinator: null };
+    },
     webhooksPending: () => 0,
     eventLoopLagMs: () => 0,
   });
@@ -233,7 +236,7 @@ describe('metrics cardinality at 5,000 peers', function () {
       pathFindings: () => [],
       records: () => [],
       selfSuspicion: () => null,
-      election: () => ({ epoch: 0, role: 'follower', coordinator: null }),
+      election: () => ({ epoch: 0, role: 'follower', claimedRole: 'follower', coordinator: null }),
       webhooksPending: () => 0,
       eventLoopLagMs: () => 0,
     });

@@ -71,9 +71,10 @@ const failure = (reason: 'timeout' | 'aborted', latencyMs: number): Outcome<Ping
 function setup() {
   const world = {
     records: [] as PeerRecord[],
-    election: { epoch: 0, role: 'follower', coordinator: null } as {
+    election: { epoch: 0, role: 'follower', claimedRole: 'follower', coordinator: null } as {
       epoch: number;
       role: ElectionState['role'];
+      claimedRole: ElectionState['role'];
       coordinator: NodeRef | null;
     },
     pending: 0,
@@ -313,7 +314,16 @@ describe('NodeMetrics', () => {
 
     metrics.election.electionStarted();
     metrics.election.coordinatorChanged();
-    world.election = { epoch: 3, role: 'coordinator', coordinator: one };
+    // A term no peer has confirmed yet (or every peer refused to authenticate): not claimed.
+    world.election = { epoch: 3, role: 'coordinator', claimedRole: 'candidate', coordinator: one };
+    body = await scrape();
+    expect(value(body, 'knh_is_coordinator'), 'unconfirmed').to.equal(0);
+    world.election = {
+      epoch: 3,
+      role: 'coordinator',
+      claimedRole: 'coordinator',
+      coordinator: one,
+    };
     body = await scrape();
     expect(value(body, 'knh_elections_total')).to.equal(1);
     expect(value(body, 'knh_coordinator_changes_total')).to.equal(1);
@@ -322,7 +332,7 @@ describe('NodeMetrics', () => {
     expect(value(body, 'knh_coordinator_info', one)).to.equal(1);
 
     metrics.election.coordinatorChanged();
-    world.election = { epoch: 4, role: 'follower', coordinator: two };
+    world.election = { epoch: 4, role: 'follower', claimedRole: 'follower', coordinator: two };
     body = await scrape();
     expect(value(body, 'knh_coordinator_changes_total')).to.equal(2);
     expect(value(body, 'knh_is_coordinator')).to.equal(0);

@@ -153,9 +153,44 @@ describe('PathFindings', () => {
     expect(t.sent).to.deep.equal([]);
     expect(
       t.findings.findings.map((f) => f.kind),
-      'found all the same',
-    ).to.deep.equal(['path-broken']);
+      'its paths count for nothing while it is not alive',
+    ).to.deep.equal([]);
   });
+
+  for (const [what, mark] of [
+    ['dead', 'dead'],
+    ['suspect', 'suspect'],
+  ] as const) {
+    it(`blames no survivor for its paths to nodes ${what}: 3 of 5 down at once`, () => {
+      const t = coordinator();
+      for (const r of reports(3)) t.findings.take(r);
+      t.findings.round(NODES);
+      t.clock.advance(2_000);
+      t.findings.round(NODES);
+      // B, C and D crash. A's paths to them fail first; the coordinator's own still show ok (its
+      // pair probes have not failed 3 times yet), and the dead's last reports say they reach A.
+      for (const n of [B, C, D]) (mark === 'dead' ? t.dead : t.suspect).add(n);
+      t.findings.take({
+        from: { id: `n@${A}`, address: A },
+        epoch: 3,
+        seq: 1,
+        full: false,
+        paths: [B, C, D].map((to) => path(to, 'failed')),
+      });
+      for (let i = 0; i < 15; i++) {
+        t.clock.advance(1_000);
+        t.findings.round(NODES);
+      }
+      expect(
+        t.findings.findings.filter((f) => f.kind !== 'path-broken' && f.kind !== 'unreachable'),
+        'no egress, partition or quality finding',
+      ).to.deep.equal([]);
+      expect(
+        t.sent.map((p) => `${p.event} ${p.peer.address}`),
+        "nothing sent: their deaths are the verdicts' to tell",
+      ).to.deep.equal([]);
+    });
+  }
 
   it('refuses reports of another term, and while it does not lead', () => {
     const t = coordinator();
