@@ -3,7 +3,12 @@
 // continues the same alert, so a flapping peer pages once, not on every flap. Pure: time is given.
 import { incidentStartOf } from './payloads.js';
 import { incidentOf, incidentSubjectOf } from '../wire/incident.js';
-import { openingOf, opensIncident, type PeerStatusPayload } from '../wire/webhooks.js';
+import {
+  isUpdateEvent,
+  openingOf,
+  opensIncident,
+  type PeerStatusPayload,
+} from '../wire/webhooks.js';
 import type { Alert, AlertKind } from '../wire/alert.js';
 import type { AlertChange } from './receiver-adapter.js';
 import { withPodNames, type PodNameOf } from './pod-names.js';
@@ -59,6 +64,8 @@ export class AlertLifecycle {
 
   /** A peer-status event (as sent to KNH's webhook): the alert changes it makes now, if any. */
   onEvent(payload: PeerStatusPayload, now: number): AlertChange[] {
+    // News of an alert firing (a peer flapping): no change; the hold-down damps it already.
+    if (isUpdateEvent(payload.event)) return [];
     const subject = subjectOf(payload);
     if (opensIncident(payload.event)) {
       if (this.ending.delete(subject)) return []; // back down within the hold-down: same alert
@@ -74,7 +81,11 @@ export class AlertLifecycle {
       return [{ type: 'resolved', alert: resolved }];
     }
     if (this.holdDownMs <= 0) return this.resolve(subject, alert, now);
-    if (!this.ending.has(subject)) this.ending.set(subject, now);
+    // The hold-down counts from when the peer came back: a recovery RECOVERY_HOLD held back
+    // (alerts/flap-damper.ts) has waited part of it already.
+    const upSince = Date.parse(payload.peer.since);
+    const from = payload.event === 'peer_recovered' && upSince <= now ? upSince : now;
+    if (!this.ending.has(subject)) this.ending.set(subject, from);
     return [];
   }
 

@@ -4,7 +4,12 @@
 // out then. A resolution of an alert that did go out is always sent, so no incident stays open.
 import type { MaintenanceWindow, PeerNames } from '../wire/maintenance-window.js';
 import { incidentOf } from '../wire/incident.js';
-import { isFindingPayload, opensIncident, type PeerStatusPayload } from '../wire/webhooks.js';
+import {
+  isFindingPayload,
+  isUpdateEvent,
+  opensIncident,
+  type PeerStatusPayload,
+} from '../wire/webhooks.js';
 import { nodeNameOf } from '../wire/node-ref.js';
 
 export type Admission =
@@ -30,6 +35,10 @@ export class MaintenanceHold {
     }
     const opening = this.held.get(incident);
     if (!opening) return { send: true };
+    // News of an incident kept back (a peer flapping in maintenance): dropped, not kept.
+    if (isUpdateEvent(payload.event)) {
+      return { send: false, window: this.pausingAny(opening, now), cancels: payload.dedup_key };
+    }
     this.held.delete(incident);
     return { send: false, window: null, cancels: opening.dedup_key };
   }

@@ -24,6 +24,7 @@ import type { TermView } from './term-view.js';
 import { incidentOf } from '../wire/incident.js';
 import { DeliveryLog, HandoverLedger } from './term-handover.js';
 import type { TermHandover } from '../wire/term-handover.js';
+import { FlapDamper, type Damped, type FlapSettings } from './flap-damper.js';
 
 export interface ReporterOptions {
   notifier: EventSink;
@@ -62,7 +63,11 @@ export interface ReporterOptions {
    * goes out when its maintenance is over only then. Default: none is.
    */
   findingOpen?: (payload: PeerStatusPayload) => boolean;
+  /** Flap damping of peers' dead/recovered events (default: none, every event goes at once). */
+  flap?: FlapSettings;
 }
+
+const NO_DAMPING: FlapSettings = { recoveryHoldMs: 0, windowMs: 0, changes: 0, stableMs: 0 };
 
 /** How a term ends: another node took over (what is unsent is its now), or this node stops. */
 export type TermEnd = 'hand-over' | 'drain';
@@ -143,10 +148,19 @@ export class Reporter {
   private batch: { payload: PeerStatusPayload; share: boolean }[] | null = null;
   /** This term's cluster statuses, which go through the outbox too. */
   private readonly statuses: ClusterStatuses;
+  /** Holds back the events of peers that go down and up (a recovery waits out RECOVERY_HOLD). */
+  private readonly damper: FlapDamper;
+  private damperTimer: TimerHandle | null = null;
+  /**
+   * Verdict changes the damper hid from the receivers since the last round's report (or
+   * confirmation): a cluster status does not go out for them alone.
+   */
+  private hidden = 0;
 
   constructor(private readonly opts: ReporterOptions) {
     this.ledger = new HandoverLedger(opts.handoverWaitMs ?? 7_000);
     this.cannotJudge = new CannotJudge(opts.self);
+    this.damper = new FlapDamper(opts.flap ?? NO_DAMPING);
     this.statuses = new ClusterStatuses({
       ...opts,
       intervalMs: opts.clusterStatusIntervalMs,
@@ -382,6 +396,12 @@ export class Reporter {
     this.handedIn = [];
     this.ledger.endTerm();
     this.cannotJudge.reset();
+    // Held recoveries are pending events: handed over (or shared) with the rest, sent by the
+    // successor at once. What it knows of flapping starts again there.
+    this.damper.reset();
+    if (this.damperTimer) this.opts.clock.clearTimeout(this.damperTimer);
+    this.damperTimer = null;
+    this.hidden = 0;
     if (!lead || end !== 'hand-over') return;
     this.handedOverTerm = this.term;
     this.log.endTerm(lead.epoch(), this.opts.clock.now());
@@ -429,7 +449,7 @@ export class Reporter {
       // A path incident the death closes goes unshared: the peer_dead right behind it is shared.
       for (const closed of events.slice(0, -1)) this.deliver(closed, false);
       logDecided(log, judgement, last);
-      this.deliver(last, true);
+      this.damped(log, this.damp(last));
       return;
     }
     if (transition === 'first-alive') {
@@ -463,6 +483,65 @@ export class Reporter {
       return;
     }
     logUndecided(log, judgement);
+  }
+
+  /** What flap damping makes of a peer's dead or recovered event. */
+  private damp(payload: PeerStatusPayload): Damped {
+    const now = this.opts.clock.now();
+    if (payload.event === 'peer_dead') return this.damper.died(payload, now);
+    if (payload.event === 'peer_recovered') return this.damper.recovered(payload, now);
+    return { send: [payload], cancelled: null, held: null, hidden: false };
+  }
+
+  private damped(log: Logger, d: Damped): void {
+    if (d.cancelled) {
+      this.pending.delete(d.cancelled.dedup_key);
+      log.info(
+        { event: 'recovery-cancelled', dedupKey: d.cancelled.dedup_key },
+        `${d.cancelled.peer.id} is down again before its recovery went out: the same incident goes on`,
+      );
+    }
+    if (d.held) {
+      // Pending, so it rides on announcements: a successor sends it if this node goes.
+      this.pending.set(d.held.dedup_key, d.held);
+      log.info(
+        { event: 'recovery-held', dedupKey: d.held.dedup_key },
+        `${d.held.peer.id} is back: its peer_recovered waits until it has stayed up a while (RECOVERY_HOLD, FLAP_STABLE)`,
+      );
+    }
+    if (d.hidden) this.hidden++;
+    for (const p of d.send) {
+      if (p.event === 'peer_flapping') {
+        log.warn({ event: 'peer-flapping', dedupKey: p.dedup_key }, p.reason ?? p.event);
+      }
+      this.deliver(p, true);
+    }
+    this.scheduleDamper();
+  }
+
+  /** Wakes when the next held event is due. */
+  private scheduleDamper(): void {
+    const due = this.damper.nextDue();
+    if (this.damperTimer) this.opts.clock.clearTimeout(this.damperTimer);
+    this.damperTimer = null;
+    if (due === null || !this.leadership) return;
+    this.damperTimer = this.opts.clock.setTimeout(
+      () => {
+        this.damperTimer = null;
+        const due = this.damper.due(this.opts.clock.now());
+        for (const p of due) {
+          this.opts.logger.info(
+            { event: 'damped-final', dedupKey: p.dedup_key, peer: p.peer.id },
+            p.reason ?? `${p.peer.id} stayed up: sending its ${p.event}`,
+          );
+          this.deliver(p, true);
+        }
+        // CLUSTER_STATUS_URL hears the final state too, as a change.
+        if (due.length > 0) this.statuses.verdictsChanged();
+        this.scheduleDamper();
+      },
+      Math.max(0, due - this.opts.clock.now()),
+    );
   }
 
   /** A verdict withheld for self-suspicion: the mesh cannot be judged, and every receiver hears. */
@@ -517,14 +596,21 @@ export class Reporter {
   }
 
   /** A confirmation changed a verdict between rounds: the cluster status goes out now. */
-  onVerdictsChanged(): void {
+  onVerdictsChanged(changes = 1): void {
+    const hidden = this.hidden;
+    this.hidden = 0;
+    // Only flaps the damper hid: the next periodic status shows them.
+    if (hidden > 0 && changes <= hidden) return;
     this.statuses.verdictsChanged();
   }
 
   onRound(report: RoundReport): void {
     this.ids = null;
+    const hidden = this.hidden;
+    this.hidden = 0;
     if (!this.leadership) return;
-    const changed = report.changed > 0 || report.membership > 0;
+    this.forgetDeparted();
+    const changed = report.changed > hidden || report.membership > 0;
     const level = changed ? 'info' : 'debug';
     this.opts.logger[level](
       { event: 'round', ...report },
@@ -532,6 +618,19 @@ export class Reporter {
         (report.membership > 0 ? `, ${report.membership} joined or left` : ''),
     );
     this.statuses.roundEnded(changed);
+  }
+
+  /** Peers that left the mesh have no incident to damp any more. */
+  private forgetDeparted(): void {
+    const lead = this.leadership;
+    if (!lead || this.damper.size === 0) return;
+    const present = new Set(lead.records().map((r) => r.address));
+    for (const address of this.damper.peers()) {
+      if (present.has(address)) continue;
+      // It was back up when it left: its recovery is true, and goes now.
+      const held = this.damper.forget(address);
+      if (held) this.deliver(held, false);
+    }
   }
 
   /** Another peer's address that answered with the same id as `record`, if any. */

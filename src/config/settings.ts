@@ -1,6 +1,7 @@
 // Every setting knh reads, declared once: env name, the Config field it fills, kind, default, unit
 // and meaning. Config's type is derived from this list (load.ts), and docs/settings.md's table is
 // generated from it (npm run docs), which a test checks.
+import { parseDuration } from './duration.js';
 
 export type SettingKind =
   /** Any non-empty text; the loader checks these further (secrets, header names). */
@@ -363,6 +364,45 @@ export const SETTINGS = [
     origin: 'knh',
   },
   {
+    env: 'RECOVERY_HOLD',
+    key: 'recoveryHoldMs',
+    type: duration(0, 3_600_000),
+    default: '10',
+    unit: 'seconds',
+    description:
+      'A peer reported dead that answers again is resolved (peer_recovered, to every receiver) only once it has stayed up this long; down again within it, the same incident goes on, with no second peer_dead. A link going down and up pages once, at the cost of each recovery arriving this much later. 0 sends each recovery at once.',
+    origin: 'knh',
+  },
+  {
+    env: 'FLAP_WINDOW',
+    key: 'flapWindowMs',
+    type: duration(1_000, 3_600_000),
+    default: '60',
+    unit: 'seconds',
+    description: 'The window FLAP_CHANGES are counted in.',
+    origin: 'knh',
+  },
+  {
+    env: 'FLAP_CHANGES',
+    key: 'flapChanges',
+    type: { kind: 'int', min: 0, max: 100 },
+    default: '4',
+    unit: 'changes',
+    description:
+      'A peer reported dead whose verdict changes (down, up) this many times within FLAP_WINDOW is flapping: every receiver gets one peer_flapping, then nothing about it until it has not changed for FLAP_STABLE, then its final state. Fewer tells of flapping sooner; a peer restarted twice in a row counts too. 0 turns the event off (RECOVERY_HOLD still damps).',
+    origin: 'knh',
+  },
+  {
+    env: 'FLAP_STABLE',
+    key: 'flapStableMs',
+    type: duration(1_000, 3_600_000),
+    default: '30',
+    unit: 'seconds',
+    description:
+      'How long a flapping peer must stay in one state before its final state (peer_recovered, or a peer_dead keyed `dead-stable`) goes out: longer is quieter, and later.',
+    origin: 'knh',
+  },
+  {
     env: 'WEBHOOK_TIMEOUT',
     key: 'webhookTimeoutMs',
     type: duration(10, 120_000),
@@ -645,3 +685,11 @@ type ValueOf<S extends Setting> = S extends { default: string }
 
 /** Every setting's value under its key, as the loader reads them (parse-value.ts). */
 export type SettingValues = { [S in Declared as S['key']]: ValueOf<S> };
+
+/** A duration setting's default in ms: what the demo and the tests, which run with defaults, wait. */
+export function defaultMs(name: SettingName): number {
+  const s = (SETTINGS as readonly Setting[]).find((x) => x.env === name);
+  const ms = s?.default === undefined ? null : parseDuration(s.default);
+  if (ms === null) throw new Error(`BUG: ${name} has no duration default`);
+  return ms;
+}

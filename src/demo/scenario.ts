@@ -10,6 +10,7 @@ import {
   type WaitOptions,
 } from './received-webhooks.js';
 import { seconds } from './terminal-style.js';
+import { defaultMs } from '../config/settings.js';
 
 export interface ScenarioContext {
   mesh: LocalMesh;
@@ -87,7 +88,13 @@ export async function runScenario(ctx: ScenarioContext): Promise<Measurement[]> 
         const p = peerStatusOf(w);
         return p?.event === event && p.peer.address === node.address ? p : null;
       },
-      { timeoutMs, sinceMs, signal, what: `the ${event} webhook for ${node.name}` },
+      {
+        // A recovery goes once the peer has stayed up for RECOVERY_HOLD.
+        timeoutMs: event === 'peer_recovered' ? timeoutMs + defaultMs('RECOVERY_HOLD') : timeoutMs,
+        sinceMs,
+        signal,
+        what: `the ${event} webhook for ${node.name}`,
+      },
     );
 
   const leader = await step('wait for the election and the first full cluster status', async () => {
@@ -121,12 +128,15 @@ export async function runScenario(ctx: ScenarioContext): Promise<Measurement[]> 
     record(`${victim.name} killed → peer_dead webhook`, webhook.receivedMs - t);
   });
 
-  await step(`restart ${victim.name}: wait for its peer_recovered webhook`, async () => {
-    const t = Date.now();
-    await mesh.restart(victim.index);
-    const { webhook } = await peerStatus('peer_recovered', victim, t);
-    record(`${victim.name} restarted → peer_recovered webhook`, webhook.receivedMs - t);
-  });
+  await step(
+    `restart ${victim.name}: wait for its peer_recovered webhook (once up for RECOVERY_HOLD)`,
+    async () => {
+      const t = Date.now();
+      await mesh.restart(victim.index);
+      const { webhook } = await peerStatus('peer_recovered', victim, t);
+      record(`${victim.name} restarted → peer_recovered webhook`, webhook.receivedMs - t);
+    },
+  );
 
   await step(
     `kill the coordinator ${leader.name}: wait for the new coordinator's cluster status`,

@@ -24,12 +24,11 @@ export function termStateOf(m: {
   };
 }
 
-/** The announcement with the verdicts, for peers of this protocol, of protocol 2, and of 1. */
-interface FullAnnouncements {
-  current: Announcement;
-  second: Announcement;
-  first: Announcement;
-}
+/**
+ * The announcement with the verdicts, for peers of each protocol: index p for protocol p (1 up to
+ * PROTOCOL), index 0 unused.
+ */
+type FullAnnouncements = readonly Announcement[];
 
 /** At most this many firing alerts ride on an announcement (the newest). */
 const MAX_SHARED_ALERTS = 500;
@@ -74,10 +73,10 @@ export class Announcements {
       ...(windows.length > 0 ? { maintenance: windows } : {}),
       successors: [...successors],
     };
-    const { current, second, first } = this.full(common);
+    const byProtocol = this.full(common);
     const full = (address: string) => {
       const protocol = this.o.protocolOf?.(address) ?? 1;
-      return protocol >= PROTOCOL ? current : protocol >= 2 ? second : first;
+      return byProtocol[Math.max(1, Math.min(PROTOCOL, protocol))]!;
     };
     if (thinHeartbeatMs === null) return full;
     const thin: Announcement = {
@@ -117,9 +116,9 @@ export class Announcements {
         ? { ...common, undelivered: older, ...alertsToShare(olderAlerts), ...judge, peers }
         : base;
     };
-    const second = olderFor(2, current);
-    const first = olderFor(1, second);
-    const announcements = { current, second, first };
+    const announcements: Announcement[] = [];
+    announcements[PROTOCOL] = current;
+    for (let p = PROTOCOL - 1; p >= 1; p--) announcements[p] = olderFor(p, announcements[p + 1]!);
     this.lastFull = { peers, key, announcements };
     return announcements;
   }

@@ -1,10 +1,13 @@
 // What a peer of an older protocol takes: a node of protocol 1 (f6578aa) refuses a whole message
 // that holds an event, an alert kind or a field it does not know, and one of protocol 2 an event or
-// alert kind it does not know, so those are left out for it.
+// alert kind it does not know, and one of protocol 3 the `peer_flapping` event, so those are left
+// out for it.
 import {
   INCIDENT_SINCE_PROTOCOL,
   isFindingPayload,
+  isUpdateEvent,
   openingOf,
+  UPDATE_SINCE_PROTOCOL,
   type PeerStatusPayload,
 } from '../wire/webhooks.js';
 import type { Alert } from '../wire/alert.js';
@@ -15,8 +18,13 @@ export function undeliveredFor(protocol: number, events: PeerStatusPayload[]): P
   if (protocol >= PROTOCOL) return events;
   // A finding of every node's paths is protocol 3's, whatever its event (a path_broken between
   // two followers carries fields older nodes do not know).
-  const takes = (e: PeerStatusPayload) =>
-    (isFindingPayload(e) ? 3 : INCIDENT_SINCE_PROTOCOL[openingOf(e.event)]) <= protocol;
+  const since = (e: PeerStatusPayload) =>
+    isUpdateEvent(e.event)
+      ? UPDATE_SINCE_PROTOCOL[e.event]
+      : isFindingPayload(e)
+        ? 3
+        : INCIDENT_SINCE_PROTOCOL[openingOf(e.event)];
+  const takes = (e: PeerStatusPayload) => since(e) <= protocol;
   return events.every(takes) ? events : events.filter(takes);
 }
 

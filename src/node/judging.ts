@@ -62,7 +62,7 @@ export function judging(o: JudgingOptions): Judging {
     onSent: (payload) => {
       dispatcher.onPeerStatus(payload);
       // The status page's feed shows what this coordinator says of its own judging.
-      if (isJudgementEvent(payload.event)) {
+      if (isJudgementEvent(payload.event) || payload.event === 'peer_flapping') {
         events.add(payload.event, payload.reason ?? payload.event, payload.peer.id);
       }
     },
@@ -72,6 +72,12 @@ export function judging(o: JudgingOptions): Judging {
     self,
     clusterStatusIntervalMs: config.clusterStatusIntervalMs,
     startGraceMs: config.startGraceMs,
+    flap: {
+      recoveryHoldMs: config.recoveryHoldMs,
+      windowMs: config.flapWindowMs,
+      changes: config.flapChanges,
+      stableMs: config.flapStableMs,
+    },
     shareVerdicts,
     // A delivery: a large mesh's successors hear of it in the next heartbeat (HEARTBEAT_INTERVAL),
     // not in a megabyte announcement per webhook (a lost zone is a webhook per peer).
@@ -110,7 +116,7 @@ export function judging(o: JudgingOptions): Judging {
       reporter.onRound(r);
     },
     onRoundStart: (lateByMs) => metrics.probes.roundStarted(lateByMs, config.roundIntervalMs),
-    onVerdictsChanged: () => reporter.onVerdictsChanged(),
+    onVerdictsChanged: (changes) => reporter.onVerdictsChanged(changes),
     onSelfSuspicion: (suspicion) => reporter.onSelfSuspicion(suspicion),
   });
   const shared = new SharedViews({

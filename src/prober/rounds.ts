@@ -82,7 +82,7 @@ export interface ProbeRoundsOptions {
    * Called when a confirmation that ended between rounds changed a verdict (a death, a peer
    * seen alive late), so the cluster status need not wait for the next round. Must not block.
    */
-  onVerdictsChanged?(): void;
+  onVerdictsChanged?(changes: number): void;
   /** Called when whether this node suspects itself changes (selfSuspicion). Must not block. */
   onSelfSuspicion?(suspicion: SelfSuspicion): void;
 }
@@ -428,9 +428,10 @@ export class ProbeRounds {
       if (before === 'dead' && !this.rechecks.due(address, clock.now())) return done();
       void confirmUnreachable(this.confirmation, address, first, signal, selfHealthy)
         .then(() => {
-          if (signal.aborted || this.verdictChanges === 0) return;
+          const changes = this.verdictChanges;
+          if (signal.aborted || changes === 0) return;
           this.verdictChanges = 0;
-          this.opts.onVerdictsChanged?.();
+          this.opts.onVerdictsChanged?.(changes);
         })
         .catch((err: unknown) =>
           this.opts.logger.error({ err, peerAddress: address }, 'BUG: a confirmation failed'),

@@ -31,6 +31,7 @@ const EVENT_SUFFIX: Record<PeerStatusEvent, string> = {
   path_restored: 'path-restored',
   cannot_judge: 'cannot-judge',
   can_judge: 'can-judge',
+  peer_flapping: 'flapping',
   peer_degraded: 'degraded',
   peer_healthy: 'healthy',
   path_degraded: 'path-degraded',

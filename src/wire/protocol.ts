@@ -10,8 +10,9 @@ export const PROTOCOL_HEADER = 'x-knh-protocol';
  *    that accept fields they do not know.
  * 3: adds the path reports (POST /paths/report) and full-size echoes (POST /paths/echo) of pair
  *    probing, and the finding events and alert kinds (wire/webhooks.ts) to what is shared.
+ * 4: adds the `peer_flapping` event (wire/webhooks.ts, UPDATES) to what is shared.
  */
-export const PROTOCOL = 3;
+export const PROTOCOL = 4;
 
 /** The first protocol whose nodes take path reports and full-size echoes (pair probing). */
 export const PATHS_PROTOCOL = 3;

@@ -21,7 +21,27 @@ export type PeerStatusEvent =
   | 'path_restored'
   | 'cannot_judge'
   | 'can_judge'
+  | UpdateEvent
   | FindingEvent;
+
+/**
+ * Events that neither open nor resolve an incident but tell of one still open (protocol 4):
+ * `peer_flapping`, a peer reported dead that keeps going down and up (alerts/flap-damper.ts).
+ */
+export type UpdateEvent = 'peer_flapping';
+
+/** The incident each update event tells of: its opening event. */
+export const UPDATES = { peer_flapping: 'peer_dead' } as const satisfies Record<
+  UpdateEvent,
+  OpeningEvent
+>;
+
+/** The first peer protocol whose nodes take each update event. */
+export const UPDATE_SINCE_PROTOCOL: Readonly<Record<UpdateEvent, number>> = { peer_flapping: 4 };
+
+export function isUpdateEvent(event: PeerStatusEvent): event is UpdateEvent {
+  return Object.hasOwn(UPDATES, event);
+}
 
 /**
  * What the coordinator's localization of every node's paths finds (src/paths/), protocol 3: a node
@@ -83,10 +103,11 @@ export function opensIncident(event: PeerStatusEvent): event is OpeningEvent {
 /** The event that opened the incident an event opens or resolves: the incident's kind. */
 export function openingOf(event: PeerStatusEvent): OpeningEvent {
   if (opensIncident(event)) return event;
+  if (isUpdateEvent(event)) return UPDATES[event];
   const opening = (Object.keys(RESOLVED_BY) as OpeningEvent[]).find(
     (o) => RESOLVED_BY[o] === event,
   );
-  // Every event either opens an incident or resolves one (the schema's enum, RESOLVED_BY's).
+  // Every event opens, updates or resolves an incident (the schema's enum, RESOLVED_BY's).
   if (!opening) throw new Error(`BUG: ${event} neither opens nor resolves an incident`);
   return opening;
 }

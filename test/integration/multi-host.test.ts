@@ -14,9 +14,12 @@ import {
   type HostLeadership,
 } from '../support/multi-host-fixture.js';
 import { sleep } from '../support/poll.js';
+import { defaultMs } from '../../src/config/settings.js';
 
 /** Bound on every detection this file waits for (the targets are far lower; see the printed times). */
 const DETECT_MS = 15_000;
+/** A recovery goes once the peer has stayed up for RECOVERY_HOLD. */
+const RECOVERED_MS = DETECT_MS + defaultMs('RECOVERY_HOLD');
 /**
  * How long after a fault the receiver is watched for alerts that must not come. An isolated node
  * first misses COORDINATOR_TIMEOUT (1.5 s) of heartbeats, elects itself (~1.5 s), then needs a full
@@ -154,7 +157,7 @@ describe('multi-host faults (5 network namespaces, root only)', function () {
     const recovered = await fx.waitForPeerStatus(
       `peer_recovered for ${old.address} after the heal`,
       (b) => b.event === 'peer_recovered' && b.peer.address === old.address,
-      { sinceMs: healedMs, timeoutMs: DETECT_MS },
+      { sinceMs: healedMs, timeoutMs: RECOVERED_MS },
     );
     expect(recovered.body.dedup_key).to.equal(dead.body.dedup_key.replace(/:dead$/, ':recovered'));
     const again = await fx.waitForLeader({ timeoutMs: 20_000 });
@@ -235,7 +238,7 @@ describe('multi-host faults (5 network namespaces, root only)', function () {
       const recovered = await fx.waitForPeerStatus(
         `peer_recovered for ${gone.address} after the heal`,
         (b) => b.event === 'peer_recovered' && b.peer.address === gone.address,
-        { sinceMs: healedMs, timeoutMs: DETECT_MS },
+        { sinceMs: healedMs, timeoutMs: RECOVERED_MS },
       );
       expect(recovered.body.dedup_key).to.equal(
         dead?.body.dedup_key.replace(/:dead$/, ':recovered'),

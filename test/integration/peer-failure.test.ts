@@ -4,6 +4,7 @@ import { referenceErrors } from '../support/knh-reference-schemas.js';
 import { byRank, lowestRanked } from '../support/expected-rank.js';
 import { useMeshFixture, type MeshFixture } from '../support/mesh-fixture.js';
 import { sleep } from '../support/poll.js';
+import { defaultMs } from '../../src/config/settings.js';
 
 /** Long enough for the coordinator to run a few more probe rounds (ELECTION_COOLDOWN_PERIOD 1 s). */
 const A_FEW_ROUNDS_MS = 3_000;
@@ -71,6 +72,8 @@ describe('peer failures (5 real nodes)', function () {
     const recovered = await fx.waitForPeerStatus(
       `peer_recovered for ${victim.address}`,
       (b) => b.event === 'peer_recovered' && b.peer.address === victim.address,
+      // It goes once the peer has stayed up for RECOVERY_HOLD.
+      15_000 + defaultMs('RECOVERY_HOLD'),
     );
     expect(recovered.errors).to.deep.equal([]);
     expect(recovered.body.peer.alive).to.equal(true);

@@ -24,11 +24,13 @@ export interface PreviousVersion {
 
 /**
  * The versions before this one that a rolling upgrade may run beside it: the last landed before
- * pair probing (protocol 2, the version right before this one), and f6578aa (protocol 1, issue 9).
+ * peer_flapping (protocol 3, the version right before this one), and the last before pair probing
+ * (protocol 2). Protocol 1 (f6578aa) is two protocols back: its compatibility stays covered by the
+ * unit tests of what each protocol is sent (driver-protocol), not by a mesh.
  */
 export const PREVIOUS_VERSIONS: readonly PreviousVersion[] = [
+  { commit: '033426ca5f6b15a193202cb5a400272f799e4899', protocol: 3 },
   { commit: '69ce293ebf2d1bb409a601ecc05718d0015c2d48', protocol: 2 },
-  { commit: 'f6578aa1ee3875565c904dec8ee7a5dd78162e13', protocol: 1 },
 ];
 
 /** The version right before this one. */

@@ -2,6 +2,7 @@
 // records and self-suspicion the test sets, and shares held until released.
 import type { ClusterStatusPayload, PeerStatusPayload } from '../../src/wire/webhooks.js';
 import { Reporter } from '../../src/alerts/reporter.js';
+import type { FlapSettings } from '../../src/alerts/flap-damper.js';
 import type { TermView } from '../../src/alerts/term-view.js';
 import type { MaintenanceHold } from '../../src/alerts/maintenance-hold.js';
 import type { RoundReport, SelfSuspicion } from '../../src/prober/rounds.js';
@@ -25,6 +26,8 @@ export interface SetupOptions {
   self?: typeof SELF;
   /** Maintenance: alerts about paused nodes held back. */
   hold?: MaintenanceHold;
+  /** Flap damping (default: none). */
+  flap?: FlapSettings;
 }
 
 export interface Suppressed {
@@ -41,6 +44,7 @@ export function setupReporter({
   poster = new FakePoster(clock, answer),
   self = SELF,
   hold,
+  flap,
 }: SetupOptions = {}) {
   const logger = new CapturingLogger();
   const order: string[] = [];
@@ -58,6 +62,7 @@ export function setupReporter({
     self,
     clusterStatusIntervalMs: intervalMs,
     ...(hold ? { hold } : {}),
+    ...(flap ? { flap } : {}),
     onSuppressed: (payload, window) =>
       suppressed.push({ event: payload.event, key: payload.dedup_key, window: window?.id ?? null }),
     shareVerdicts: () => {

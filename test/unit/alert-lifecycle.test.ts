@@ -38,6 +38,30 @@ describe('AlertLifecycle', () => {
     expect(life.firingAlerts()).to.deep.equal([]);
   });
 
+  it('counts the hold-down from when the peer came back: a recovery RECOVERY_HOLD held waited part of it', () => {
+    const life = new AlertLifecycle(HOLD);
+    const [dead, back] = incident(up('a', '10.0.0.1', T), T + 10_000, T + 60_000);
+    life.onEvent(dead, T + 10_000);
+    // Sent 10 s after the peer came back (RECOVERY_HOLD): 20 s of the hold-down are left.
+    expect(life.onEvent(back, T + 70_000)).to.deep.equal([]);
+    expect(life.nextDue()).to.equal(T + 60_000 + HOLD);
+    expect(life.tick(T + 60_000 + HOLD).map((c) => c.type)).to.deep.equal(['resolved']);
+  });
+
+  it('takes a peer_flapping as news of the alert firing, not its resolution', () => {
+    const life = new AlertLifecycle(HOLD);
+    const [dead] = incident(up('a', '10.0.0.1', T), T + 10_000, T + 60_000);
+    life.onEvent(dead, T + 10_000);
+    const flapping = {
+      ...dead,
+      event: 'peer_flapping' as const,
+      dedup_key: dead.dedup_key.replace(/:dead$/, ':flapping'),
+    };
+    expect(life.onEvent(flapping, T + 20_000)).to.deep.equal([]);
+    expect(life.firingAlerts().map((a) => a.kind)).to.deep.equal(['peer_dead']);
+    expect(life.nextDue()).to.equal(null);
+  });
+
   it('a peer that fails again within the hold-down continues the same alert: one page for a flapping peer', () => {
     const life = new AlertLifecycle(HOLD);
     const a = up('a', '10.0.0.1', T);

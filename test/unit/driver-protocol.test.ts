@@ -22,10 +22,16 @@ import { TestDelegate } from '../support/test-delegate.js';
 
 const OLD: NodeRef = { id: 'old@10.0.0.1', address: '10.0.0.1:8080' };
 const NEW: NodeRef = { id: 'new@10.0.0.2', address: '10.0.0.2:8080' };
-const CUR: NodeRef = { id: 'cur@10.0.0.3', address: '10.0.0.3:8080' };
+const P3: NodeRef = { id: 'p3@10.0.0.3', address: '10.0.0.3:8080' };
+const CUR: NodeRef = { id: 'cur@10.0.0.4', address: '10.0.0.4:8080' };
 const TOP: NodeRef = { id: 'top@10.0.0.9', address: '10.0.0.9:8080' };
 const schemas = loadSchemas();
-const PROTOCOL: Record<string, number> = { [OLD.address]: 1, [NEW.address]: 2, [CUR.address]: 3 };
+const PROTOCOL: Record<string, number> = {
+  [OLD.address]: 1,
+  [NEW.address]: 2,
+  [P3.address]: 3,
+  [CUR.address]: 4,
+};
 
 const { opened: judgeAlert } = cannotJudgeIncident(1_000, 2_000);
 const deadOne: Alert = deadAlert(5, 1_000);
@@ -47,7 +53,7 @@ const degradedEvent = findingPayload({
 });
 const degradedAlert: Alert = alertOf(degradedEvent);
 
-/** A cannot_judge opening and a peer_dead, both undelivered. */
+/** A peer_dead, a cannot_judge opening, a finding and a peer_flapping, all undelivered. */
 function undeliveredEvents(): PeerStatusPayload[] {
   const dead = peerStatusPayload({
     record: { ...newRecord('10.0.0.5:8080', 1_000), health: 'dead', alerted: true },
@@ -67,7 +73,12 @@ function undeliveredEvents(): PeerStatusPayload[] {
     facts: { reaches: 0, peers: 2, unreachable: [], unreachable_count: 2, corroborated_by: [] },
     reason: 'knh cannot judge the mesh',
   });
-  return [dead, judge, degradedEvent];
+  const flapping: PeerStatusPayload = {
+    ...dead,
+    event: 'peer_flapping',
+    dedup_key: dead.dedup_key.replace(/:dead$/, ':flapping'),
+  };
+  return [dead, judge, degradedEvent, flapping];
 }
 
 function driverOf(
@@ -125,14 +136,21 @@ function driverOf(
 }
 
 describe('election driver: what each protocol gets', () => {
-  it('announces each peer what its protocol takes: findings to 3, cannot_judge to 2 and up', async () => {
-    const { driver, clock, sent } = driverOf(TOP, [OLD, NEW, CUR]);
+  it('announces each peer what its protocol takes: peer_flapping to 4, findings to 3, cannot_judge to 2 and up', async () => {
+    const { driver, clock, sent } = driverOf(TOP, [OLD, NEW, P3, CUR]);
     driver.start();
     await clock.advanceAsync(0);
     const toOld = sent.get(OLD.address) as Announcement;
     const toNew = sent.get(NEW.address) as Announcement;
     const toCur = sent.get(CUR.address) as Announcement;
+    const toP3 = sent.get(P3.address) as Announcement;
     expect(toCur.undelivered?.map((e) => e.event)).to.deep.equal([
+      'peer_dead',
+      'cannot_judge',
+      'peer_degraded',
+      'peer_flapping',
+    ]);
+    expect(toP3.undelivered?.map((e) => e.event)).to.deep.equal([
       'peer_dead',
       'cannot_judge',
       'peer_degraded',
@@ -150,7 +168,7 @@ describe('election driver: what each protocol gets', () => {
     expect(toOld).to.not.have.property('cannot_judge');
     expect(toOld.undelivered?.map((e) => e.event)).to.deep.equal(['peer_dead']);
     expect(toOld.alerts?.map((a) => a.kind)).to.deep.equal(['peer_dead']);
-    for (const a of [toOld, toNew]) {
+    for (const a of [toOld, toNew, toP3]) {
       expect(schemas.check('announcement', a)).to.deep.equal({ ok: true });
     }
     driver.stop();
