@@ -29,6 +29,8 @@ import { EventLog } from './status/event-log.js';
 import { windowChanges } from './status/event-feed.js';
 import { loadSchemas } from './wire/schemas.js';
 import type { Alert } from './wire/alert.js';
+import { AuthFindings } from './node/auth-findings.js';
+import { nodeNameOf as nodeNameRef } from './wire/node-ref.js';
 
 export const VERSION = '0.1.0';
 
@@ -106,15 +108,38 @@ export async function startNode(config: Config, deps: NodeDeps): Promise<Running
     nodeNameOf,
     loopLag,
     sharing,
-    findingOpen: (payload) => paths.isOpen(payload),
+    findingOpen: (payload) => paths.isOpen(payload) || (authFindings?.isOpen(payload) ?? false),
   });
   const present = () => membership.present;
+  // Nodes whose signed messages and this coordinator's are refused (another secret, a clock far
+  // off): warnings of their own, told like the findings of pair probing.
+  const authFindings: AuthFindings | null = auth
+    ? new AuthFindings({
+        standing: auth.standing,
+        clock,
+        self,
+        leading: (): { epoch: number } | null =>
+          election.claimedRole === 'coordinator' ? { epoch: election.epoch } : null,
+        listed: (address) => membership.isPeer(address),
+        record: (address) => rounds.record(address),
+        refOf: (address) => {
+          const r = rounds.record(address);
+          const id = r?.id ?? address;
+          return { id, node_name: r?.nodeName || nodeNameOf(address) || nodeNameRef(id) };
+        },
+        onFinding: (payload) => reporter.onFinding(payload),
+      })
+    : null;
   const findings = {
     get enabled(): boolean {
       return paths.enabled;
     },
-    inherit: (...a: Parameters<PathProbing['inherit']>): void => paths.inherit(...a),
-    alerts: (): readonly Alert[] => paths.openAlerts(),
+    authJudged: authFindings !== null,
+    inherit: (...a: Parameters<PathProbing['inherit']>): void => {
+      if (paths.enabled) paths.inherit(...a);
+      authFindings?.inherit(a[0]);
+    },
+    alerts: (): readonly Alert[] => [...paths.openAlerts(), ...(authFindings?.alerts() ?? [])],
   };
   const leadership = new Leadership({ ...parts, rounds, reporter, shared, present, findings });
   const { election } = leadership;
@@ -182,6 +207,7 @@ export async function startNode(config: Config, deps: NodeDeps): Promise<Running
   const stopTicking = every(clock, 1_000, () => {
     book.prune(clock.now());
     standingLog?.(clock.now());
+    authFindings?.tick();
     reporter.releaseHeld();
     membership.expireDepartures((d) => rounds.presumeAlive(d.address, d.id, d.atMs));
   });

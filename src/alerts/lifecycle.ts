@@ -32,8 +32,8 @@ const subjectOf = (payload: PeerStatusPayload) => subject(alertOf(payload));
 
 export function alertOf(payload: PeerStatusPayload): Alert {
   const key = incidentOf(payload);
-  const { figures, mtu, egress, partition } = payload;
-  const facts = { figures, mtu, egress, partition };
+  const { figures, mtu, egress, partition, auth } = payload;
+  const facts = { figures, mtu, egress, partition, auth };
   const told = Object.entries(facts).filter(([, v]) => v !== undefined);
   return {
     key,

@@ -23,6 +23,8 @@ export function succession(args: {
    * their incidents' closings (node/path-findings.ts); else they are over.
    */
   findingsJudged?: boolean;
+  /** This node judges nodes out of sight: their alerts are carried on (node/auth-findings.ts). */
+  authJudged?: boolean;
   self: NodeRef;
   epoch: number;
   now: number;
@@ -45,7 +47,9 @@ export function succession(args: {
   const carried = inherited.filter(
     (a) =>
       (a.kind === 'peer_dead' && dead.has(a.peer.address)) ||
-      (args.findingsJudged === true && a.severity === 'warning'),
+      (a.kind === 'peer_unauthenticated'
+        ? args.authJudged === true
+        : args.findingsJudged === true && a.severity === 'warning'),
   );
   const over = inherited.filter((a) => !carried.includes(a));
   // Not yet sent anywhere: they come through the reporter when they go.

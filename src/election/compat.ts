@@ -1,7 +1,7 @@
 // What a peer of an older protocol takes: a node of protocol 1 (f6578aa) refuses a whole message
 // that holds an event, an alert kind or a field it does not know, and one of protocol 2 an event or
-// alert kind it does not know, and one of protocol 3 the `peer_flapping` event, so those are left
-// out for it.
+// alert kind it does not know, and one of protocol 3 the `peer_flapping` event and the
+// `peer_unauthenticated` incident, so those are left out for it.
 import {
   INCIDENT_SINCE_PROTOCOL,
   isFindingPayload,
@@ -21,9 +21,7 @@ export function undeliveredFor(protocol: number, events: PeerStatusPayload[]): P
   const since = (e: PeerStatusPayload) =>
     isUpdateEvent(e.event)
       ? UPDATE_SINCE_PROTOCOL[e.event]
-      : isFindingPayload(e)
-        ? 3
-        : INCIDENT_SINCE_PROTOCOL[openingOf(e.event)];
+      : Math.max(isFindingPayload(e) ? 3 : 1, INCIDENT_SINCE_PROTOCOL[openingOf(e.event)]);
   const takes = (e: PeerStatusPayload) => since(e) <= protocol;
   return events.every(takes) ? events : events.filter(takes);
 }
@@ -32,6 +30,6 @@ export function undeliveredFor(protocol: number, events: PeerStatusPayload[]): P
 export function alertsFor(protocol: number, alerts: Alert[]): Alert[] {
   if (protocol >= PROTOCOL) return alerts;
   const takes = (a: Alert) =>
-    (a.severity === 'warning' ? 3 : INCIDENT_SINCE_PROTOCOL[a.kind]) <= protocol;
+    Math.max(a.severity === 'warning' ? 3 : 1, INCIDENT_SINCE_PROTOCOL[a.kind]) <= protocol;
   return alerts.every(takes) ? alerts : alerts.filter(takes);
 }

@@ -21,6 +21,13 @@ import type { NodeRef } from '../wire/node-ref.js';
 import { isJudgementEvent, type PeerStatusPayload } from '../wire/webhooks.js';
 import { SHARE_WAIT_MS } from './term-sharing.js';
 
+/** Events the status page's feed shows as they go, besides the judgement ones. */
+const FED: ReadonlySet<string> = new Set([
+  'peer_flapping',
+  'peer_unauthenticated',
+  'peer_authenticated',
+]);
+
 /** The election's side of sharing verdicts, as the reporter needs it. */
 export interface VerdictSharing {
   /** Sends the verdicts to the followers; resolves once they answered or `maxWaitMs` passed. */
@@ -62,7 +69,7 @@ export function judging(o: JudgingOptions): Judging {
     onSent: (payload) => {
       dispatcher.onPeerStatus(payload);
       // The status page's feed shows what this coordinator says of its own judging.
-      if (isJudgementEvent(payload.event) || payload.event === 'peer_flapping') {
+      if (isJudgementEvent(payload.event) || FED.has(payload.event)) {
         events.add(payload.event, payload.reason ?? payload.event, payload.peer.id);
       }
     },

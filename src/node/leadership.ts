@@ -50,11 +50,15 @@ export interface LeadershipOptions {
     >;
   book: MaintenanceBook;
   /**
-   * Pair probing's findings (path-findings.ts): whether this node judges them, and the incidents
-   * of them a predecessor left open, handed over when this node's term starts. Default: none.
+   * Pair probing's findings (path-findings.ts) and nodes out of sight (auth-findings.ts): whether
+   * this node judges them, and the incidents of them a predecessor left open, handed over when
+   * this node's term starts. Default: none.
    */
   findings?: {
+    /** Pair probing's. */
     readonly enabled: boolean;
+    /** Nodes out of sight (peer authentication is on). */
+    readonly authJudged?: boolean;
     inherit(
       alerts: readonly Alert[],
       undelivered: readonly PeerStatusPayload[],
@@ -206,6 +210,7 @@ export class Leadership {
       undelivered: memory.undelivered,
       cannotJudge: memory.cannotJudge,
       findingsJudged: this.o.findings?.enabled ?? false,
+      authJudged: this.o.findings?.authJudged ?? false,
       self,
       epoch: election.epoch,
       now: clock.now(),
@@ -223,7 +228,7 @@ export class Leadership {
       { cannotJudge: memory.cannotJudge, ready: election.termConfirmed },
     );
     // The findings a predecessor left open are open here until found again, or closed as over.
-    if (this.o.findings?.enabled) {
+    if (this.o.findings?.enabled || this.o.findings?.authJudged) {
       this.o.findings.inherit(memory.alerts, memory.undelivered, this.o.present().length + 1);
     }
     // This node was reported dead and is back (a restart): it resolves its own incident.

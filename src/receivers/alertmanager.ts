@@ -58,6 +58,7 @@ const ALERTNAME: Record<Alert['kind'], string> = {
   path_mtu: 'KnhPathMtu',
   egress_broken: 'KnhEgressBroken',
   partition: 'KnhPartition',
+  peer_unauthenticated: 'KnhPeerUnauthenticated',
 };
 /** Annotations naming any number of nodes (cannot_judge's, a finding's) are cut here. */
 const LIST_MAX = 4000;
@@ -163,7 +164,7 @@ function findingAnnotations(alert: Alert, kind: FindingKind): Record<string, str
     ),
     coordinator: alert.coordinator.id,
   };
-  const { figures, mtu, egress, partition } = alert.facts ?? {};
+  const { figures, mtu, egress, partition, auth } = alert.facts ?? {};
   if (figures) {
     annotations.loss_percent = String(Math.round(figures.loss_ratio * 1000) / 10);
     annotations.samples = String(figures.samples);
@@ -176,6 +177,10 @@ function findingAnnotations(alert: Alert, kind: FindingKind): Record<string, str
     annotations.reached_by = listed(egress.reached_by, egress.reached_by.length);
   }
   if (partition) annotations.sides = clip(sidesText(partition.sides, LISTED), LIST_MAX);
+  if (auth) {
+    annotations.refusal = auth.refusal;
+    if (auth.offset_ms !== null) annotations.clock_offset_ms = String(auth.offset_ms);
+  }
   return annotations;
 }
 

@@ -30,6 +30,7 @@ export const BY_URGENCY: readonly AlertKind[] = [
   'path_mtu',
   'peer_degraded',
   'path_degraded',
+  'peer_unauthenticated',
 ];
 
 /**
@@ -66,6 +67,10 @@ const STATE: Record<FindingKind, Record<Change, string>> = {
   },
   egress_broken: { firing: 'broken', resolved: 'restored' },
   partition: { firing: 'partitioned', resolved: 'whole again' },
+  peer_unauthenticated: {
+    firing: 'out of sight (its messages cannot be authenticated)',
+    resolved: 'authenticated again',
+  },
 };
 
 export const findingState = (kind: FindingKind, change: Change): string => STATE[kind][change];
@@ -76,6 +81,7 @@ export function findingCount(kind: FindingKind, n: number, change: Change): stri
   switch (kind) {
     case 'peer_degraded':
     case 'peer_mtu':
+    case 'peer_unauthenticated':
       return `${plural(n, 'node', 'nodes')} ${state}`;
     case 'path_degraded':
     case 'path_mtu':
@@ -157,8 +163,19 @@ export function sidesText(sides: readonly string[][], max: number): string {
   return `${plural(sides.length, 'side', 'sides')} cannot reach each other: ${shown.join(' | ')}${more}`;
 }
 
+/** `it refuses the coordinator's messages (expired); its clock is 120 s ahead`. */
+export function authText(a: NonNullable<FindingFacts['auth']>): string {
+  const off = a.offset_ms;
+  const clock =
+    off === null
+      ? ''
+      : `; its clock is ${Math.round(Math.abs(off) / 1000)} s ${off > 0 ? 'ahead' : 'behind'}`;
+  return `its signed messages and the coordinator's are refused (${a.refusal})${clock}`;
+}
+
 /** The facts a finding's event told, in words, naming at most `max` nodes a list; '' if none. */
 export function factsText(facts: FindingFacts | undefined, max: number): string {
+  if (facts?.auth) return authText(facts.auth);
   if (facts?.figures) return figuresText(facts.figures);
   if (facts?.mtu) return mtuText(facts.mtu.size);
   if (facts?.egress) return egressText(facts.egress);

@@ -45,6 +45,8 @@ const BY_KIND: Readonly<Record<AlertKind, string>> = {
     "the node cannot send to the others, though they reach it: check egress NetworkPolicies, and the node's outbound routes and firewall",
   partition:
     "the nodes split into groups that cannot reach each other: check the links between zones or subnets, and the CNI's routes between them",
+  peer_unauthenticated:
+    "the node answers, but its knh and the coordinator's refuse each other's signed messages: its PEER_SECRET differs (a rotation half done) or is unset, or its clock is far off (NTP); the reason says which",
 };
 
 /** The one-line hint for an alert: by the failure the prober saw, else by its kind. */

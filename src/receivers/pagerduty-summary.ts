@@ -99,9 +99,10 @@ function judgementDetails(j: JudgementFacts): Record<string, unknown> {
 /** A finding's facts as its event told them, each list of nodes bounded and counted. */
 function factsDetails(f: FindingFacts): Record<string, unknown> {
   const some = (nodes: readonly string[]) => nodes.slice(0, WITNESSES_DETAILED);
-  const { figures, mtu, egress, partition } = f;
+  const { figures, mtu, egress, partition, auth } = f;
   return {
     ...(figures ? { figures } : {}),
+    ...(auth ? { auth: { refusal: auth.refusal, offset_ms: auth.offset_ms } } : {}),
     ...(mtu ? { mtu } : {}),
     ...(egress
       ? {
@@ -163,6 +164,7 @@ const TAG: Partial<Record<Alert['kind'], string>> = {
   peer_mtu: 'MTU',
   path_mtu: 'MTU',
   egress_broken: 'egress',
+  peer_unauthenticated: 'out of sight',
 };
 
 /** A group's alert by name: a node, a path, the mesh; tagged unless it is a node down or a path broken. */

@@ -13,6 +13,7 @@ import {
   sidesText,
   someOf,
   type FindingKind,
+  authText,
 } from './finding-text.js';
 import {
   coordinatorOf,
@@ -100,6 +101,7 @@ function factFields(a: Alert): Mrkdwn[] {
     ];
   }
   if (f?.partition) return [field('Sides', fit(sidesText(f.partition.sides, LISTED), 1900))];
+  if (f?.auth) return [field('Refused', fit(authText(f.auth), 1900))];
   return [];
 }
 

@@ -113,6 +113,7 @@ const EMOJI: Partial<Record<Section, string>> = {
   'path_mtu:firing': ':large_yellow_circle:',
   'peer_degraded:firing': ':large_yellow_circle:',
   'path_degraded:firing': ':large_yellow_circle:',
+  'peer_unauthenticated:firing': ':large_yellow_circle:',
 };
 const sectionOf = (c: AlertChange): Section => sectionFor(c.alert.kind, c.type);
 /** Every firing section has an emoji, and only those. */

@@ -147,8 +147,9 @@ function webhookAlert(
 }
 
 /** A copy of the facts the schema knows (an alert shared by a newer version may carry more). */
-function factsOf({ figures, mtu, egress, partition }: FindingFacts): FindingFacts {
+function factsOf({ figures, mtu, egress, partition, auth }: FindingFacts): FindingFacts {
   return {
+    ...(auth ? { auth: { refusal: auth.refusal, offset_ms: auth.offset_ms } } : {}),
     ...(figures
       ? {
           figures: {

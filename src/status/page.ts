@@ -117,7 +117,7 @@ export const PAGE_SCRIPT = String.raw`
   const TONE = { peer_dead: 'dead', peer_recovered: 'alive', path_broken: 'suspect',
     path_restored: 'alive', suspected: 'suspect', cleared: 'alive', alive: 'alive',
     never_alive: 'unknown', withheld: 'unknown', cannot_judge: 'suspect', can_judge: 'alive',
-    peer_flapping: 'suspect',
+    peer_flapping: 'suspect', peer_unauthenticated: 'suspect', peer_authenticated: 'alive',
     coordinator: 'info', left: 'left', maintenance: 'maint' };
   const byId = (id) => document.getElementById(id);
   let last = null;

@@ -16,8 +16,12 @@ export const incidentSubject = {
   path: (from: string, to: string): string => `${from}->${to}`,
   /** A coordinator that cannot judge the mesh: `judge:<its address>`. */
   judge: (address: string): string => `judge:${address}`,
-  /** A finding about a node (degraded, dropping full-size packets, egress cut): `<kind>:<address>`. */
-  node: (kind: 'degraded' | 'mtu' | 'egress', address: string): string => `${kind}:${address}`,
+  /**
+   * A finding about a node (degraded, dropping full-size packets, egress cut, out of sight):
+   * `<kind>:<address>`.
+   */
+  node: (kind: 'degraded' | 'mtu' | 'egress' | 'auth', address: string): string =>
+    `${kind}:${address}`,
   /** A finding about a path (degraded, dropping full-size packets): `<kind>:<from>-><to>`. */
   pathOf: (kind: 'degraded' | 'mtu', from: string, to: string): string => `${kind}:${from}->${to}`,
   /** The mesh split (one at a time): `partition`. */
@@ -44,6 +48,8 @@ const EVENT_SUFFIX: Record<PeerStatusEvent, string> = {
   egress_restored: 'egress-restored',
   partition: 'partition',
   partition_healed: 'partition-healed',
+  peer_unauthenticated: 'unauthenticated',
+  peer_authenticated: 'authenticated',
 };
 
 export function incidentKey(subject: string, startedMs: number): IncidentKey {

@@ -60,7 +60,9 @@ export type FindingEvent =
   | 'egress_broken'
   | 'egress_restored'
   | 'partition'
-  | 'partition_healed';
+  | 'partition_healed'
+  | 'peer_unauthenticated'
+  | 'peer_authenticated';
 
 /** Every incident's opening event, and the event that resolves it (same dedup key stem). */
 export const RESOLVED_BY = {
@@ -73,6 +75,7 @@ export const RESOLVED_BY = {
   path_mtu: 'path_mtu_ok',
   egress_broken: 'egress_restored',
   partition: 'partition_healed',
+  peer_unauthenticated: 'peer_authenticated',
 } as const satisfies Partial<Record<PeerStatusEvent, PeerStatusEvent>>;
 
 /** How urgent an incident is: a dead node pages; a degraded one warns. */
@@ -92,6 +95,7 @@ export const INCIDENT_SINCE_PROTOCOL: Readonly<Record<OpeningEvent, number>> = {
   path_mtu: 3,
   egress_broken: 3,
   partition: 3,
+  peer_unauthenticated: 4,
 };
 
 export type OpeningEvent = keyof typeof RESOLVED_BY;
@@ -149,6 +153,16 @@ export interface FindingFacts {
   egress?: { reaches: string[]; reached_by: string[] };
   /** partition: the sides, each a list of node addresses, that cannot reach each other. */
   partition?: { sides: string[][] };
+  /** peer_unauthenticated (protocol 4): why the node refuses the coordinator's signed messages. */
+  auth?: AuthFacts;
+}
+
+/** What a node out of sight (its messages and the coordinator's not authenticated) says of it. */
+export interface AuthFacts {
+  /** Its answers' reason for refusing (x-knh-refused): bad-signature, expired, missing, … */
+  refusal: string;
+  /** How far its clock is from the coordinator's, ms (positive: ahead), when 2 s or more. */
+  offset_ms: number | null;
 }
 
 /** Events about the coordinator's own ability to judge, not about a peer (peer: the coordinator). */
@@ -187,6 +201,7 @@ export interface PeerStatusPayload {
   mtu?: FindingFacts['mtu'];
   egress?: FindingFacts['egress'];
   partition?: FindingFacts['partition'];
+  auth?: FindingFacts['auth'];
 }
 
 export type ClusterStatusReason = 'election' | 'change' | 'periodic';

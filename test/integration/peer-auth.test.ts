@@ -9,6 +9,7 @@ import { byRank, lowestRanked } from '../support/expected-rank.js';
 import { ping, useMeshFixture, type MeshFixture } from '../support/mesh-fixture.js';
 import { peerPost, signedPost, signer } from '../support/peer-post.js';
 import { pollUntil, sleep } from '../support/poll.js';
+import { referenceErrors } from '../support/knh-reference-schemas.js';
 
 const ref = (node: MeshNode) => ({ id: `${node.name}@${node.host}`, address: node.address });
 
@@ -185,6 +186,68 @@ describe('peer authentication (real nodes)', function () {
     );
     expect(refused, "the impostor's messages were refused").to.be.at.least(1);
   });
+
+  for (const which of ['a follower', 'the top-ranked node'] as const) {
+    it(`reports ${which} holding another secret out of sight within 10 s, never dead, and its end`, async () => {
+      const fx = await startMesh({ size: 4 });
+      await fx.settled();
+      const odd = which === 'a follower' ? lowestRanked(fx.nodes) : byRank(fx.nodes)[0]!;
+      // It crashes (its peer_dead is due), and comes back holding a secret of its own. (A node
+      // that left in order and comes back on the same address is out of the mesh until it speaks
+      // in it: with a new pod IP, as a DaemonSet's rollout gives, it is listed anew instead.)
+      await fx.mesh.kill(odd.index);
+      await fx.waitForPeerStatus(
+        `peer_dead for ${odd.name}`,
+        (b) => b.event === 'peer_dead' && b.peer.address === odd.address,
+      );
+      const lead = await fx.waitForLeader({ among: fx.running() });
+      const back = Date.now();
+      fx.mesh.startNode(odd.index, { PEER_SECRET: randomBytes(32).toString('hex') });
+      const event = await fx.waitForPeerStatus(
+        `peer_unauthenticated naming ${odd.name}`,
+        (b) => b.event === 'peer_unauthenticated' && b.peer.address === odd.address,
+      );
+      const afterMs = event.receivedMs - back;
+      console.log(
+        `      ${which}: peer_unauthenticated ${(afterMs / 1000).toFixed(2)} s after its start`,
+      );
+      expect(afterMs, 'within 10 s of its start').to.be.at.most(10_000);
+      expect(event.errors, "knh's own schema").to.deep.equal([]);
+      expect(referenceErrors('knh-peer-status', event.body), 'KNH-valid').to.deep.equal([]);
+      expect(event.body.peer.node_name).to.equal(odd.name);
+      expect(event.body.peer.alive).to.equal(true);
+      expect(event.body.severity).to.equal('warning');
+      expect(event.body.coordinator_address).to.equal(lead.coordinator.address);
+      expect(event.body.reason).to.match(
+        /refuses this coordinator's signed messages \(bad-signature\): it holds another PEER_SECRET/,
+      );
+      expect(event.body.auth?.refusal).to.equal('bad-signature');
+      await sleep(3_000);
+      // Back with the mesh's secret: its incident ends, under the same key.
+      await fx.mesh.kill(odd.index, 'SIGTERM');
+      fx.mesh.startNode(odd.index);
+      const end = await fx.waitForPeerStatus(
+        `peer_authenticated for ${odd.name}`,
+        (b) => b.event === 'peer_authenticated' && b.peer.address === odd.address,
+        20_000,
+      );
+      expect(end.body.dedup_key).to.equal(
+        event.body.dedup_key.replace(/:unauthenticated$/, ':authenticated'),
+      );
+      expect(end.errors).to.deep.equal([]);
+      expect(
+        fx
+          .peerStatuses()
+          .filter((w) => w.receivedMs >= back && w.body.event === 'peer_dead')
+          .map((w) => w.body.peer.address),
+        'peer_dead since it came back',
+      ).to.deep.equal([]);
+      expect(
+        fx.peerStatuses().filter((w) => w.body.event === 'peer_unauthenticated'),
+        'one incident',
+      ).to.have.length(1);
+    });
+  }
 
   it('without a secret: warns at start-up, refuses (403) announcements from an address that is not a peer, and answers its election messages without acting', async () => {
     const fx = await startMesh({ size: 3, peerSecret: null });

@@ -91,6 +91,7 @@ describe('what to check, in one line', () => {
     path_mtu: /MTU/,
     egress_broken: /egress NetworkPolicies/,
     partition: /split into groups/,
+    peer_unauthenticated: /PEER_SECRET differs.*clock/,
   };
   for (const [kind, says] of Object.entries(KINDS)) {
     it(`for ${kind} without a failure it names: ${String(says)}`, () => {
