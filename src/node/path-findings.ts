@@ -366,8 +366,12 @@ export class PathFindings {
     const c = e.coordinator ?? this.o.self;
     const startMs = this.starts.get(finding.id) ?? this.o.clock.now();
     if (closing) this.starts.delete(finding.id);
+    // The coordinator has no verdict of itself: a finding about it names it as it names itself.
     const refOf = (address: string) => {
-      const id = this.o.verdictOf(address)?.id ?? address;
+      const id =
+        address === this.o.self.address
+          ? this.o.self.id
+          : (this.o.verdictOf(address)?.id ?? address);
       return { id, node_name: nodeNameOf(id) };
     };
     try {

@@ -59,10 +59,14 @@ function coordinator() {
     logger: new CapturingLogger(),
     election: () => election.view,
     reporter: { onFinding: (p) => sent.push(p) },
-    verdictOf: (address) => ({
-      id: `n@${address}`,
-      health: dead.has(address) ? 'dead' : suspect.has(address) ? 'suspect' : 'alive',
-    }),
+    // As the prober keeps them: a verdict for every peer, none for this node itself.
+    verdictOf: (address) =>
+      address === K
+        ? undefined
+        : {
+            id: `n@${address}`,
+            health: dead.has(address) ? 'dead' : suspect.has(address) ? 'suspect' : 'alive',
+          },
     protocolOf: () => 3,
     perRound: 20,
     roundIntervalMs: 1_000,
@@ -113,6 +117,19 @@ describe('PathFindings', () => {
     expect(t.sent[2]!.dedup_key.replace(/:path-restored$/, '')).to.equal(
       t.sent[0]!.dedup_key.replace(/:path-broken$/, ''),
     );
+  });
+
+  it('names the coordinator by its id and node name in a finding about it, not by its bare address', () => {
+    const t = coordinator();
+    for (const r of reports(3, [`${A}>${K}`])) t.findings.take(r);
+    t.findings.round(NODES);
+    t.clock.advance(2_000);
+    t.findings.round(NODES);
+    const [broken] = t.sent;
+    expect(broken?.event).to.equal('path_broken');
+    expect(broken?.path?.to).to.equal(`k@${K}`);
+    expect(broken?.peer).to.include({ id: `k@${K}`, node_name: 'k', address: K });
+    expect(broken?.reason).to.match(/^n cannot reach k,/);
   });
 
   it('judges a path reported failed at once, not at the next round; once between two rounds', () => {
