@@ -152,6 +152,11 @@ export class FlapDamper {
     return next;
   }
 
+  /** The recoveries being held. */
+  held(): PeerStatusPayload[] {
+    return [...this.open.values()].flatMap((s) => (s.held ? [s.held] : []));
+  }
+
   /** Whether a peer's recovery is being held (its last change was hidden). */
   holding(address: string): boolean {
     return this.open.get(address)?.held != null;

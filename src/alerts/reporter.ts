@@ -396,13 +396,18 @@ export class Reporter {
     this.handedIn = [];
     this.ledger.endTerm();
     this.cannotJudge.reset();
-    // Held recoveries are pending events: handed over (or shared) with the rest, sent by the
-    // successor at once. What it knows of flapping starts again there.
+    // Held recoveries are pending events: handed over with the rest (the successor sends them at
+    // once), or, when this node drains, sent now (the peer is up; a successor may send them too).
+    // What is known of flapping starts again with the next term.
+    const held = this.damper.held();
     this.damper.reset();
     if (this.damperTimer) this.opts.clock.clearTimeout(this.damperTimer);
     this.damperTimer = null;
     this.hidden = 0;
-    if (!lead || end !== 'hand-over') return;
+    if (!lead || end !== 'hand-over') {
+      for (const p of held) if (this.pending.has(p.dedup_key)) this.queue(p, false);
+      return;
+    }
     this.handedOverTerm = this.term;
     this.log.endTerm(lead.epoch(), this.opts.clock.now());
     // What is queued comes back `withdrawn` (post()); what never reached the queues goes too.

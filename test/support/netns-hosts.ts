@@ -175,7 +175,11 @@ export class HostNetwork extends EventEmitter {
    * restarts; default the one it has) and waits until it listens. Resolves with the time (epoch
    * ms) it was spawned, or, if it already runs, now.
    */
-  async startNode(i: number, cliPath?: string): Promise<number> {
+  async startNode(
+    i: number,
+    cliPath?: string,
+    extraEnv: Record<string, string> = {},
+  ): Promise<number> {
     const h = this.host(i);
     if (h.process) return Date.now();
     if (cliPath !== undefined) h.cliPath = cliPath;
@@ -192,6 +196,7 @@ export class HostNetwork extends EventEmitter {
       // Signed peer messages, as deployed.
       PEER_SECRET: this.peerSecret,
       ...this.opts.env,
+      ...extraEnv,
     };
     spawnKnh(h, env, this.opts.maxLogLines ?? 50_000, (line) => this.emit('log', h, line));
     const spawnedMs = this.note(
@@ -252,9 +257,10 @@ export class HostNetwork extends EventEmitter {
     return this.note(`kill ${this.host(i).name}`);
   }
 
-  async restart(i: number): Promise<number> {
+  /** `extraEnv`: settings of this start only (another PEER_SECRET, a wrong wall clock). */
+  async restart(i: number, extraEnv: Record<string, string> = {}): Promise<number> {
     await this.kill(i);
-    await this.startNode(i);
+    await this.startNode(i, undefined, extraEnv);
     return this.note(`restarted ${this.host(i).name}`);
   }
 

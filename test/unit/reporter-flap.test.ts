@@ -89,6 +89,20 @@ describe('Reporter: flap damping', () => {
     expect(fx.peerPosts().map((p) => p.event)).to.deep.equal(['peer_dead']);
   });
 
+  it('sends a held recovery at once when the node drains (it stops), rather than lose it', async () => {
+    const fx = setup();
+    fx.quiet();
+    fx.die();
+    await fx.clock.advanceAsync(2_000);
+    fx.recover();
+    await fx.clock.advanceAsync(0);
+    fx.reporter.stopLeading('drain');
+    await fx.clock.advanceAsync(0);
+    expect(fx.peerPosts().map((p) => p.event)).to.deep.equal(['peer_dead', 'peer_recovered']);
+    await fx.clock.advanceAsync(20_000);
+    expect(fx.peerPosts(), 'once').to.have.length(2);
+  });
+
   it('hands a held recovery over when another node takes over', async () => {
     const fx = setup();
     fx.quiet();
