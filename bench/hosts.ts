@@ -6,6 +6,7 @@ import { HostNetwork, type HostNode } from '../test/support/netns-hosts.js';
 import { machineFacts, median, settingsTable, table, type MachineFacts } from './report.js';
 import { mixedVersionRows, outageRows, startupRow } from './hosts-outages.js';
 import { pathRows } from './hosts-paths.js';
+import { faultRows } from './hosts-faults.js';
 
 /** A wait longer than any target, so a slow run is measured rather than cut short. */
 const WAIT_MS = 30_000;
@@ -250,6 +251,8 @@ export async function runHostsBench({
     rows.push(...(await outageRows(fx, repeat, () => converge(fx), progress)));
     await converge(fx);
     rows.push(...(await pathRows(fx, repeat, () => converge(fx), progress)));
+    await converge(fx);
+    rows.push(...(await faultRows(fx, repeat, () => converge(fx), progress)));
     lossRunMs = lossEnd - lossAt;
   } finally {
     await net.teardown();
@@ -291,7 +294,7 @@ Produced by \`npm run bench\` (bench/hosts.ts, root only; alone: \`node dist/ben
 
 ${hostsTable(r.rows)}
 
-Each time runs from the moment the fault is in force (the kill returned, or iptables-restore committed the rules in the host's namespace) to the receiver getting the webhook. Crashed and black-holed peers rotate over the 4 followers. Faults are iptables DROP rules inside the hosts' namespaces naming only the other hosts, so every host always reaches the receiver. Between runs the fault is healed, stopped nodes are restarted, and the mesh is back under the top host for ${STEADY_MS / 1000} s before the next fault. The mass outages hit the 3 lowest-ranked followers (the coordinator keeps one witness); the top-3 crash kills the coordinator and the 2 successors after it. The start-ups and the mixed-version runs each use hosts of their own, nodes started from nothing; the mixed-version rows run the previous version (built from git: bench/hosts-outages.ts, test/support/previous-version.ts) on the top and bottom hosts, and time each step from the last node's start or the kill to the webhook.
+Each time runs from the moment the fault is in force (the kill returned, or iptables-restore committed the rules in the host's namespace) to the receiver getting the webhook. Crashed and black-holed peers rotate over the 4 followers. Faults are iptables DROP rules inside the hosts' namespaces naming only the other hosts, so every host always reaches the receiver. Between runs the fault is healed, stopped nodes are restarted, and the mesh is back under the top host for ${STEADY_MS / 1000} s before the next fault. The mass outages hit the 3 lowest-ranked followers (the coordinator keeps one witness); the top-3 crash kills the coordinator and the 2 successors after it. Another secret and a wrong clock (libfaketime, the monotonic clock left alone) are given to a node by restarting it with them; the flapping link is a black hole put on and healed; the survivors' warnings are those naming either of the 2 hosts left (as the node, or an end of a path). The start-ups and the mixed-version runs each use hosts of their own, nodes started from nothing; the mixed-version rows run the previous version (built from git: bench/hosts-outages.ts, test/support/previous-version.ts) on the top and bottom hosts, and time each step from the last node's start or the kill to the webhook.
 
 Settings (defaults from src/config/settings.ts):
 

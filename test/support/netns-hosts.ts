@@ -257,6 +257,14 @@ export class HostNetwork extends EventEmitter {
     return this.note(`kill ${this.host(i).name}`);
   }
 
+  /** SIGTERM: the node stops in order (it tells its peers it leaves), the namespace stays. */
+  async stop(i: number): Promise<number> {
+    this.slowed.get(i)?.stop();
+    this.slowed.delete(i);
+    await signalAndWait(this.host(i), 'SIGTERM', 10_000);
+    return this.note(`stop ${this.host(i).name}`);
+  }
+
   /** `extraEnv`: settings of this start only (another PEER_SECRET, a wrong wall clock). */
   async restart(i: number, extraEnv: Record<string, string> = {}): Promise<number> {
     await this.kill(i);
