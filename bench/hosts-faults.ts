@@ -8,6 +8,7 @@ import type { HostNode } from '../test/support/netns-hosts.js';
 import { wrongWallClock } from '../test/support/wrong-wall-clock.js';
 import { listsEveryPeerAlive } from '../test/support/agreement.js';
 import type { HostsRow } from './hosts.js';
+import type { FaultSpacing } from './fault-spacing.js';
 
 const WAIT_MS = 30_000;
 /** A stopped coordinator's successor would have reported it dead by then (about 2 s). */
@@ -57,6 +58,7 @@ export async function faultRows(
   repeat: number,
   converge: () => Promise<number>,
   progress: Progress,
+  spacing: FaultSpacing,
 ): Promise<HostsRow[]> {
   const followers = () => byRank(fx.hosts).slice(1);
   const top = () => byRank(fx.hosts)[0] as HostNode;
@@ -133,6 +135,7 @@ export async function faultRows(
 
   // A follower's link down and up every few seconds for a minute.
   const victim = followers().at(-1) as HostNode;
+  await spacing.ready([victim], progress);
   const flapAt = Date.now();
   while (Date.now() - flapAt < FLAP.forMs) {
     await fx.net.blackhole(victim.index);

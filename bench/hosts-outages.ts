@@ -10,6 +10,7 @@ import { HostNetwork, type HostNode } from '../test/support/netns-hosts.js';
 import { runMixedVersionScenario } from '../test/support/mixed-version-scenario.js';
 import { buildPreviousVersion, PREVIOUS_VERSIONS } from '../test/support/previous-version.js';
 import type { HostsRow } from './hosts.js';
+import type { FaultSpacing } from './fault-spacing.js';
 
 /** A wait longer than any target, so a slow run is measured rather than cut short. */
 const WAIT_MS = 30_000;
@@ -41,13 +42,16 @@ export async function outageRows(
   repeat: number,
   converge: () => Promise<number>,
   progress: Progress,
+  spacing: FaultSpacing,
 ): Promise<HostsRow[]> {
   const ranked = () => byRank(fx.hosts);
   const massCrash: (number | null)[] = [];
   for (let run = 1; run <= repeat; run++) {
     const [, , ...victims] = ranked();
+    await spacing.ready(victims, progress);
     const at = Date.now();
     await Promise.all(victims.map((v) => fx.net.kill(v.index)));
+    spacing.hit(victims, at);
     const each = await Promise.all(
       victims.map((v) =>
         timed(

@@ -7,6 +7,7 @@ import { machineFacts, median, settingsTable, table, type MachineFacts } from '.
 import { mixedVersionRows, outageRows, startupRow } from './hosts-outages.js';
 import { pathRows } from './hosts-paths.js';
 import { faultRows } from './hosts-faults.js';
+import { FaultSpacing } from './fault-spacing.js';
 
 /** A wait longer than any target, so a slow run is measured rather than cut short. */
 const WAIT_MS = 30_000;
@@ -124,10 +125,13 @@ export async function runHostsBench({
         o,
       );
 
+    const spacing = new FaultSpacing();
     const crashed: (number | null)[] = [];
     for (let run = 1; run <= repeat; run++) {
       const victim = victimOf(run);
+      await spacing.ready([victim], progress);
       const at = await net.kill(victim.index);
+      spacing.hit([victim], at);
       crashed.push(await timeTo(fx, at, deadFor(victim), progress));
       progress(
         `crashed peer ${run}/${repeat} (${victim.name}): ${crashed.at(-1) ?? 'timed out'} ms`,
@@ -138,7 +142,9 @@ export async function runHostsBench({
     const blackholed: (number | null)[] = [];
     for (let run = 1; run <= repeat; run++) {
       const victim = victimOf(run);
+      await spacing.ready([victim], progress);
       const at = await net.blackhole(victim.index);
+      spacing.hit([victim], at);
       blackholed.push(await timeTo(fx, at, deadFor(victim), progress));
       progress(
         `black-holed peer ${run}/${repeat} (${victim.name}): ${blackholed.at(-1) ?? 'timed out'} ms`,
@@ -248,11 +254,11 @@ export async function runHostsBench({
       },
     ];
     await converge(fx);
-    rows.push(...(await outageRows(fx, repeat, () => converge(fx), progress)));
+    rows.push(...(await outageRows(fx, repeat, () => converge(fx), progress, spacing)));
     await converge(fx);
     rows.push(...(await pathRows(fx, repeat, () => converge(fx), progress)));
     await converge(fx);
-    rows.push(...(await faultRows(fx, repeat, () => converge(fx), progress)));
+    rows.push(...(await faultRows(fx, repeat, () => converge(fx), progress, spacing)));
     lossRunMs = lossEnd - lossAt;
   } finally {
     await net.teardown();
@@ -294,7 +300,7 @@ Produced by \`npm run bench\` (bench/hosts.ts, root only; alone: \`node dist/ben
 
 ${hostsTable(r.rows)}
 
-Each time runs from the moment the fault is in force (the kill returned, or iptables-restore committed the rules in the host's namespace) to the receiver getting the webhook. Crashed and black-holed peers rotate over the 4 followers. Faults are iptables DROP rules inside the hosts' namespaces naming only the other hosts, so every host always reaches the receiver. Between runs the fault is healed, stopped nodes are restarted, and the mesh is back under the top host for ${STEADY_MS / 1000} s before the next fault. The mass outages hit the 3 lowest-ranked followers (the coordinator keeps one witness); the top-3 crash kills the coordinator and the 2 successors after it. Another secret and a wrong clock (libfaketime, the monotonic clock left alone) are given to a node by restarting it with them; the flapping link is a black hole put on and healed; the survivors' warnings are those naming either of the 2 hosts left (as the node, or an end of a path). The start-ups and the mixed-version runs each use hosts of their own, nodes started from nothing; the mixed-version rows run the previous version (built from git: bench/hosts-outages.ts, test/support/previous-version.ts) on the top and bottom hosts, and time each step from the last node's start or the kill to the webhook.
+Each time runs from the moment the fault is in force (the kill returned, or iptables-restore committed the rules in the host's namespace) to the receiver getting the webhook. Crashed and black-holed peers rotate over the 4 followers, and a node is faulted again only once a minute (FLAP_WINDOW) has passed since its last fault: a node down again within it is flapping, which is damped (one page), and these rows time independent faults. Faults are iptables DROP rules inside the hosts' namespaces naming only the other hosts, so every host always reaches the receiver. Between runs the fault is healed, stopped nodes are restarted, and the mesh is back under the top host for ${STEADY_MS / 1000} s before the next fault. The mass outages hit the 3 lowest-ranked followers (the coordinator keeps one witness); the top-3 crash kills the coordinator and the 2 successors after it. Another secret and a wrong clock (libfaketime, the monotonic clock left alone) are given to a node by restarting it with them; the flapping link is a black hole put on and healed; the survivors' warnings are those naming either of the 2 hosts left (as the node, or an end of a path). The start-ups and the mixed-version runs each use hosts of their own, nodes started from nothing; the mixed-version rows run the previous version (built from git: bench/hosts-outages.ts, test/support/previous-version.ts) on the top and bottom hosts, and time each step from the last node's start or the kill to the webhook.
 
 Settings (defaults from src/config/settings.ts):
 

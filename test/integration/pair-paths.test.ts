@@ -17,6 +17,9 @@ import { pollUntil, sleep } from '../support/poll.js';
 import type { PeerStatusPayload } from '../../src/wire/webhooks.js';
 import type { NodeStatus } from '../../src/status/status-types.js';
 
+/** The loss run's length (the bench's is 5 minutes). */
+const LOSS_MS = 120_000;
+
 /** The issue's targets, each a bound on detection measured from the fault. */
 const PATH_BROKEN_MS = 5_000;
 const DEGRADED_MS = 30_000;
@@ -296,17 +299,19 @@ describe('pair probing (5 network namespaces, root only)', function () {
     expectValidWebhooks(fx);
   });
 
-  it('20% loss on every host for 5 minutes: no peer_dead', async function () {
-    this.timeout(420_000);
+  // Two minutes here (multi-host.test.ts has one more); the multi-host bench (bench/hosts.ts)
+  // runs the 5 minutes of the target.
+  it('20% loss on every host for 2 minutes: no peer_dead', async function () {
+    this.timeout(240_000);
     const at = await fx.net.loss(0.2);
-    await sleep(300_000);
+    await sleep(LOSS_MS);
     const healed = await fx.net.heal();
     await sleep(3_000);
     const all = fx.peerStatuses(at);
     const byEvent = new Map<string, number>();
     for (const w of all) byEvent.set(w.body.event, (byEvent.get(w.body.event) ?? 0) + 1);
     log(
-      `5 min at 20% loss (healed at +${secs(at, healed)}): ${[...byEvent].map(([e, n]) => `${n} ${e}`).join(', ') || 'no peer-status events'}`,
+      `${LOSS_MS / 60_000} min at 20% loss (healed at +${secs(at, healed)}): ${[...byEvent].map(([e, n]) => `${n} ${e}`).join(', ') || 'no peer-status events'}`,
     );
     expect(deaths(fx, at), events(fx, at)).to.deep.equal([]);
     expectValidWebhooks(fx);
