@@ -199,7 +199,7 @@ async function main(): Promise<number> {
       },
       {
         kind: 'timing',
-        name: 'Restarted peer → its peer_recovered webhook (process start-up included)',
+        name: 'Restarted peer → its peer_recovered webhook (process start-up and RECOVERY_HOLD included)',
         targetMs: null,
         knh: '—',
         samples: peer.recovered,

@@ -10,6 +10,10 @@ import {
 } from '../src/demo/received-webhooks.js';
 import type { Receiver } from '../src/demo/webhook-sink.js';
 import type { LivenessLedger } from './liveness-ledger.js';
+import { defaultMs } from '../src/config/settings.js';
+
+/** FLAP_WINDOW and a margin: how long a crashed node is spared before it is crashed again. */
+const FLAP_SPACING_MS = defaultMs('FLAP_WINDOW') + 5_000;
 
 export const NODES = 5;
 /** A wait longer than KNH's worst time (19 s), so a slow run is measured rather than cut short. */
@@ -147,8 +151,13 @@ export async function measurePeerCrash(ctx: BenchContext, { mesh, leader }: Sett
   const recovered: (number | null)[] = [];
   const report = (err: unknown) => failed(ctx, err);
   const victims = mesh.nodes.filter((n) => n !== leader);
+  // A node killed again within FLAP_WINDOW of its last crash is flapping (damped: one page, its
+  // recovery held FLAP_STABLE): each run's victim has had a minute since, so runs are independent.
+  const lastKilled = new Map<string, number>();
   for (let run = 1; run <= ctx.repeat; run++) {
     const victim = victims[(run - 1) % victims.length] as MeshNode;
+    const since = lastKilled.get(victim.address);
+    if (since !== undefined) await sleep(Math.max(0, since + FLAP_SPACING_MS - Date.now()));
     const peerStatus = (event: 'peer_dead' | 'peer_recovered', sinceMs: number) =>
       waitForWebhook(
         ctx.receiver,
@@ -159,6 +168,7 @@ export async function measurePeerCrash(ctx: BenchContext, { mesh, leader }: Sett
         { timeoutMs: WAIT_MS, sinceMs, what: `${event} for ${victim.name}` },
       ).then(({ webhook }) => webhook.receivedMs - sinceMs, report);
     const killedMs = Date.now();
+    lastKilled.set(victim.address, killedMs);
     ctx.ledger.down(victim.address, killedMs);
     await mesh.kill(victim.index);
     const d = await peerStatus('peer_dead', killedMs);
