@@ -137,9 +137,7 @@ export class FlapDamper {
       spell.dueMs = null;
       this.history.delete(address);
     }
-    for (const [address, changes] of this.history) {
-      if (changes.at(-1)! < now - this.s.windowMs) this.history.delete(address);
-    }
+    this.sweep(now);
     return out;
   }
 
@@ -160,6 +158,13 @@ export class FlapDamper {
   /** Whether a peer's recovery is being held (its last change was hidden). */
   holding(address: string): boolean {
     return this.open.get(address)?.held != null;
+  }
+
+  /** Forgets the changes of peers that changed last before the window (a peer's are few). */
+  sweep(now: number): void {
+    for (const [address, changes] of this.history) {
+      if (changes.at(-1)! < now - this.s.windowMs) this.history.delete(address);
+    }
   }
 
   /** The peers it keeps anything of (for forgetting those that left). */

@@ -629,6 +629,8 @@ export class Reporter {
   private forgetDeparted(): void {
     const lead = this.leadership;
     if (!lead || this.damper.size === 0) return;
+    this.damper.sweep(this.opts.clock.now());
+    if (this.damper.size === 0) return;
     const present = new Set(lead.records().map((r) => r.address));
     for (const address of this.damper.peers()) {
       if (present.has(address)) continue;

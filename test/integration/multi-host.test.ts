@@ -93,6 +93,22 @@ describe('multi-host faults (5 network namespaces, root only)', function () {
     expectValidWebhooks(fx);
   });
 
+  it('a coordinator stopped in order (SIGTERM): its successor leads at once, and nobody reports it dead', async () => {
+    const [old, next] = ranked as [HostNode, HostNode];
+    const at = await fx.net.stop(old.index);
+    const status = await fx.waitForClusterStatus(
+      `cluster_status from ${next.address} above epoch ${lead.epoch}`,
+      (b) => b.coordinator_address === next.address && b.epoch > lead.epoch,
+      { sinceMs: at, timeoutMs: DETECT_MS },
+    );
+    log(
+      `stopped coordinator ${old.name} → ${next.name}'s cluster_status in ${secs(at, status.receivedMs)}`,
+    );
+    await until(at, 6_000);
+    expect(deadSummary(fx, at), 'peer_dead since the stop').to.deep.equal([]);
+    expectValidWebhooks(fx);
+  });
+
   it('fails over from a crashed coordinator, whose successor reports it dead', async () => {
     const [old, next] = ranked as [HostNode, HostNode];
     const at = await fx.net.kill(old.index);

@@ -167,6 +167,17 @@ describe('FlapDamper', () => {
     expect(new FlapDamper(DEFAULTS).recovered(recovered, 5_000).send).to.deep.equal([recovered]);
   });
 
+  it("forgets a peer's changes once they are older than the window", () => {
+    const damper = new FlapDamper(DEFAULTS);
+    const [dead, recovered] = deathAndRecovery(A, 2_000, 5_000);
+    damper.died(dead, 2_000);
+    damper.recovered(recovered, 5_000);
+    expect(damper.due(15_000)).to.have.length(1);
+    expect(damper.size, 'its changes still count towards a flap').to.equal(1);
+    damper.sweep(70_000);
+    expect(damper.size).to.equal(0);
+  });
+
   it('gives back the held recovery of a peer that left, and forgets it', () => {
     const damper = new FlapDamper(DEFAULTS);
     const [dead, recovered] = deathAndRecovery(A, 2_000, 5_000);
