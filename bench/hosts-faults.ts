@@ -9,6 +9,7 @@ import { wrongWallClock } from '../test/support/wrong-wall-clock.js';
 import { listsEveryPeerAlive } from '../test/support/agreement.js';
 import type { HostsRow } from './hosts.js';
 import type { FaultSpacing } from './fault-spacing.js';
+import { timed } from './hosts-outages.js';
 
 const WAIT_MS = 30_000;
 /** A stopped coordinator's successor would have reported it dead by then (about 2 s). */
@@ -20,16 +21,6 @@ const SURVIVOR_WATCH_MS = 12_000;
 
 type Progress = (text: string) => void;
 
-/** Every 200 ms for `ms`: how many samples had more than one host saying it leads. */
-async function doubleClaims(fx: MultiHostFixture, ms: number): Promise<number> {
-  let doubled = 0;
-  for (const until = Date.now() + ms; Date.now() < until; await sleep(200)) {
-    const pings = await Promise.all(fx.running().map((h) => fx.net.ping(h.index)));
-    if (pings.filter((p) => p?.role === 'coordinator').length > 1) doubled++;
-  }
-  return doubled;
-}
-
 /** peer_dead about `host` whose dead spell began at `sinceMs` or later (not its crash's). */
 const deadSince = (fx: MultiHostFixture, host: HostNode, sinceMs: number) =>
   fx
@@ -39,19 +30,6 @@ const deadSince = (fx: MultiHostFixture, host: HostNode, sinceMs: number) =>
         w.body.peer.address === host.address &&
         Number(w.body.dedup_key.split(':').at(-2)) >= sinceMs,
     ).length;
-
-async function waited<T extends { receivedMs: number }>(
-  atMs: number,
-  wait: () => Promise<T>,
-  progress: Progress,
-): Promise<number | null> {
-  try {
-    return (await wait()).receivedMs - atMs;
-  } catch (err) {
-    progress(`  ${(err as Error).message.split('; received')[0]}`);
-    return null;
-  }
-}
 
 export async function faultRows(
   fx: MultiHostFixture,
@@ -71,8 +49,8 @@ export async function faultRows(
     const odd = followers()[(run - 1) % 4] as HostNode;
     const at = await fx.net.restart(odd.index, { PEER_SECRET: randomBytes(32).toString('hex') });
     const [claims, ms] = await Promise.all([
-      doubleClaims(fx, 8_000),
-      waited(
+      fx.doubleClaims(8_000).then((d) => d.length),
+      timed(
         at,
         () =>
           fx.waitForPeerStatus(
@@ -99,8 +77,8 @@ export async function faultRows(
   for (let run = 1; run <= repeat; run++) {
     const t = top();
     const at = await fx.net.restart(t.index, wrongWallClock('+120s'));
-    const claims = doubleClaims(fx, 10_000);
-    const ms = await waited(
+    const claims = fx.doubleClaims(10_000).then((d) => d.length);
+    const ms = await timed(
       at,
       () =>
         fx.waitForClusterStatus(
@@ -144,7 +122,7 @@ export async function faultRows(
     await sleep(FLAP.upMs);
   }
   const about = () => fx.peerStatuses(flapAt).filter((w) => w.body.peer.address === victim.address);
-  await waited(
+  await timed(
     flapAt,
     () =>
       fx.waitForPeerStatus(

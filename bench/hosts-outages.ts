@@ -20,7 +20,7 @@ const BLACKHOLE_WATCH_MS = 12_000;
 type Progress = (text: string) => void;
 
 /** ms from `atMs` to the webhook `wait` resolves with, or null (reported) once WAIT_MS passed. */
-async function timed(
+export async function timed(
   atMs: number,
   wait: () => Promise<{ receivedMs: number }>,
   progress: Progress,

@@ -14,20 +14,9 @@ import {
   type MultiHostFixture,
 } from '../support/multi-host-fixture.js';
 import { listsEveryPeerAlive } from '../support/agreement.js';
-import { pollUntil, sleep } from '../support/poll.js';
+import { pollUntil } from '../support/poll.js';
 import { referenceErrors } from '../support/knh-reference-schemas.js';
 import { wrongWallClock } from '../support/wrong-wall-clock.js';
-
-/** Every 200 ms for `ms`: the samples in which more than one host said it leads. */
-async function doubleClaims(fx: MultiHostFixture, ms: number): Promise<string[][]> {
-  const doubled: string[][] = [];
-  for (const until = Date.now() + ms; Date.now() < until; await sleep(200)) {
-    const pings = await Promise.all(fx.running().map((h) => fx.net.ping(h.index)));
-    const claims = pings.filter((p) => p?.role === 'coordinator').map((p) => p?.address ?? '');
-    if (claims.length > 1) doubled.push(claims);
-  }
-  return doubled;
-}
 
 /** peer_dead about `host` whose dead spell began after `sinceMs` (one before is its crash's). */
 const deadSince = (fx: MultiHostFixture, host: HostNode, sinceMs: number) =>
@@ -57,7 +46,7 @@ describe('authentication faults (5 network namespaces, root only)', function () 
     const odd = byRank(fx.hosts).at(-1) as HostNode;
     const back = await fx.net.restart(odd.index, { PEER_SECRET: randomBytes(32).toString('hex') });
     const [claims, event] = await Promise.all([
-      doubleClaims(fx, 8_000),
+      fx.doubleClaims(8_000),
       fx.waitForPeerStatus(
         `peer_unauthenticated naming ${odd.name}`,
         (b) => b.event === 'peer_unauthenticated' && b.peer.address === odd.address,
@@ -85,7 +74,7 @@ describe('authentication faults (5 network namespaces, root only)', function () 
     await fx.settled();
     const top = byRank(fx.hosts)[0] as HostNode;
     const back = await fx.net.restart(top.index, wrongWallClock('+120s'));
-    const claims = await doubleClaims(fx, 10_000);
+    const claims = await fx.doubleClaims(10_000);
     expect(claims, 'samples with two coordinators').to.deep.equal([]);
     const lead = await fx.waitForLeader();
     expect(lead.coordinator.address, 'the top-ranked leads, its clock off or not').to.equal(

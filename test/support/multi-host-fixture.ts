@@ -147,6 +147,17 @@ export class MultiHostFixture {
     );
   }
 
+  /** Every 200 ms for `ms`: the samples in which more than one running host said it leads. */
+  async doubleClaims(ms: number): Promise<string[][]> {
+    const doubled: string[][] = [];
+    for (const end = Date.now() + ms; Date.now() < end; await sleep(200)) {
+      const pings = await Promise.all(this.running().map((h) => this.net.ping(h.index)));
+      const claims = pings.filter((p) => p?.role === 'coordinator').map((p) => p?.address ?? '');
+      if (claims.length > 1) doubled.push(claims);
+    }
+    return doubled;
+  }
+
   /** All hosts follow the top host, whose cluster status lists every other host alive. */
   async settled(timeoutMs = 20_000): Promise<SettledMesh> {
     const lead = await this.waitForLeader({ timeoutMs });
