@@ -166,7 +166,7 @@ export async function startNode(config: Config, deps: NodeDeps): Promise<Running
     protocolOf: (address) => transport.protocolOf(address),
     verdictOf: (address) => {
       const r = rounds.record(address);
-      return r && { id: r.id, health: r.health };
+      return r && { id: r.id, health: r.health, pathBroken: r.brokenPath !== null };
     },
   });
   const isPeer = (address: string) => membership.isPeer(address);

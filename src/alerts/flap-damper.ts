@@ -1,31 +1,32 @@
-// Flap damping of a peer's dead/recovered events, for every receiver (KNH's webhook first): a peer
-// that comes back is resolved only once it has stayed up for RECOVERY_HOLD, and dying again within
-// it continues the same incident; a peer whose verdict changes FLAP_CHANGES times within
-// FLAP_WINDOW gets one peer_flapping, then nothing until it has been stable for FLAP_STABLE, then
-// one event with its final state. The first peer_dead goes at once. Pure: time is given.
-import { eventKey, incidentOf } from '../wire/incident.js';
+// Flap damping of the incidents that go up and down, a peer's (dead, recovered) and a path's
+// (broken, restored), for every receiver (KNH's webhook first): a subject that comes back is
+// resolved only once it has stayed up for RECOVERY_HOLD, and failing again within it continues the
+// same incident; a subject whose state changes FLAP_CHANGES times within FLAP_WINDOW gets one
+// peer_flapping, then nothing until it has been stable for FLAP_STABLE, then one event with its
+// final state. The first event of a failure goes at once. Pure: time is given.
+import { eventKey, incidentOf, incidentSubjectOf } from '../wire/incident.js';
 import type { PeerStatusPayload } from '../wire/webhooks.js';
 
 export interface FlapSettings {
-  /** RECOVERY_HOLD: how long a recovered peer must stay up before its peer_recovered goes. */
+  /** RECOVERY_HOLD: how long a recovered peer (or path) must stay up before its recovery goes. */
   recoveryHoldMs: number;
-  /** FLAP_WINDOW: the window verdict changes are counted in. */
+  /** FLAP_WINDOW: the window state changes are counted in. */
   windowMs: number;
-  /** FLAP_CHANGES: this many changes within the window make a peer flapping (0: never). */
+  /** FLAP_CHANGES: this many changes within the window make a subject flapping (0: never). */
   changes: number;
-  /** FLAP_STABLE: a flapping peer's final state goes once it has not changed for this long. */
+  /** FLAP_STABLE: a flapping subject's final state goes once it has not changed for this long. */
   stableMs: number;
 }
 
-/** One peer whose peer_dead the receivers were sent, and whose incident is open for them. */
+/** One subject whose failure the receivers were sent, and whose incident is open for them. */
 interface OpenIncident {
-  /** The peer_dead sent: every later event of the spell belongs to its incident. */
+  /** The failure sent: every later event of the spell belongs to its incident. */
   opening: PeerStatusPayload;
-  /** Its latest peer_dead decided (hidden or not): what its final death says. */
+  /** Its latest failure decided (hidden or not): what its final failure says. */
   latest: PeerStatusPayload;
-  /** Its recovery, waiting out the hold; null while it is dead. */
+  /** Its recovery, waiting out the hold; null while it is down. */
   held: PeerStatusPayload | null;
-  /** When the held recovery (or a flapping peer's final death) is due. */
+  /** When the held recovery (or a flapping subject's final failure) is due. */
   dueMs: number | null;
   /** A peer_flapping went out and its final state has not. */
   flapping: boolean;
@@ -35,7 +36,7 @@ interface OpenIncident {
 export interface Damped {
   /** Events to send now, in order. */
   send: PeerStatusPayload[];
-  /** A held recovery the peer's new death cancels (the reporter forgets it). */
+  /** A held recovery the subject's new failure cancels (the reporter forgets it). */
   cancelled: PeerStatusPayload | null;
   /** A recovery to hold, rewritten to resolve the incident the receivers know of. */
   held: PeerStatusPayload | null;
@@ -52,11 +53,50 @@ const pass = (payload: PeerStatusPayload): Damped => ({
 
 const seconds = (ms: number) => `${Math.round(ms / 1000)} s`;
 
+/**
+ * What an event is about, whatever its incident: a peer's address, or `<from>-><to>` for a path.
+ * A subject's incidents come and go; its changes are counted across them.
+ */
+export const subjectOf = (payload: PeerStatusPayload): string =>
+  incidentSubjectOf(incidentOf(payload));
+
+/** The addresses of the nodes a subject is about: one for a peer, both ends of a path. */
+const nodesOf = (subject: string): string[] => subject.split('->');
+
+/** How the events of a subject read: a peer's, or a path's. */
+interface Wording {
+  flapped(changes: number, span: string): string;
+  stayedUp(stable: string): string;
+  stayedDown(stable: string): string;
+  /** The dedup key suffix of a flapping subject's final failure. */
+  stableSuffix: string;
+}
+
+function wordingOf(payload: PeerStatusPayload): Wording {
+  const path = payload.path;
+  if (path && (payload.event === 'path_broken' || payload.event === 'path_restored')) {
+    const it = `the path from ${path.from} to ${path.to}`;
+    return {
+      flapped: (n, span) => `${it} broke and was restored ${n} times in ${span}`,
+      stayedUp: (stable) => `${it} has worked for ${stable} after flapping`,
+      stayedDown: (stable) => `${it} has been broken for ${stable} after flapping`,
+      stableSuffix: 'path-broken-stable',
+    };
+  }
+  const id = payload.peer.id;
+  return {
+    flapped: (n, span) => `${id} went down and up ${n} times in ${span}`,
+    stayedUp: (stable) => `${id} has been up for ${stable} after flapping`,
+    stayedDown: (stable) => `${id} has been down for ${stable} after flapping`,
+    stableSuffix: 'dead-stable',
+  };
+}
+
 export class FlapDamper {
-  /** Peers with an incident open for the receivers, by address. */
+  /** Subjects with an incident open for the receivers. */
   private readonly open = new Map<string, OpenIncident>();
   /**
-   * When each peer's verdict changed (epoch ms), within the window: kept past the end of an
+   * When each subject's state changed (epoch ms), within the window: kept past the end of an
    * incident, so a peer that stays up longer than the hold between its deaths still flaps.
    */
   private readonly history = new Map<string, number[]>();
@@ -68,12 +108,12 @@ export class FlapDamper {
     return this.s.recoveryHoldMs > 0 || this.s.changes > 0;
   }
 
-  /** A peer_dead decided now. */
-  died(payload: PeerStatusPayload, now: number): Damped {
+  /** A failure decided now: a peer_dead, or a path_broken. */
+  failed(payload: PeerStatusPayload, now: number): Damped {
     if (!this.enabled) return pass(payload);
-    const address = payload.peer.address;
-    const changes = this.changed(address, now);
-    const spell = this.open.get(address);
+    const subject = subjectOf(payload);
+    const changes = this.changed(subject, now);
+    const spell = this.open.get(subject);
     if (!spell) {
       const opened: OpenIncident = {
         opening: payload,
@@ -82,7 +122,7 @@ export class FlapDamper {
         dueMs: null,
         flapping: false,
       };
-      this.open.set(address, opened);
+      this.open.set(subject, opened);
       const flap = this.flapStarts(opened, changes, payload, now);
       if (flap) opened.dueMs = now + this.s.stableMs;
       return { ...pass(payload), send: flap ? [payload, flap] : [payload] };
@@ -96,19 +136,19 @@ export class FlapDamper {
     return { send: flap ? [flap] : [], cancelled, held: null, hidden: true };
   }
 
-  /** A peer_recovered decided now. */
+  /** A recovery decided now: a peer_recovered, or a path_restored. */
   recovered(payload: PeerStatusPayload, now: number): Damped {
     if (!this.enabled) return pass(payload);
-    const address = payload.peer.address;
-    const spell = this.open.get(address);
-    const changes = this.changed(address, now);
-    // Its peer_dead was not sent from here (a predecessor's): resolved at once, as before.
+    const subject = subjectOf(payload);
+    const spell = this.open.get(subject);
+    const changes = this.changed(subject, now);
+    // Its failure was not sent from here (a predecessor's): resolved at once, as before.
     if (!spell) return pass(payload);
     const flap = this.flapStarts(spell, changes, payload, now);
     const hold = spell.flapping ? this.s.stableMs : this.s.recoveryHoldMs;
     const held = this.resolving(spell, payload);
     if (hold <= 0) {
-      this.open.delete(address);
+      this.open.delete(subject);
       return { send: [...(flap ? [flap] : []), held], cancelled: null, held: null, hidden: false };
     }
     spell.held = held;
@@ -117,25 +157,40 @@ export class FlapDamper {
   }
 
   /**
-   * Events whose hold is over: recoveries that stayed up, and the final death of a peer that
+   * An incident that ends now for another reason than a recovery (a path closed because its peer
+   * died): the resolution goes at once, as the incident the receivers know of (a recovery held for
+   * it has the same key, and is replaced), and its changes are forgotten: what follows is about
+   * something else.
+   */
+  ended(payload: PeerStatusPayload): Damped {
+    const subject = subjectOf(payload);
+    const spell = this.open.get(subject);
+    this.history.delete(subject);
+    if (!spell) return pass(payload);
+    this.open.delete(subject);
+    return pass(this.resolving(spell, payload));
+  }
+
+  /**
+   * Events whose hold is over: recoveries that stayed up, and the final failure of a subject that
    * flapped and then stayed down.
    */
   due(now: number): PeerStatusPayload[] {
     const out: PeerStatusPayload[] = [];
-    for (const [address, spell] of this.open) {
+    for (const [subject, spell] of this.open) {
       if (spell.dueMs === null || now < spell.dueMs) continue;
       if (spell.held) {
         out.push(this.finalRecovery(spell, now));
-        this.open.delete(address);
+        this.open.delete(subject);
         // A flap that ended is over; an ordinary recovery's changes still count towards one.
-        if (spell.flapping) this.history.delete(address);
+        if (spell.flapping) this.history.delete(subject);
         continue;
       }
-      // Flapped, and down ever since: its final state is dead (the incident stays open).
-      out.push(this.finalDeath(spell, now));
+      // Flapped, and down ever since: its final state is a failure (the incident stays open).
+      out.push(this.finalFailure(spell, now));
       spell.flapping = false;
       spell.dueMs = null;
-      this.history.delete(address);
+      this.history.delete(subject);
     }
     this.sweep(now);
     return out;
@@ -155,32 +210,35 @@ export class FlapDamper {
     return [...this.open.values()].flatMap((s) => (s.held ? [s.held] : []));
   }
 
-  /** Whether a peer's recovery is being held (its last change was hidden). */
-  holding(address: string): boolean {
-    return this.open.get(address)?.held != null;
-  }
-
-  /** Forgets the changes of peers that changed last before the window (a peer's are few). */
+  /** Forgets the changes of subjects that changed last before the window (a subject's are few). */
   sweep(now: number): void {
-    for (const [address, changes] of this.history) {
-      if (changes.at(-1)! < now - this.s.windowMs) this.history.delete(address);
+    for (const [subject, changes] of this.history) {
+      if (changes.at(-1)! < now - this.s.windowMs) this.history.delete(subject);
     }
   }
 
-  /** The peers it keeps anything of (for forgetting those that left). */
-  peers(): string[] {
-    return [...new Set([...this.open.keys(), ...this.history.keys()])];
+  /** The addresses of the nodes it keeps anything of (for forgetting those that left). */
+  nodes(): string[] {
+    return [...new Set([...this.open.keys(), ...this.history.keys()].flatMap(nodesOf))];
   }
 
   get size(): number {
     return this.open.size + this.history.size;
   }
 
-  /** The peer left the mesh: nothing of it is held any more; its held recovery, if any, goes. */
-  forget(address: string): PeerStatusPayload | null {
-    const held = this.open.get(address)?.held ?? null;
-    this.open.delete(address);
-    this.history.delete(address);
+  /**
+   * A node left the mesh: nothing about it, or about a path to or from it, is held any more. The
+   * recoveries held for them go (they were up when it left).
+   */
+  forget(address: string): PeerStatusPayload[] {
+    const held: PeerStatusPayload[] = [];
+    for (const subject of new Set([...this.open.keys(), ...this.history.keys()])) {
+      if (!nodesOf(subject).includes(address)) continue;
+      const spell = this.open.get(subject);
+      if (spell?.held) held.push(spell.held);
+      this.open.delete(subject);
+      this.history.delete(subject);
+    }
     return held;
   }
 
@@ -190,17 +248,17 @@ export class FlapDamper {
     this.history.clear();
   }
 
-  /** Counts a change of the peer's verdict: its changes within the window, this one included. */
-  private changed(address: string, now: number): number[] {
-    let changes = this.history.get(address);
-    if (!changes) this.history.set(address, (changes = []));
+  /** Counts a change of a subject's state: its changes within the window, this one included. */
+  private changed(subject: string, now: number): number[] {
+    let changes = this.history.get(subject);
+    if (!changes) this.history.set(subject, (changes = []));
     changes.push(now);
     const from = now - this.s.windowMs;
     while (changes.length > 0 && changes[0]! < from) changes.shift();
     return changes;
   }
 
-  /** The peer_flapping this change starts, if it makes the peer flapping. */
+  /** The peer_flapping this change starts, if it makes the subject flapping. */
   private flapStarts(
     spell: OpenIncident,
     changes: readonly number[],
@@ -210,20 +268,22 @@ export class FlapDamper {
     if (spell.flapping || this.s.changes <= 0 || changes.length < this.s.changes) return null;
     spell.flapping = true;
     const first = changes[0]!;
+    const words = wordingOf(spell.opening);
     return {
+      // What it is now (the peer's state, a path's witnesses), under the incident's name.
       ...payload,
       event: 'peer_flapping',
       timestamp: new Date(now).toISOString(),
       dedup_key: eventKey(incidentOf(spell.opening), 'peer_flapping'),
       reason:
-        `${payload.peer.id} went down and up ${changes.length} times in ${seconds(now - first)}: ` +
+        `${words.flapped(changes.length, seconds(now - first))}: ` +
         `no more events about it until it has been stable for ${seconds(this.s.stableMs)}`,
     };
   }
 
-  /** A recovery as the receivers' incident (the peer_dead they were sent) is resolved by it. */
+  /** A recovery as the receivers' incident (the failure they were sent) is resolved by it. */
   private resolving(spell: OpenIncident, payload: PeerStatusPayload): PeerStatusPayload {
-    const key = eventKey(incidentOf(spell.opening), 'peer_recovered');
+    const key = eventKey(incidentOf(spell.opening), payload.event);
     return key === payload.dedup_key ? payload : { ...payload, dedup_key: key };
   }
 
@@ -233,19 +293,20 @@ export class FlapDamper {
     return {
       ...held,
       timestamp: new Date(now).toISOString(),
-      reason: `${held.peer.id} has been up for ${seconds(this.s.stableMs)} after flapping`,
+      reason: wordingOf(spell.opening).stayedUp(seconds(this.s.stableMs)),
     };
   }
 
-  private finalDeath(spell: OpenIncident, now: number): PeerStatusPayload {
+  private finalFailure(spell: OpenIncident, now: number): PeerStatusPayload {
     const { opening, latest } = spell;
+    const words = wordingOf(opening);
     const failure = latest.reason ? `: ${latest.reason}` : '';
     return {
       ...latest,
       timestamp: new Date(now).toISOString(),
-      // Its own key: the incident's first peer_dead went out already and is not repeated.
-      dedup_key: `${incidentOf(opening)}:dead-stable`,
-      reason: `${latest.peer.id} has been down for ${seconds(this.s.stableMs)} after flapping${failure}`,
+      // Its own key: the incident's first failure went out already and is not repeated.
+      dedup_key: `${incidentOf(opening)}:${words.stableSuffix}`,
+      reason: `${words.stayedDown(seconds(this.s.stableMs))}${failure}`,
     };
   }
 }

@@ -1,8 +1,9 @@
 // Nodes out of sight: listed by discovery and answering, but refusing the coordinator's signed
-// messages (another PEER_SECRET, a clock far off for a version that cannot stamp in its time): one
-// warning incident a node, peer_unauthenticated, opened once it has refused for
-// UNAUTHENTICATED_AFTER_MS, closed (peer_authenticated) when it takes them again or leaves. A node
-// out of sight answers its probes: it is never dead for that, and never left unsaid. Pure.
+// messages (another PEER_SECRET, a clock far off for a version that cannot stamp in its time), or
+// taking them unsigned (no PEER_SECRET: nothing it says can be believed, and the mesh refuses what
+// it sends): one warning incident a node, peer_unauthenticated, opened once it has done so for
+// UNAUTHENTICATED_AFTER_MS, closed (peer_authenticated) when it takes them signed again or leaves.
+// A node out of sight answers its probes: it is never dead for that, and never left unsaid. Pure.
 import type { AuthRefusal } from '../core/transport.js';
 import type { Alert } from '../wire/alert.js';
 import { eventKey, incidentKey, incidentSubject } from '../wire/incident.js';
@@ -14,13 +15,17 @@ export const UNAUTHENTICATED_AFTER_MS = 3_000;
 /** A predecessor's incident this coordinator does not see for this long is over. */
 export const INHERITED_GRACE_MS = 10_000;
 
+/** Why a node is out of sight: what it refused the coordinator's messages as, or `unsigned`. */
+export type SightRefusal = AuthRefusal | 'unsigned';
+
 /** Refusals that say a node cannot authenticate the coordinator (not a busy or replayed one). */
-const CANNOT_AUTHENTICATE: ReadonlySet<AuthRefusal> = new Set<AuthRefusal>([
+const CANNOT_AUTHENTICATE: ReadonlySet<SightRefusal> = new Set<SightRefusal>([
   'missing',
   'malformed',
   'expired',
   'bad-signature',
   'unnamed',
+  'unsigned',
 ]);
 
 export interface Sight {
@@ -43,8 +48,11 @@ export type SightChange =
 
 export interface SightInput {
   now: number;
-  /** The peers whose last answer refused the coordinator's signed message (PeerStanding). */
-  refusedBy: readonly { address: string; reason: AuthRefusal; sinceMs: number }[];
+  /**
+   * The peers whose last answer refused the coordinator's signed message, or took it unsigned
+   * (PeerStanding).
+   */
+  refusedBy: readonly { address: string; reason: SightRefusal; sinceMs: number }[];
   /** A peer's clock offset, ms; 0 when not notable. */
   offsetOf(address: string): number;
   /** Whether discovery lists it. */
@@ -142,6 +150,8 @@ function cause(s: Sight): string {
       return clock || 'its clock is too far from the coordinator’s';
     case 'missing':
       return 'it has PEER_SECRET set and the coordinator has not';
+    case 'unsigned':
+      return 'it has no PEER_SECRET set, and the coordinator has: the mesh refuses what it sends';
     default:
       return clock || 'its knh version or settings differ';
   }
@@ -192,7 +202,7 @@ export function sightPayload(args: {
     severity: 'warning',
     reason: ended
       ? ENDED[ended](ref.node_name)
-      : `${ref.node_name} refuses this coordinator's signed messages (${sight.refusal}): ${cause(sight)}; it answers, but takes no part in elections, verdicts or pair probing`,
+      : `${ref.node_name} ${sight.refusal === 'unsigned' ? "answers this coordinator's signed messages unsigned" : `refuses this coordinator's signed messages (${sight.refusal})`}: ${cause(sight)}; it answers, but takes no part in elections, verdicts or pair probing`,
     auth: { refusal: sight.refusal, offset_ms: sight.offsetMs },
   };
 }

@@ -452,7 +452,7 @@ export class Reporter {
     const last = events.at(-1);
     if (last) {
       // A path incident the death closes goes unshared: the peer_dead right behind it is shared.
-      for (const closed of events.slice(0, -1)) this.deliver(closed, false);
+      for (const closed of events.slice(0, -1)) this.damped(log, this.damper.ended(closed), false);
       logDecided(log, judgement, last);
       this.damped(log, this.damp(last));
       return;
@@ -490,20 +490,26 @@ export class Reporter {
     logUndecided(log, judgement);
   }
 
-  /** What flap damping makes of a peer's dead or recovered event. */
+  /** What flap damping makes of a peer's dead or recovered event, or a path's broken or restored. */
   private damp(payload: PeerStatusPayload): Damped {
     const now = this.opts.clock.now();
-    if (payload.event === 'peer_dead') return this.damper.died(payload, now);
-    if (payload.event === 'peer_recovered') return this.damper.recovered(payload, now);
+    if (payload.event === 'peer_dead' || payload.event === 'path_broken') {
+      return this.damper.failed(payload, now);
+    }
+    if (payload.event === 'peer_recovered' || payload.event === 'path_restored') {
+      return this.damper.recovered(payload, now);
+    }
     return { send: [payload], cancelled: null, held: null, hidden: false };
   }
 
-  private damped(log: Logger, d: Damped): void {
+  private damped(log: Logger, d: Damped, share = true): void {
     if (d.cancelled) {
       this.pending.delete(d.cancelled.dedup_key);
       log.info(
         { event: 'recovery-cancelled', dedupKey: d.cancelled.dedup_key },
-        `${d.cancelled.peer.id} is down again before its recovery went out: the same incident goes on`,
+        d.cancelled.event === 'path_restored'
+          ? `the path to ${d.cancelled.peer.id} is broken again before its restoration went out: the same incident goes on`
+          : `${d.cancelled.peer.id} is down again before its recovery went out: the same incident goes on`,
       );
     }
     if (d.held) {
@@ -511,7 +517,7 @@ export class Reporter {
       this.pending.set(d.held.dedup_key, d.held);
       log.info(
         { event: 'recovery-held', dedupKey: d.held.dedup_key },
-        `${d.held.peer.id} is back: its peer_recovered waits until it has stayed up a while (RECOVERY_HOLD, FLAP_STABLE)`,
+        `${d.held.peer.id} is back: its ${d.held.event} waits until it has stayed up a while (RECOVERY_HOLD, FLAP_STABLE)`,
       );
     }
     if (d.hidden) this.hidden++;
@@ -519,7 +525,7 @@ export class Reporter {
       if (p.event === 'peer_flapping') {
         log.warn({ event: 'peer-flapping', dedupKey: p.dedup_key }, p.reason ?? p.event);
       }
-      this.deliver(p, true);
+      this.deliver(p, share);
     }
     this.scheduleDamper();
   }
@@ -631,12 +637,12 @@ export class Reporter {
     if (!lead || this.damper.size === 0) return;
     this.damper.sweep(this.opts.clock.now());
     if (this.damper.size === 0) return;
-    const present = new Set(lead.records().map((r) => r.address));
-    for (const address of this.damper.peers()) {
+    // This node is in the paths from it, and has not left.
+    const present = new Set([this.opts.self.address, ...lead.records().map((r) => r.address)]);
+    for (const address of this.damper.nodes()) {
       if (present.has(address)) continue;
       // It was back up when it left: its recovery is true, and goes now.
-      const held = this.damper.forget(address);
-      if (held) this.deliver(held, false);
+      for (const held of this.damper.forget(address)) this.deliver(held, false);
     }
   }
 

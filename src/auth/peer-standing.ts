@@ -29,6 +29,12 @@ export interface Refusal {
 export interface StandingView {
   /** Peers whose last answer to a signed message, within STANDING_MS, refused it. */
   refusedBy: { address: string; reason: AuthRefusal; sinceMs: number; atMs: number }[];
+  /**
+   * Peers whose last answer to a signed message, within STANDING_MS, took it but was not signed:
+   * they have no PEER_SECRET. Not a refusal (such a peer takes this node's messages), but nothing
+   * they answer can be believed.
+   */
+  unsignedBy: { address: string; sinceMs: number; atMs: number }[];
   /** When a peer last took one of this node's signed messages, if within STANDING_MS. */
   lastAcceptedMs: number | null;
   /** Peers whose clocks are NOTABLE_OFFSET_MS or more from this node's, ms (positive: ahead). */
@@ -51,6 +57,7 @@ let lastDate: { value: string | undefined; ms: number } = { value: undefined, ms
 export class PeerStanding {
   private readonly offsets = new Map<string, number>();
   private readonly refusals = new Map<string, Refusal>();
+  private readonly unsigned = new Map<string, { sinceMs: number; atMs: number }>();
   /** One time, not one a peer: a coordinator's 5,000 followers take its announcements. */
   private lastAcceptedMs: number | null = null;
 
@@ -75,6 +82,7 @@ export class PeerStanding {
   }
 
   refusedBy(peer: string, reason: AuthRefusal, nowMs: number): void {
+    if (this.unsigned.size > 0) this.unsigned.delete(peer);
     const before = this.refusals.get(peer);
     if (before) {
       before.reason = reason;
@@ -85,14 +93,27 @@ export class PeerStanding {
     this.refusals.set(peer, { reason, sinceMs: nowMs, atMs: nowMs });
   }
 
+  /** `peer` answered a signed message, unsigned: it has no PEER_SECRET. */
+  answeredUnsigned(peer: string, nowMs: number): void {
+    if (this.refusals.size > 0) this.refusals.delete(peer);
+    const before = this.unsigned.get(peer);
+    if (before) {
+      before.atMs = nowMs;
+      return;
+    }
+    bounded(this.unsigned);
+    this.unsigned.set(peer, { sinceMs: nowMs, atMs: nowMs });
+  }
+
   acceptedBy(peer: string, nowMs: number): void {
     if (this.refusals.size > 0) this.refusals.delete(peer);
+    if (this.unsigned.size > 0) this.unsigned.delete(peer);
     this.lastAcceptedMs = nowMs;
   }
 
   /** Peers no longer listed: forgotten. */
   keepOnly(listed: ReadonlySet<string>): void {
-    for (const map of [this.offsets, this.refusals]) {
+    for (const map of [this.offsets, this.refusals, this.unsigned]) {
       for (const peer of map.keys()) if (!listed.has(peer)) map.delete(peer);
     }
   }
@@ -106,8 +127,13 @@ export class PeerStanding {
       if (nowMs - r.atMs > STANDING_MS) this.refusals.delete(address);
       else refusedBy.push({ address, reason: r.reason, sinceMs: r.sinceMs, atMs: r.atMs });
     }
+    const unsignedBy = [];
+    for (const [address, u] of this.unsigned) {
+      if (nowMs - u.atMs > STANDING_MS) this.unsigned.delete(address);
+      else unsignedBy.push({ address, sinceMs: u.sinceMs, atMs: u.atMs });
+    }
     const offsets = [...this.offsets].map(([address, offsetMs]) => ({ address, offsetMs }));
-    return { refusedBy, lastAcceptedMs: this.lastAcceptedMs, offsets };
+    return { refusedBy, unsignedBy, lastAcceptedMs: this.lastAcceptedMs, offsets };
   }
 
   /**

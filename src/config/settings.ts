@@ -370,7 +370,7 @@ export const SETTINGS = [
     default: '10',
     unit: 'seconds',
     description:
-      'A peer reported dead that answers again is resolved (peer_recovered, to every receiver) only once it has stayed up this long; down again within it, the same incident goes on, with no second peer_dead. A link going down and up pages once, at the cost of each recovery arriving this much later. 0 sends each recovery at once.',
+      'A peer reported dead that answers again is resolved (peer_recovered, to every receiver) only once it has stayed up this long; down again within it, the same incident goes on, with no second peer_dead. A path from the coordinator that heals (path_restored) waits the same. A link going down and up pages once, at the cost of each recovery arriving this much later. 0 sends each recovery at once.',
     origin: 'knh',
   },
   {
@@ -389,7 +389,7 @@ export const SETTINGS = [
     default: '4',
     unit: 'changes',
     description:
-      'A peer reported dead whose verdict changes (down, up) this many times within FLAP_WINDOW is flapping: every receiver gets one peer_flapping, then nothing about it until it has not changed for FLAP_STABLE, then its final state. Fewer tells of flapping sooner; a peer restarted twice in a row counts too. 0 turns the event off (RECOVERY_HOLD still damps).',
+      'A peer reported dead whose verdict changes (down, up) this many times within FLAP_WINDOW is flapping: every receiver gets one peer_flapping, then nothing about it until it has not changed for FLAP_STABLE, then its final state. The same for a path from the coordinator (broken, restored). Fewer tells of flapping sooner; a peer restarted twice in a row counts too. 0 turns the event off (RECOVERY_HOLD still damps).',
     origin: 'knh',
   },
   {
@@ -399,7 +399,7 @@ export const SETTINGS = [
     default: '30',
     unit: 'seconds',
     description:
-      'How long a flapping peer must stay in one state before its final state (peer_recovered, or a peer_dead keyed `dead-stable`) goes out: longer is quieter, and later.',
+      'How long a flapping peer must stay in one state before its final state (peer_recovered, or a peer_dead keyed `dead-stable`; for a path, path_restored or a path_broken keyed `path-broken-stable`) goes out: longer is quieter, and later.',
     origin: 'knh',
   },
   {

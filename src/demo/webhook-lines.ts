@@ -32,13 +32,14 @@ export function describeWebhook(w: ReceivedWebhook): WebhookLine {
   }
   if (peer) {
     const dead = peer.event === 'peer_dead' || peer.event === 'path_broken';
-    const why = dead && peer.reason ? `, reason: ${peer.reason}` : '';
+    const flapping = peer.event === 'peer_flapping';
+    const why = (dead || flapping) && peer.reason ? `, reason: ${peer.reason}` : '';
     const witnesses = peer.path ? `, reached by ${peer.path.witnesses.join(', ')}` : '';
     return {
       text:
         `${peer.event} ${peer.peer.id} (${peer.peer.address}) reported by ` +
         `${nodeNameOf(peer.coordinator)}, epoch ${peer.epoch}${why}${witnesses}, dedup ${peer.dedup_key}`,
-      colour: dead ? 'red' : 'green',
+      colour: dead ? 'red' : flapping ? 'yellow' : 'green',
       bad: false,
     };
   }

@@ -47,9 +47,10 @@ export class AuthFindings {
     const now = clock.now();
     // Every peer refuses this node: it is the one out of sight (it does not lead for long).
     if (standing.unauthenticated(now) !== null) return;
+    const { refusedBy, unsignedBy } = standing.view(now);
     const changes = this.tracker.update({
       now,
-      refusedBy: standing.view(now).refusedBy,
+      refusedBy: [...refusedBy, ...unsignedBy.map((u) => ({ ...u, reason: 'unsigned' as const }))],
       offsetOf: (address) => standing.offsetOf(address),
       listed: (address) => this.o.listed(address),
       answers: (address) => this.o.record(address)?.health !== 'dead',

@@ -56,11 +56,20 @@ export interface PathFindingsOptions {
   /** PAIR_PROBES and ELECTION_COOLDOWN_PERIOD: how long paths take to be probed again. */
   perRound: number;
   roundIntervalMs: number;
+  /**
+   * How long a path's degraded verdict can outlast the probes it lost (PATH_WINDOW, for them to
+   * leave its figures, and DEGRADED_FOR, for it to turn healthy, as the mesh's size scales them):
+   * findings of a node's degradation or MTU wait this long after it was last down or cut from the
+   * coordinator, lest the probes lost then make it look lossy once it is back.
+   */
+  qualityMemoryMs: () => number;
 }
 
 export interface NodeVerdict {
   id: string;
   health: Health;
+  /** The coordinator's own path to it is broken (others reach it). */
+  pathBroken?: boolean;
 }
 
 /** Findings of working paths: an outage fails paths, it does not make them slow or lossy. */
@@ -104,10 +113,10 @@ export class PathFindings {
     atMs: number;
   } | null = null;
   /**
-   * When each node was last seen down (dead, unknown) and last seen suspect by the verdicts: its
-   * paths may still be coming back from either.
+   * When each node was last seen down (dead, unknown), suspect, or cut from the coordinator (its
+   * path broken) by the verdicts: its paths may still be coming back from any.
    */
-  private readonly notAlive = new Map<string, { down: number; suspect: number }>();
+  private readonly notAlive = new Map<string, { down: number; suspect: number; cut: number }>();
   /** The nodes of the last round. */
   private listed: ReadonlySet<string> = new Set();
   /** The nodes `listed` holds, as the array judged: the same array, the same set. */
@@ -262,14 +271,16 @@ export class PathFindings {
       policy.gapMs;
     // A spell of suspicion without a death is what a lossy node's probes show now and then (all
     // of one probe's retries lost): its paths did not fail, so its degraded or MTU findings need
-    // not wait for them, only its failures do (a restart quicker than a verdict).
+    // not wait for them, only its failures do (a restart quicker than a verdict). A death or a
+    // cut is different: the probes lost then weigh on its paths' verdicts for a while, and a
+    // node that went down and up (a flapping link) is not degraded for that.
+    const qualitySettleMs = settleMs + this.o.qualityMemoryMs();
     const settledFor = (f: Finding) => (n: string) => {
       const last = this.notAlive.get(n);
       if (!alive(n)) return false;
       if (last === undefined) return true;
-      return (
-        now - last.down >= settleMs && (QUALITY_KINDS.has(f.kind) || now - last.suspect >= settleMs)
-      );
+      if (QUALITY_KINDS.has(f.kind)) return now - Math.max(last.down, last.cut) >= qualitySettleMs;
+      return now - last.down >= settleMs && now - last.suspect >= settleMs;
     };
     const settled = (f: Finding) => nodesOf(f).every(settledFor(f));
     // Paths to or from a node not alive, or down too lately, say nothing of the other end: the
@@ -331,11 +342,16 @@ export class PathFindings {
     for (const n of this.notAlive.keys()) if (!listed.has(n)) this.notAlive.delete(n);
     for (const n of nodes) {
       const health = healthOf(n);
-      if (health === 'alive') continue;
-      const last = this.notAlive.get(n) ?? { down: -Infinity, suspect: -Infinity };
+      const cut = health === 'alive' && this.o.verdictOf(n)?.pathBroken === true;
+      if (health === 'alive' && !cut) continue;
+      const last = this.notAlive.get(n) ?? { down: -Infinity, suspect: -Infinity, cut: -Infinity };
       this.notAlive.set(
         n,
-        health === 'suspect' ? { ...last, suspect: now } : { ...last, down: now },
+        cut
+          ? { ...last, cut: now }
+          : health === 'suspect'
+            ? { ...last, suspect: now }
+            : { ...last, down: now },
       );
     }
   }

@@ -109,6 +109,11 @@ export class PathProbing {
       ...o,
       perRound: config.pairProbes,
       roundIntervalMs: config.roundIntervalMs,
+      // As this node's own prober scales them: the mesh's nodes do alike for its size.
+      qualityMemoryMs: () => {
+        const { pathWindowMs, degradedForMs } = this.prober.settings;
+        return pathWindowMs + degradedForMs;
+      },
     });
   }
 

@@ -203,8 +203,19 @@ function call<T>(target: Target, c: Call, shared: Shared, again = true): Promise
     if (outcome.ok) standing.acceptedBy(target.address, shared.now());
     else if (outcome.authRefused)
       standing.refusedBy(target.address, outcome.authRefused, shared.now());
+    else if (answeredUnsigned(exchanged)) standing.answeredUnsigned(target.address, shared.now());
     return outcome;
   });
+}
+
+/**
+ * A signed message taken (2xx) by a peer that did not sign its answer: it checks nothing, for it
+ * has no PEER_SECRET (a node with one signs every answer to a message it verified).
+ */
+function answeredUnsigned(exchanged: Exchanged): boolean {
+  if (!exchanged.ok) return false;
+  const { status, headers } = exchanged.response;
+  return status >= 200 && status < 300 && headers.get(AUTH_HEADER) === undefined;
 }
 
 /** Remembers the protocol a peer's answer names; only those above 1 are kept (a rollout's new). */

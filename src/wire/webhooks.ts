@@ -26,7 +26,9 @@ export type PeerStatusEvent =
 
 /**
  * Events that neither open nor resolve an incident but tell of one still open (protocol 4):
- * `peer_flapping`, a peer reported dead that keeps going down and up (alerts/flap-damper.ts).
+ * `peer_flapping`, a peer reported dead that keeps going down and up, or (with `path`) a path
+ * from the coordinator that keeps breaking and healing (alerts/flap-damper.ts). Its key stem names
+ * the incident; its kind here is the peer's, which only the protocol it needs is read from.
  */
 export type UpdateEvent = 'peer_flapping';
 

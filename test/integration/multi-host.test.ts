@@ -289,11 +289,15 @@ describe('multi-host faults (5 network namespaces, root only)', function () {
     await until(at, WATCH_MS);
     expect(deadSummary(fx, at), 'a broken path is not a dead peer').to.deep.equal([]);
     const healedMs = await fx.net.heal();
+    // Restored once it has worked for RECOVERY_HOLD (flap damping).
+    const hold = defaultMs('RECOVERY_HOLD');
     const restored = await fx.waitForPeerStatus(
       `path_restored ${coordinator.address} -> ${victim.address}`,
       (b) => b.event === 'path_restored' && b.peer.address === victim.address,
-      { sinceMs: healedMs, timeoutMs: DETECT_MS },
+      { sinceMs: healedMs, timeoutMs: DETECT_MS + hold },
     );
+    log(`healed → path_restored in ${secs(healedMs, restored.receivedMs)}`);
+    expect(restored.receivedMs - healedMs, 'held for RECOVERY_HOLD').to.be.at.least(hold);
     expect(restored.body.dedup_key).to.equal(
       broken.body.dedup_key.replace(/:path-broken$/, ':path-restored'),
     );

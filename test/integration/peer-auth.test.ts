@@ -187,12 +187,20 @@ describe('peer authentication (real nodes)', function () {
     expect(refused, "the impostor's messages were refused").to.be.at.least(1);
   });
 
-  for (const which of ['a follower', 'the top-ranked node'] as const) {
-    it(`reports ${which} holding another secret out of sight within 10 s, never dead, and its end`, async () => {
+  // Another secret (a rotation gone half-way): the node refuses the coordinator's messages. No
+  // secret (empty is unset): it checks nothing and signs nothing, so it takes them unchecked and
+  // answers them unsigned.
+  const OUT_OF_SIGHT = [
+    { which: 'a follower holding another secret', top: false, secret: 'another' },
+    { which: 'the top-ranked node holding another secret', top: true, secret: 'another' },
+    { which: 'a follower started without the secret', top: false, secret: 'none' },
+  ] as const;
+  for (const { which, top, secret } of OUT_OF_SIGHT) {
+    it(`reports ${which} out of sight within 10 s, never dead, and its end`, async () => {
       const fx = await startMesh({ size: 4 });
       await fx.settled();
-      const odd = which === 'a follower' ? lowestRanked(fx.nodes) : byRank(fx.nodes)[0]!;
-      // It crashes (its peer_dead is due), and comes back holding a secret of its own. (A node
+      const odd = top ? byRank(fx.nodes)[0]! : lowestRanked(fx.nodes);
+      // It crashes (its peer_dead is due), and comes back with its own secret or none. (A node
       // that left in order and comes back on the same address is out of the mesh until it speaks
       // in it: with a new pod IP, as a DaemonSet's rollout gives, it is listed anew instead.)
       await fx.mesh.kill(odd.index);
@@ -202,7 +210,9 @@ describe('peer authentication (real nodes)', function () {
       );
       const lead = await fx.waitForLeader({ among: fx.running() });
       const back = Date.now();
-      fx.mesh.startNode(odd.index, { PEER_SECRET: randomBytes(32).toString('hex') });
+      fx.mesh.startNode(odd.index, {
+        PEER_SECRET: secret === 'none' ? '' : randomBytes(32).toString('hex'),
+      });
       const event = await fx.waitForPeerStatus(
         `peer_unauthenticated naming ${odd.name}`,
         (b) => b.event === 'peer_unauthenticated' && b.peer.address === odd.address,
@@ -218,10 +228,17 @@ describe('peer authentication (real nodes)', function () {
       expect(event.body.peer.alive).to.equal(true);
       expect(event.body.severity).to.equal('warning');
       expect(event.body.coordinator_address).to.equal(lead.coordinator.address);
-      expect(event.body.reason).to.match(
-        /refuses this coordinator's signed messages \(bad-signature\): it holds another PEER_SECRET/,
-      );
-      expect(event.body.auth?.refusal).to.equal('bad-signature');
+      if (secret === 'another') {
+        expect(event.body.reason).to.match(
+          /refuses this coordinator's signed messages \(bad-signature\): it holds another PEER_SECRET/,
+        );
+        expect(event.body.auth?.refusal).to.equal('bad-signature');
+      } else {
+        expect(event.body.reason).to.match(
+          /answers this coordinator's signed messages unsigned: it has no PEER_SECRET set/,
+        );
+        expect(event.body.auth?.refusal).to.equal('unsigned');
+      }
       await sleep(3_000);
       // Back with the mesh's secret: its incident ends, under the same key.
       await fx.mesh.kill(odd.index, 'SIGTERM');

@@ -41,7 +41,9 @@ function drive(
     while (next < changes.length && changes[next]!.at <= now) {
       const { payload } = changes[next++]!;
       const d =
-        payload.event === 'peer_dead' ? damper.died(payload, now) : damper.recovered(payload, now);
+        payload.event === 'peer_dead' || payload.event === 'path_broken'
+          ? damper.failed(payload, now)
+          : damper.recovered(payload, now);
       for (const p of d.send) sent.push({ at: now, payload: p });
     }
   }
@@ -84,11 +86,11 @@ describe('FlapDamper', () => {
     const damper = new FlapDamper({ ...DEFAULTS, changes: 0 });
     const [dead1, recovered1] = deathAndRecovery(A, 2_000, 5_000);
     const [dead2, recovered2] = deathAndRecovery(A, 9_000, 12_000);
-    expect(damper.died(dead1, 2_000).send).to.deep.equal([dead1]);
+    expect(damper.failed(dead1, 2_000).send).to.deep.equal([dead1]);
     const held = damper.recovered(recovered1, 5_000);
     expect(held.send).to.deep.equal([]);
     expect(held.hidden).to.equal(true);
-    const again = damper.died(dead2, 9_000);
+    const again = damper.failed(dead2, 9_000);
     expect(again.send).to.deep.equal([]);
     expect(again.cancelled, 'the held recovery is dropped').to.deep.equal(recovered1);
     const back = damper.recovered(recovered2, 12_000);
@@ -170,7 +172,7 @@ describe('FlapDamper', () => {
   it("forgets a peer's changes once they are older than the window", () => {
     const damper = new FlapDamper(DEFAULTS);
     const [dead, recovered] = deathAndRecovery(A, 2_000, 5_000);
-    damper.died(dead, 2_000);
+    damper.failed(dead, 2_000);
     damper.recovered(recovered, 5_000);
     expect(damper.due(15_000)).to.have.length(1);
     expect(damper.size, 'its changes still count towards a flap').to.equal(1);
@@ -181,9 +183,9 @@ describe('FlapDamper', () => {
   it('gives back the held recovery of a peer that left, and forgets it', () => {
     const damper = new FlapDamper(DEFAULTS);
     const [dead, recovered] = deathAndRecovery(A, 2_000, 5_000);
-    damper.died(dead, 2_000);
+    damper.failed(dead, 2_000);
     damper.recovered(recovered, 5_000);
-    expect(damper.forget(A.address)).to.deep.equal(recovered);
+    expect(damper.forget(A.address)).to.deep.equal([recovered]);
     expect(damper.size).to.equal(0);
     expect(damper.nextDue()).to.equal(null);
   });

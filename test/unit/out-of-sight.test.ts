@@ -8,12 +8,12 @@ import {
   sightPayload,
   UNAUTHENTICATED_AFTER_MS,
   type SightInput,
+  type SightRefusal,
 } from '../../src/alerts/out-of-sight.js';
 import { alertOf } from '../../src/alerts/lifecycle.js';
 import { incidentOf } from '../../src/wire/incident.js';
 import { loadSchemas } from '../../src/wire/schemas.js';
 import { referenceErrors } from '../support/knh-reference-schemas.js';
-import type { AuthRefusal } from '../../src/core/transport.js';
 
 const schemas = loadSchemas();
 const N7 = '10.0.0.7:8080';
@@ -22,7 +22,7 @@ const T = Date.UTC(2026, 10, 28);
 
 function input(
   now: number,
-  refusedBy: { address: string; reason: AuthRefusal; sinceMs: number }[],
+  refusedBy: { address: string; reason: SightRefusal; sinceMs: number }[],
   {
     offsets = {},
     listed = [N7],
@@ -89,6 +89,18 @@ describe('OutOfSight', () => {
     expect(incidentOf(end)).to.equal(incidentOf(payloadOf(opened!.sight)));
     expect(end.reason).to.equal("node-7 takes the coordinator's signed messages again");
     expect(schemas.check('peer-status', end)).to.deep.equal({ ok: true });
+  });
+
+  it('names a node that answers unsigned: it has no PEER_SECRET', () => {
+    const t = new OutOfSight();
+    const [opened] = t.update(input(T + 3_000, [{ address: N7, reason: 'unsigned', sinceMs: T }]));
+    const payload = payloadOf(opened!.sight);
+    expect(payload.reason).to.match(
+      /^node-7 answers this coordinator's signed messages unsigned: it has no PEER_SECRET set/,
+    );
+    expect(payload.auth).to.deep.equal({ refusal: 'unsigned', offset_ms: null });
+    expect(schemas.check('peer-status', payload)).to.deep.equal({ ok: true });
+    expect(referenceErrors('knh-peer-status', payload), 'KNH-valid').to.deep.equal([]);
   });
 
   it('closes when the node leaves the mesh, or is judged dead; ignores busy and replayed refusals', () => {

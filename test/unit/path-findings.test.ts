@@ -18,6 +18,8 @@ const [K, A, B, C, D] = [1, 2, 3, 4, 5].map((i) => `10.0.0.${i}:8080`) as [
   string,
 ];
 const NODES = [K, A, B, C, D];
+/** PATH_WINDOW and DEGRADED_FOR, as the coordinator is told them. */
+const QUALITY_MEMORY_MS = 20_000;
 
 const path = (to: string, state: ReportedPath['state']): ReportedPath => ({
   to,
@@ -50,6 +52,8 @@ function coordinator() {
   };
   const dead = new Set<string>();
   const suspect = new Set<string>();
+  /** Nodes the coordinator's own path to is broken (others reach them). */
+  const cut = new Set<string>();
   /** What each node answers when asked for its paths (absent: it fails). */
   const answers = new Map<string, PathReport>();
   const asked: string[] = [];
@@ -66,10 +70,12 @@ function coordinator() {
         : {
             id: `n@${address}`,
             health: dead.has(address) ? 'dead' : suspect.has(address) ? 'suspect' : 'alive',
+            pathBroken: cut.has(address),
           },
     protocolOf: () => 3,
     perRound: 20,
     roundIntervalMs: 1_000,
+    qualityMemoryMs: () => QUALITY_MEMORY_MS,
     transport: {
       pullPaths: (address) => {
         asked.push(address);
@@ -84,7 +90,7 @@ function coordinator() {
   });
   // Its term confirmed, with nothing open left by a predecessor.
   findings.inherit([], [], NODES.length);
-  return { clock, sent, election, dead, suspect, findings, answers, asked };
+  return { clock, sent, election, dead, suspect, cut, findings, answers, asked };
 }
 
 describe('PathFindings', () => {
@@ -356,6 +362,53 @@ describe('PathFindings', () => {
     expect(u.sent, 'its failures wait for its paths to be probed again').to.deep.equal([]);
     run(u, 4, [`${A}>${D}`]);
     expect(events(u), 'still broken once settled').to.deep.equal([`path_broken ${D}`]);
+  });
+
+  it('does not tell a node degraded for the probes lost while it was down: a link that flapped', () => {
+    const intoD = NODES.filter((n) => n !== D).flatMap((n) => [`${n}>${D}`, `${D}>${n}`]);
+    const t = coordinator();
+    t.clock.advance(2_000);
+    // Down and up three times; each time back, its paths' windows still hold the lost probes.
+    for (let s = 0; s < 3; s++) {
+      t.dead.add(D);
+      run(t, 3, intoD);
+      t.dead.delete(D);
+      run(t, 3, [], intoD);
+    }
+    // Back for good: its paths read degraded until the lost probes leave their windows.
+    run(t, 8, [], intoD);
+    expect(t.sent, 'within a settling time and a window of its last death').to.deep.equal([]);
+    run(t, 8);
+    expect(t.sent, 'its figures clean once the window passed').to.deep.equal([]);
+
+    // Degraded still once the window has passed: it is, and is told.
+    const u = coordinator();
+    u.clock.advance(2_000);
+    u.dead.add(D);
+    run(u, 3, intoD);
+    u.dead.delete(D);
+    run(u, 20, [], intoD);
+    expect(u.sent).to.deep.equal([]);
+    run(u, 10, [], intoD);
+    expect(events(u)).to.deep.equal([`peer_degraded ${D}`]);
+  });
+
+  it('does not tell the path between the coordinator and a node degraded for a cut it judged broken', () => {
+    const t = coordinator();
+    t.clock.advance(2_000);
+    // The coordinator's path to D broken and healed, three times: D's probes of it lost then.
+    for (let s = 0; s < 3; s++) {
+      t.cut.add(D);
+      run(t, 4, [], [`${D}>${K}`]);
+      t.cut.delete(D);
+      run(t, 3, [], [`${D}>${K}`]);
+    }
+    run(t, 20, [], [`${D}>${K}`]);
+    expect(t.sent, 'within a settling time and its memory of the cut').to.deep.equal([]);
+    // Still degraded long after: it is.
+    run(t, 20, [], [`${D}>${K}`]);
+    expect(events(t)).to.have.length(1);
+    expect(t.sent[0]!.event).to.equal('path_degraded');
   });
 
   it('keeps a finding open while a node it names is down, rather than telling it over', () => {

@@ -20,9 +20,12 @@ const from = { id: 'worker-1@127.0.0.1', address: '127.0.0.1:1' };
  * A peer checking signatures as knh's peer guard does, with its wall clock `aheadMs` off and its
  * own secret; `namesReason: false` answers a 401 as versions before x-knh-refused did.
  */
-async function peer(aheadMs: number, secret = SECRET, namesReason = true) {
+async function peer(aheadMs: number, secret: string | null = SECRET, namesReason = true) {
   const clock = () => Date.now() + aheadMs;
-  const auth = new PeerAuth({ secrets: () => [secret], now: clock, maxSkewMs: SKEW_MS });
+  const auth =
+    secret === null
+      ? null
+      : new PeerAuth({ secrets: () => [secret], now: clock, maxSkewMs: SKEW_MS });
   const seen: string[] = [];
   let address = '';
   const server: HttpServer = await listen(
@@ -33,6 +36,15 @@ async function peer(aheadMs: number, secret = SECRET, namesReason = true) {
         const body = Buffer.concat(chunks);
         // Node's own Date header reads the real clock: this peer's is its skewed one.
         res.setHeader('date', new Date(clock()).toUTCString());
+        const answer: ElectionAnswer = { type: 'answer', from, epoch: 1, coordinator: null };
+        const bytes = Buffer.from(JSON.stringify(answer));
+        if (!auth) {
+          // No secret: it checks nothing, and signs nothing.
+          seen.push('taken unchecked');
+          res.writeHead(200, { 'content-type': 'application/json' });
+          res.end(bytes);
+          return;
+        }
         const verdict = auth.verifyRequest(
           req.method ?? '',
           `${address}${req.url}`,
@@ -46,8 +58,6 @@ async function peer(aheadMs: number, secret = SECRET, namesReason = true) {
           res.end(JSON.stringify({ error: describeAuthFailure(verdict.failure) }));
           return;
         }
-        const answer: ElectionAnswer = { type: 'answer', from, epoch: 1, coordinator: null };
-        const bytes = Buffer.from(JSON.stringify(answer));
         res.writeHead(200, {
           'content-type': 'application/json',
           [AUTH_HEADER]: auth.signResponse(verdict.nonce, 200, bytes),
@@ -127,6 +137,20 @@ describe('peer client: peers with clocks far off, or another secret', () => {
     expect(auth.standing.view(Date.now()).refusedBy.map((r) => r.reason)).to.deep.equal([
       'bad-signature',
     ]);
+  });
+
+  it('believes no unsigned answer from a peer with no secret, and knows it has none; not a refusal', async () => {
+    const p = await peer(0, null);
+    servers.push(p.server);
+    const { auth, client } = ownClient();
+    const outcome = await client.sendElection(p.address, { from, epoch: 1 });
+    expect(outcome).to.deep.include({ ok: false, reason: 'bad-response' });
+    expect(p.seen).to.deep.equal(['taken unchecked']);
+    const view = auth.standing.view(Date.now());
+    expect(view.unsignedBy.map((u) => u.address)).to.deep.equal([p.address]);
+    expect(view.refusedBy).to.deep.equal([]);
+    // It took this node's message: this node can still prove itself (and lead such peers).
+    expect(auth.standing.unauthenticated(Date.now())).to.equal(null);
   });
 
   it('does not retry an expired refusal when the Date shows no offset (nothing to correct)', async () => {

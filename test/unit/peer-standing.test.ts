@@ -87,6 +87,28 @@ describe('PeerStanding', () => {
     s.refusedBy(A, 'expired', T);
     s.acceptedBy(B, T);
     s.keepOnly(new Set([B]));
-    expect(s.view(T)).to.deep.equal({ refusedBy: [], lastAcceptedMs: T, offsets: [] });
+    expect(s.view(T)).to.deep.equal({
+      refusedBy: [],
+      unsignedBy: [],
+      lastAcceptedMs: T,
+      offsets: [],
+    });
+  });
+
+  it('keeps a peer that answers unsigned apart from refusals, until it signs, refuses or goes quiet', () => {
+    const s = new PeerStanding();
+    s.answeredUnsigned(A, T);
+    s.answeredUnsigned(A, T + 1_000);
+    expect(s.view(T + 1_000).unsignedBy).to.deep.equal([
+      { address: A, sinceMs: T, atMs: T + 1_000 },
+    ]);
+    expect(s.unauthenticated(T + 1_000), 'it took the message').to.equal(null);
+    s.acceptedBy(A, T + 2_000);
+    expect(s.view(T + 2_000).unsignedBy).to.deep.equal([]);
+    s.answeredUnsigned(A, T + 3_000);
+    s.refusedBy(A, 'bad-signature', T + 4_000);
+    expect(s.view(T + 4_000).unsignedBy, 'the latest answer says').to.deep.equal([]);
+    s.answeredUnsigned(B, T + 5_000);
+    expect(s.view(T + 5_000 + STANDING_MS + 1).unsignedBy, 'too old to say').to.deep.equal([]);
   });
 });

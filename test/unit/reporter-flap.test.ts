@@ -17,8 +17,8 @@ const FLAP: FlapSettings = {
   stableMs: 30_000,
 };
 
-function setup() {
-  const fx = setupReporter({ holdShares: false, flap: FLAP, intervalMs: 600_000 });
+function setup(flap = FLAP) {
+  const fx = setupReporter({ holdShares: false, flap, intervalMs: 600_000 });
   fx.lead();
   let record: PeerRecord = upRecord('a', '10.0.0.1', fx.clock.now());
   fx.setRecords([record]);
@@ -33,6 +33,12 @@ function setup() {
     ...fx,
     /** The peer dies now (its probes failing since UNHEALTHY_MS ago). */
     die: () => tell(confirmed(record, fx.clock.now() - UNHEALTHY_MS).verdict, true),
+    /** This node cannot reach the peer now, but another node can: its path is broken. */
+    breakPath: () =>
+      tell(
+        confirmed(record, fx.clock.now() - UNHEALTHY_MS, { reachedBy: ['b@10.0.0.2'] }).verdict,
+        true,
+      ),
     /** The peer answers again now. */
     recover: () => tell(answersAgain(record, fx.clock.now()), true),
     /** A round with nothing changed. */
@@ -118,5 +124,87 @@ describe('Reporter: flap damping', () => {
       fx.peerPosts().map((p) => p.event),
       'not sent by this node',
     ).to.deep.equal(['peer_dead']);
+  });
+
+  it('a path from the coordinator flapping for a minute: path_broken, peer_flapping, then path_restored once stable', async () => {
+    const fx = setup();
+    fx.quiet();
+    await fx.clock.advanceAsync(2_000);
+    for (let i = 0; i < 10; i++) {
+      fx.breakPath();
+      await fx.clock.advanceAsync(3_000);
+      fx.recover();
+      await fx.clock.advanceAsync(3_000);
+      // Rounds with nothing changed between the flaps: the path stays remembered.
+      fx.quiet();
+    }
+    await fx.clock.advanceAsync(60_000);
+    fx.quiet();
+    const sent = fx.peerPosts();
+    expect(sent.map((p) => p.event)).to.deep.equal([
+      'path_broken',
+      'peer_flapping',
+      'path_restored',
+    ]);
+    expect(new Set(sent.map(incidentOf)).size, 'one incident').to.equal(1);
+    const [, flapping, restored] = sent;
+    expect(incidentOf(flapping!)).to.match(/^knh:10\.0\.0\.9:8080->10\.0\.0\.1:8080:/);
+    expect(flapping!.path, 'names the path').to.include({ to: 'a@10.0.0.1' });
+    expect(flapping!.reason).to.match(
+      /the path from .* to a@10\.0\.0\.1 broke and was restored 4 times/,
+    );
+    expect(restored!.reason).to.match(/has worked for 30 s after flapping/);
+    expect(fx.reporter.undelivered(), 'nothing left held').to.deep.equal([]);
+  });
+
+  it('a path broken again within RECOVERY_HOLD: one incident, resolved once it has stayed restored', async () => {
+    // Four changes would make it flapping (the test above): here only the hold is at work.
+    const fx = setup({ ...FLAP, changes: 0 });
+    fx.quiet();
+    fx.breakPath();
+    await fx.clock.advanceAsync(2_000);
+    fx.recover();
+    await fx.clock.advanceAsync(4_000);
+    expect(
+      fx.peerPosts().map((p) => p.event),
+      'held',
+    ).to.deep.equal(['path_broken']);
+    fx.breakPath();
+    await fx.clock.advanceAsync(2_000);
+    fx.recover();
+    await fx.clock.advanceAsync(9_000);
+    expect(fx.peerPosts().map((p) => p.event)).to.deep.equal(['path_broken']);
+    await fx.clock.advanceAsync(1_000);
+    const sent = fx.peerPosts();
+    expect(sent.map((p) => p.event)).to.deep.equal(['path_broken', 'path_restored']);
+    expect(incidentOf(sent[1]!), 'resolves the incident sent').to.equal(incidentOf(sent[0]!));
+  });
+
+  it('a peer that dies behind a broken path closes the path at once, and a later break pages again', async () => {
+    const fx = setup();
+    fx.quiet();
+    fx.breakPath();
+    await fx.clock.advanceAsync(2_000);
+    fx.die();
+    await fx.clock.advanceAsync(0);
+    expect(fx.peerPosts().map((p) => p.event)).to.deep.equal([
+      'path_broken',
+      'path_restored',
+      'peer_dead',
+    ]);
+    const [broken, closed] = fx.peerPosts();
+    expect(incidentOf(closed!)).to.equal(incidentOf(broken!));
+    // Back, held out RECOVERY_HOLD, then its path breaks: a new incident, sent at once.
+    fx.recover();
+    await fx.clock.advanceAsync(11_000);
+    fx.breakPath();
+    await fx.clock.advanceAsync(0);
+    expect(fx.peerPosts().map((p) => p.event)).to.deep.equal([
+      'path_broken',
+      'path_restored',
+      'peer_dead',
+      'peer_recovered',
+      'path_broken',
+    ]);
   });
 });
