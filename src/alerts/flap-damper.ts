@@ -159,13 +159,12 @@ export class FlapDamper {
   /**
    * An incident that ends now for another reason than a recovery (a path closed because its peer
    * died): the resolution goes at once, as the incident the receivers know of (a recovery held for
-   * it has the same key, and is replaced), and its changes are forgotten: what follows is about
-   * something else.
+   * it has the same key, and is replaced). Its changes still count: a link that turns a peer dead
+   * and then only its path broken, over and over, flaps too.
    */
   ended(payload: PeerStatusPayload): Damped {
     const subject = subjectOf(payload);
     const spell = this.open.get(subject);
-    this.history.delete(subject);
     if (!spell) return pass(payload);
     this.open.delete(subject);
     return pass(this.resolving(spell, payload));

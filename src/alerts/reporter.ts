@@ -16,7 +16,7 @@ import { CannotJudge, resolveInherited } from './cannot-judge.js';
 import type { MaintenanceWindow } from '../wire/maintenance-window.js';
 import type { EventSink } from './event-sink.js';
 import { trimOldest } from '../core/trim-oldest.js';
-import { incidentStartOf, peerStatusPayload } from './payloads.js';
+import { peerStatusPayload } from './payloads.js';
 import { eventsOf, logDecided, logUndecided, WITHHELD_BECAUSE } from './judgement-events.js';
 import { ClusterStatuses } from './cluster-statuses.js';
 import { IdIndex } from './id-index.js';
@@ -78,8 +78,10 @@ const MAX_REMEMBERED = 1_000;
 export const MAX_SHARED_UNDELIVERED = 500;
 
 /**
- * Whether the peer incident an alert opened is still open in `records`: the peer is dead since
- * that very moment, or its path broken since then. Null when the peer has no record here.
+ * Whether the peer incident an alert opened is still open in `records`: the peer is dead, or its
+ * path broken. The state, not its start: flap damping continues an incident through a recovery it
+ * hid, so a peer down (or a path broken) again is the same incident. Null when the peer has no
+ * record here.
  */
 function isOpen(
   payload: PeerStatusPayload,
@@ -90,10 +92,7 @@ function isOpen(
   if (isFindingPayload(payload)) return null;
   const r = records.get(payload.peer.address);
   if (!r) return null;
-  const incident = incidentStartOf(payload);
-  return payload.event === 'peer_dead'
-    ? r.health === 'dead' && r.sinceMs === incident
-    : r.brokenPath?.sinceMs === incident;
+  return payload.event === 'peer_dead' ? r.health === 'dead' : r.brokenPath != null;
 }
 
 /** What a held alert says that is still true when its maintenance ends. */

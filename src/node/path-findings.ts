@@ -256,7 +256,7 @@ export class PathFindings {
     const healthOf = (address: string): Health =>
       address === self ? 'alive' : (this.o.verdictOf(address)?.health ?? 'unknown');
     const alive = (address: string) => healthOf(address) === 'alive';
-    this.noteNotAlive(nodes, listed, healthOf, now);
+    this.noteNotAlive(nodes, listed, now);
     this.silent.ask(nodes, listed, alive, {
       now,
       epoch: e.epoch,
@@ -279,7 +279,12 @@ export class PathFindings {
       const last = this.notAlive.get(n);
       if (!alive(n)) return false;
       if (last === undefined) return true;
-      if (QUALITY_KINDS.has(f.kind)) return now - Math.max(last.down, last.cut) >= qualitySettleMs;
+      if (QUALITY_KINDS.has(f.kind)) {
+        // A cut weighs only on the paths between that node and this one: while it lasts (a
+        // NetworkPolicy refusing the coordinator), the node's other paths are judged as ever.
+        const since = nodesOf(f).includes(self) ? Math.max(last.down, last.cut) : last.down;
+        return now - since >= qualitySettleMs;
+      }
       return now - last.down >= settleMs && now - last.suspect >= settleMs;
     };
     const settled = (f: Finding) => nodesOf(f).every(settledFor(f));
@@ -333,16 +338,14 @@ export class PathFindings {
     this.localized = { version: this.book.version, nodes, discounted, atMs: now };
   }
 
-  private noteNotAlive(
-    nodes: readonly string[],
-    listed: ReadonlySet<string>,
-    healthOf: (n: string) => Health,
-    now: number,
-  ) {
+  private noteNotAlive(nodes: readonly string[], listed: ReadonlySet<string>, now: number) {
     for (const n of this.notAlive.keys()) if (!listed.has(n)) this.notAlive.delete(n);
+    const self = this.o.self.address;
     for (const n of nodes) {
-      const health = healthOf(n);
-      const cut = health === 'alive' && this.o.verdictOf(n)?.pathBroken === true;
+      if (n === self) continue;
+      const verdict = this.o.verdictOf(n);
+      const health = verdict?.health ?? 'unknown';
+      const cut = health === 'alive' && verdict?.pathBroken === true;
       if (health === 'alive' && !cut) continue;
       const last = this.notAlive.get(n) ?? { down: -Infinity, suspect: -Infinity, cut: -Infinity };
       this.notAlive.set(

@@ -170,6 +170,9 @@ export function authText(a: NonNullable<FindingFacts['auth']>): string {
     off === null
       ? ''
       : `; its clock is ${Math.round(Math.abs(off) / 1000)} s ${off > 0 ? 'ahead' : 'behind'}`;
+  if (a.refusal === 'unsigned') {
+    return `it has no PEER_SECRET: it answers the coordinator's messages unsigned, and its own are refused${clock}`;
+  }
   return `its signed messages and the coordinator's are refused (${a.refusal})${clock}`;
 }
 

@@ -411,6 +411,16 @@ describe('PathFindings', () => {
     expect(t.sent[0]!.event).to.equal('path_degraded');
   });
 
+  it('judges a node degraded as ever while only its path from the coordinator stays cut', () => {
+    const intoAndFromD = NODES.filter((n) => n !== D).flatMap((n) => [`${n}>${D}`, `${D}>${n}`]);
+    const t = coordinator();
+    t.clock.advance(2_000);
+    // A NetworkPolicy refusing the coordinator: the cut lasts; D's other paths are lossy.
+    t.cut.add(D);
+    run(t, 15, [], intoAndFromD);
+    expect(events(t)).to.deep.equal([`peer_degraded ${D}`]);
+  });
+
   it('keeps a finding open while a node it names is down, rather than telling it over', () => {
     const t = coordinator();
     t.clock.advance(2_000);

@@ -2,6 +2,7 @@
 // successor), cancelled by their resolution, or sent once the window is over; nothing else changes.
 import { expect } from 'chai';
 import { MaintenanceHold } from '../../src/alerts/maintenance-hold.js';
+import type { FlapSettings } from '../../src/alerts/flap-damper.js';
 import { pausing } from '../../src/maintenance/windows.js';
 import type { MaintenanceWindow } from '../../src/wire/maintenance-window.js';
 import type { Judgement, PeerRecord } from '../../src/prober/verdict.js';
@@ -17,12 +18,18 @@ const MIN = 60_000;
  * A leading reporter whose hold reads `windows`, posting to a fake receiver that accepts all; its
  * leader's verdicts are what every judgement handed to it left behind.
  */
-function setup(clock: FakeClock, windows: () => readonly MaintenanceWindow[], self = SELF) {
+function setup(
+  clock: FakeClock,
+  windows: () => readonly MaintenanceWindow[],
+  self = SELF,
+  flap?: FlapSettings,
+) {
   const fx = setupReporter({
     clock,
     self,
     holdShares: false,
     intervalMs: 0,
+    ...(flap ? { flap } : {}),
     hold: new MaintenanceHold((peer, now) => pausing(windows(), peer, now)),
   });
   const records = new Map<string, PeerRecord>();
@@ -224,6 +231,26 @@ describe('Reporter during maintenance', () => {
     reporter.releaseHeld();
     await clock.advanceAsync(0);
     expect(peerPosts().map((p) => p.event)).to.deep.equal(['peer_dead']);
+  });
+
+  it('posts the held peer_dead of a peer down again after a recovery flap damping hid, once the window is over', async () => {
+    windows = [meshWindow()];
+    const hold: FlapSettings = { recoveryHoldMs: 10_000, windowMs: MIN, changes: 0, stableMs: 0 };
+    const { reporter, peerPosts } = setup(clock, () => windows, SELF, hold);
+    const died = dies(up('a', '10.0.0.1', t0), t0 + 1_000);
+    await clock.advanceAsync(2_000);
+    reporter.onJudgement(died);
+    const [held] = reporter.undelivered();
+    await clock.advanceAsync(1_000);
+    const back = recovers(died, clock.now());
+    reporter.onJudgement(back);
+    await clock.advanceAsync(3_000);
+    // Down again within RECOVERY_HOLD: the same incident, though the verdict's start moved on.
+    reporter.onJudgement(dies(back.record, clock.now()));
+    await clock.advanceAsync(20 * MIN);
+    reporter.releaseHeld();
+    await clock.advanceAsync(0);
+    expect(peerPosts(), 'still dead: the held alert is true').to.deep.equal([held]);
   });
 
   it('drops a held alert that is no longer true when released (another coordinator saw the recovery)', async () => {
