@@ -113,10 +113,13 @@ export class PathFindings {
     atMs: number;
   } | null = null;
   /**
-   * When each node was last seen down (dead, unknown), suspect, or cut from the coordinator (its
-   * path broken) by the verdicts: its paths may still be coming back from any.
+   * When each node was last seen down (dead, unknown), dead, suspect, or cut from the coordinator
+   * (its path broken) by the verdicts: its paths may still be coming back from any.
    */
-  private readonly notAlive = new Map<string, { down: number; suspect: number; cut: number }>();
+  private readonly notAlive = new Map<
+    string,
+    { down: number; dead: number; suspect: number; cut: number }
+  >();
   /** The nodes of the last round. */
   private listed: ReadonlySet<string> = new Set();
   /** The nodes `listed` holds, as the array judged: the same array, the same set. */
@@ -282,8 +285,10 @@ export class PathFindings {
       if (QUALITY_KINDS.has(f.kind)) {
         // A cut weighs only on the paths between that node and this one: while it lasts (a
         // NetworkPolicy refusing the coordinator), the node's other paths are judged as ever.
-        const since = nodesOf(f).includes(self) ? Math.max(last.down, last.cut) : last.down;
-        return now - since >= qualitySettleMs;
+        // Not yet judged (a node new to this coordinator) lost no probes: only a death or a cut
+        // weighs on the verdicts, and the paths of a node just listed settle as any others.
+        const since = nodesOf(f).includes(self) ? Math.max(last.dead, last.cut) : last.dead;
+        return now - since >= qualitySettleMs && now - last.down >= settleMs;
       }
       return now - last.down >= settleMs && now - last.suspect >= settleMs;
     };
@@ -347,14 +352,21 @@ export class PathFindings {
       const health = verdict?.health ?? 'unknown';
       const cut = health === 'alive' && verdict?.pathBroken === true;
       if (health === 'alive' && !cut) continue;
-      const last = this.notAlive.get(n) ?? { down: -Infinity, suspect: -Infinity, cut: -Infinity };
+      const last = this.notAlive.get(n) ?? {
+        down: -Infinity,
+        dead: -Infinity,
+        suspect: -Infinity,
+        cut: -Infinity,
+      };
       this.notAlive.set(
         n,
         cut
           ? { ...last, cut: now }
           : health === 'suspect'
             ? { ...last, suspect: now }
-            : { ...last, down: now },
+            : health === 'dead'
+              ? { ...last, down: now, dead: now }
+              : { ...last, down: now },
       );
     }
   }

@@ -52,6 +52,8 @@ function coordinator() {
   };
   const dead = new Set<string>();
   const suspect = new Set<string>();
+  /** Nodes not judged yet (new to this coordinator). */
+  const unjudged = new Set<string>();
   /** Nodes the coordinator's own path to is broken (others reach them). */
   const cut = new Set<string>();
   /** What each node answers when asked for its paths (absent: it fails). */
@@ -69,7 +71,13 @@ function coordinator() {
         ? undefined
         : {
             id: `n@${address}`,
-            health: dead.has(address) ? 'dead' : suspect.has(address) ? 'suspect' : 'alive',
+            health: dead.has(address)
+              ? 'dead'
+              : suspect.has(address)
+                ? 'suspect'
+                : unjudged.has(address)
+                  ? 'unknown'
+                  : 'alive',
             pathBroken: cut.has(address),
           },
     protocolOf: () => 3,
@@ -90,7 +98,7 @@ function coordinator() {
   });
   // Its term confirmed, with nothing open left by a predecessor.
   findings.inherit([], [], NODES.length);
-  return { clock, sent, election, dead, suspect, cut, findings, answers, asked };
+  return { clock, sent, election, dead, suspect, unjudged, cut, findings, answers, asked };
 }
 
 describe('PathFindings', () => {
@@ -391,6 +399,20 @@ describe('PathFindings', () => {
     expect(u.sent).to.deep.equal([]);
     run(u, 10, [], intoD);
     expect(events(u)).to.deep.equal([`peer_degraded ${D}`]);
+  });
+
+  it('tells a node degraded as soon as its paths settle when it was only not judged yet, not dead', () => {
+    const intoAndFromD = NODES.filter((n) => n !== D).flatMap((n) => [`${n}>${D}`, `${D}>${n}`]);
+    const t = coordinator();
+    t.clock.advance(2_000);
+    // A coordinator's first rounds: D not judged yet, having lost nothing.
+    t.unjudged.add(D);
+    run(t, 2, [], intoAndFromD);
+    t.unjudged.delete(D);
+    run(t, 12, [], intoAndFromD);
+    expect(events(t), 'within a settling time, not a window more').to.deep.equal([
+      `peer_degraded ${D}`,
+    ]);
   });
 
   it('does not tell the path between the coordinator and a node degraded for a cut it judged broken', () => {
