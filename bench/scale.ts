@@ -98,6 +98,17 @@ export interface ScaleRun {
   refreshWait: number | 'small' | 'unseen' | null;
   windowMs: number;
   roundDurations: number[];
+  /**
+   * A second window as long, with a client asking GET /status 100 times a second (issue 34):
+   * its rounds, the coordinator's CPU, and what the client got (by status; bytes a 200).
+   */
+  reads: {
+    roundDurations: number[];
+    cpuMs: number;
+    windowMs: number;
+    byStatus: Record<string, number>;
+    bodyBytes: number;
+  } | null;
   probedMedian: number | null;
   lateRounds: number | null;
   cpuMs: number | null;
@@ -428,6 +439,51 @@ async function steadyWindow(
   return simAfter;
 }
 
+/** GET /status a second while reading, from the pod's own loopback (as a port-forward would). */
+const READS_PER_SECOND = 100;
+
+/** A window as long as the steady one, with GET /status asked READS_PER_SECOND times a second. */
+async function readsWindow(run: ScaleRun, c: Coordinator, seconds: number): Promise<void> {
+  const byStatus: Record<string, number> = {};
+  let bodyBytes = 0;
+  let stop = false;
+  const inFlight = new Set<Promise<void>>();
+  const ask = async () => {
+    try {
+      const res = await fetch(`http://${c.node.address}/status`, {
+        signal: AbortSignal.timeout(5_000),
+      });
+      const body = await res.arrayBuffer();
+      byStatus[res.status] = (byStatus[res.status] ?? 0) + 1;
+      if (res.status === 200) bodyBytes = body.byteLength;
+    } catch {
+      byStatus.error = (byStatus.error ?? 0) + 1;
+    }
+  };
+  const t0 = Date.now();
+  const cpu0 = cpuMsOf(c.pid);
+  const reader = (async () => {
+    for (let i = 0; !stop; i++) {
+      await sleep(Math.max(0, t0 + (i * 1_000) / READS_PER_SECOND - Date.now()));
+      const p = ask().finally(() => inFlight.delete(p));
+      inFlight.add(p);
+    }
+  })();
+  await bounded(sleep(seconds * 1_000), c.exited, seconds * 1_000 + 2_000, 'reads window');
+  stop = true;
+  const t1 = Date.now();
+  const cpuMs = cpuMsOf(c.pid) - cpu0;
+  await reader;
+  await Promise.all(inFlight);
+  run.reads = {
+    roundDurations: c.rounds.filter((r) => r.atMs >= t0 && r.atMs <= t1).map((r) => r.durationMs),
+    cpuMs,
+    windowMs: t1 - t0,
+    byStatus,
+    bodyBytes,
+  };
+}
+
 /** The peer a peer_dead webhook reports, or null for any other webhook. */
 function deadPeerOf(w: ReceivedWebhook): string | null {
   const b = w.body as Partial<PeerStatusPayload>;
@@ -526,6 +582,7 @@ async function measureSize(
     refreshWait: null,
     windowMs: 0,
     roundDurations: [],
+    reads: null,
     probedMedian: null,
     lateRounds: null,
     cpuMs: null,
@@ -592,6 +649,10 @@ async function measureSize(
     );
     say(
       `window ${windowSeconds} s (its every-peer announcement ${refreshWaitText(run.refreshWait)}): ${run.roundDurations.length} rounds, CPU ${Math.round(run.cpuMs ?? 0)} ms, load ${run.load}; the peers got ${received.join(', ')}; refused so far ${JSON.stringify(after.refused)}${after.pathReports ? `; their path reports so far: ${JSON.stringify(after.pathReports)}` : ''}`,
+    );
+    await readsWindow(run, c, windowSeconds);
+    say(
+      `with ${READS_PER_SECOND} GET /status a second: ${run.reads?.roundDurations.length} rounds, median ${secs(median(run.reads?.roundDurations ?? [0]))}, CPU ${Math.round(run.reads?.cpuMs ?? 0)} ms; answers ${JSON.stringify(run.reads?.byStatus)}, ${Math.round((run.reads?.bodyBytes ?? 0) / 1024)} KiB each`,
     );
     const crashed = simulatedAddress(Math.floor(size / 2), firstPort);
     const holed = simulatedAddress(Math.floor(size / 3), firstPort);
@@ -684,6 +745,25 @@ const ROWS: Row[] = [
       if (d.length === 0) return { text: 'no round', ok: false };
       const max = Math.max(...d);
       return { text: `${secs(median(d))} (${secs(max)})`, ok: max <= ROUND_TARGET_MS };
+    },
+  },
+  {
+    name: `With ${READS_PER_SECOND} GET /status a second from one client (issue 34): round duration median (max), against the window without; coordinator CPU a round; answers`,
+    target: '≤ +10 %',
+    cell: (r) => {
+      const d = r.reads?.roundDurations ?? [];
+      if (r.reads === null || d.length === 0 || r.roundDurations.length === 0) {
+        return { text: '—', ok: r.error === null ? false : null };
+      }
+      const change = median(d) / median(r.roundDurations) - 1;
+      const cpu = `${Math.round(r.reads.cpuMs / d.length)} ms`;
+      const answers = Object.entries(r.reads.byStatus)
+        .map(([s, n]) => `${n} × ${s}`)
+        .join(', ');
+      return {
+        text: `${secs(median(d))} (${secs(Math.max(...d))}), ${change >= 0 ? '+' : '−'}${Math.round(Math.abs(change) * 100)} %; ${cpu}; ${answers} (${Math.round(r.reads.bodyBytes / 1024)} KiB)`,
+        ok: change <= 0.1,
+      };
     },
   },
   {

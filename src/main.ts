@@ -10,7 +10,7 @@ import type { PeerSource } from './discovery/peer-source.js';
 import { EventLoopLag, LAG_DEFAULTS } from './health/event-loop-lag.js';
 import { HealthManager } from './health/health-manager.js';
 import { listen } from './http/server.js';
-import { MaintenanceBook } from './maintenance/windows.js';
+import { logWindowsHeard, MaintenanceBook } from './maintenance/windows.js';
 import { NodeMetrics } from './metrics/node-metrics.js';
 import { nodeApi } from './node/api.js';
 import { judging } from './node/judging.js';
@@ -56,8 +56,10 @@ export async function startNode(config: Config, deps: NodeDeps): Promise<Running
     (address === config.address ? config.podName : null) ?? source.podName?.(address);
   const self = { id: config.id, address: config.address };
   const events = new EventLog(() => clock.now());
-  const book = new MaintenanceBook((added, ended) => {
+  const book = new MaintenanceBook((added, ended, from) => {
     for (const e of windowChanges(added, ended)) events.add(e.kind, e.text);
+    // Any node holding the secret can open a window for the mesh: each is on record by its source.
+    if (from !== undefined) logWindowsHeard(logger, from, added, ended);
   });
   const base = { config, self, clock, logger, schemas: loadSchemas(), events, book };
   const auth = peerAuthFor(config, clock, logger);

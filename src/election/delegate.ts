@@ -28,8 +28,8 @@ export interface ElectionDelegate {
   windows(): MaintenanceWindow[];
   /** What this node hands over of a term it stopped leading lately (in replies, protocol 2). */
   handover(): TermHandover | null;
-  /** Windows a peer sent (its announcement, or its reply to ours), to merge. */
-  mergeWindows(windows: MaintenanceWindow[]): void;
+  /** Windows the peer at `from` sent (its announcement, or its reply to ours), to merge. */
+  mergeWindows(windows: MaintenanceWindow[], from: string): void;
   /**
    * The state of the coordinator this node now follows, from its accepted announcement.
    * `peersOmitted`: a large mesh's coordinator sent its verdicts to its successors only.
@@ -41,8 +41,8 @@ export interface ElectionDelegate {
    * what this node starts from. Must not block.
    */
   mergeSuperseded(state: TermState, leading: boolean): void;
-  /** A peer's reply handed over a term it stopped leading lately. Must not block. */
-  mergeHandover(handover: TermHandover): void;
+  /** The reply of the peer at `from` handed over a term it stopped leading lately. Must not block. */
+  mergeHandover(handover: TermHandover, from: string): void;
 }
 
 /** No term state: what a node that followed no coordinator yet starts from. */

@@ -340,7 +340,7 @@ export class ElectionDriver {
     // Only a peer's windows are taken (an unknown sender is rejected with that reason).
     const { delegate } = this.opts;
     if (announcement.maintenance && reply.reply.reason !== 'unknown-sender') {
-      delegate.mergeWindows(announcement.maintenance);
+      delegate.mergeWindows(announcement.maintenance, announcement.from.address);
     }
     if (reply.reply.accepted) {
       this.viewOmitted = announcement.peers_omitted === true;
@@ -605,13 +605,13 @@ export class ElectionDriver {
         refused.add(address);
       }
       if (outcome.ok && outcome.value.maintenance) {
-        this.opts.delegate.mergeWindows(outcome.value.maintenance);
+        this.opts.delegate.mergeWindows(outcome.value.maintenance, address);
       }
       const handover = outcome.ok ? outcome.value.handover : undefined;
       // Taken only while this term is still this node's: a reply that comes after it stepped down
       // (or went on to a newer epoch) is for the term it left, whose successor asks for itself.
       if (handover && this.state.role === 'coordinator' && this.state.epoch === epoch) {
-        this.opts.delegate.mergeHandover(handover);
+        this.opts.delegate.mergeHandover(handover, address);
         // Its POSTs in flight end within a webhook timeout: ask again soon rather than at its next
         // heartbeat (in a large mesh, 30 s away), so that their outcome comes before the wait ends.
         if (handover.in_flight.length > 0) this.askAgain(address, epoch);

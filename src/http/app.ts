@@ -16,9 +16,15 @@ import type {
 import type { RelayAnswer } from '../prober/relay.js';
 import type { SchemaName, SchemaRegistry } from '../wire/schemas.js';
 import type { PeerAuth } from '../auth/peer-auth.js';
-import type { Refusal } from '../metrics/peer-message-metrics.js';
-import { bodyBudget, DEFAULT_BODY_BUDGET_BYTES } from './body-budget.js';
-import { answerPeer, PEER_PATHS, peerMessageGuard, refuseOversized } from './peer-guard.js';
+import type { BodyRefusal, BodySender, Refusal } from '../metrics/peer-message-metrics.js';
+import {
+  bodyGate,
+  DEFAULT_BODY_BUDGET_BYTES,
+  DEFAULT_STRANGER_BUDGET_BYTES,
+} from './body-budget.js';
+import { answerPeer, PEER_PATHS, peerMessageGuard } from './peer-guard.js';
+import { DEFAULT_READ_RATE_LIMIT, limitReads, type RateLimit } from './rate-limit.js';
+import { serveSnapshot, Snapshot } from './snapshot.js';
 import { rejectMalformed } from './reject-malformed.js';
 import { remoteIp } from '../wire/node-ref.js';
 import { sentBy } from './sender.js';
@@ -31,6 +37,9 @@ import {
 } from '../auth/probe-heartbeat.js';
 import { AUTH_HEADER } from '../auth/signature.js';
 import { PROTOCOL, PROTOCOL_HEADER, protocolIn } from '../wire/protocol.js';
+
+/** The operator's views: each a snapshot, and limited per client beside every request's limit. */
+const READ_PATHS = ['/', '/status', '/metrics'];
 
 /** What the routes call; null from a handler means the node is not taking part yet (503). */
 export interface NodeApi {
@@ -65,8 +74,10 @@ export interface AppOptions {
   bodyLimitBytes?: number;
   /** Every other body (election messages, leaves, probes, maintenance): small. */
   smallBodyLimitBytes?: number;
-  /** Bytes of request bodies read at once, over all connections. */
+  /** Bytes of discovered peers' request bodies read at once, over all their connections. */
   bodyBudgetBytes?: number;
+  /** Bytes of everyone else's request bodies read at once (each at most the small limit). */
+  strangerBodyBudgetBytes?: number;
   /** Further routes (health, status, maintenance), each built by the module that owns them. */
   routers?: readonly Router[];
   /**
@@ -81,14 +92,25 @@ export interface AppOptions {
    * the new pod think no higher node is alive. Default: everyone is (tests of the routes alone).
    */
   isPeer?: (address: string) => boolean;
+  /**
+   * Whether a connection's remote IP is a discovered peer's: only they may send bodies over the
+   * small limit, and they read from their own budget (body-budget.ts). Default: every IP is.
+   */
+  isPeerIp?: (ip: string) => boolean;
   /** Peer authentication (PEER_SECRET); null or absent: off. */
   auth?: PeerAuth | null;
   /** This node's address: signatures are checked as made for it (absent: for any node). */
   selfAddress?: string;
   /** A peer message was refused (metrics). */
   onRefused?: (reason: Refusal) => void;
-  /** Wall clock for throttling refusal warnings (default Date.now). */
+  /** A request body was refused by its headers (metrics). */
+  onBodyRefused?: (sender: BodySender, reason: BodyRefusal) => void;
+  /** Wall clock for throttling refusal warnings and the age of /metrics' snapshot (Date.now). */
   now?: () => number;
+  /** How long a built /metrics is served (default 1 s; 0: built for every scrape). */
+  metricsMaxAgeMs?: number;
+  /** Reads (/, /status, /metrics) one remote IP may make, beside every request's limit. */
+  readRateLimit?: RateLimit | null;
 }
 
 export function buildApp({
@@ -98,13 +120,18 @@ export function buildApp({
   bodyLimitBytes = 4 * 1024 * 1024,
   smallBodyLimitBytes = 64 * 1024,
   bodyBudgetBytes = DEFAULT_BODY_BUDGET_BYTES,
+  strangerBodyBudgetBytes = DEFAULT_STRANGER_BUDGET_BYTES,
   routers = [],
   senderCheck = sentBy,
   isPeer = () => true,
+  isPeerIp = () => true,
   auth = null,
   selfAddress,
   onRefused,
+  onBodyRefused,
   now = Date.now,
+  metricsMaxAgeMs = 1_000,
+  readRateLimit = DEFAULT_READ_RATE_LIMIT,
 }: AppOptions) {
   const app = express();
   app.disable('x-powered-by');
@@ -126,10 +153,19 @@ export function buildApp({
     ['/paths/echo', atLeast(16 * 1024)],
   ]);
   const limitFor = (path: string) => limits.get(path) ?? small;
-  app.use(refuseOversized(limitFor));
-  app.use(bodyBudget(bodyBudgetBytes, limitFor));
+  app.use(
+    bodyGate({
+      peerBudgetBytes: bodyBudgetBytes,
+      strangerBudgetBytes: strangerBodyBudgetBytes,
+      limitFor,
+      strangerLimitBytes: small,
+      isPeerIp,
+      ...(onBodyRefused ? { onRefused: onBodyRefused } : {}),
+    }),
+  );
   // Peer messages are authenticated on their raw bytes first; other POST bodies are parsed here
   // (no other method takes one).
+  if (readRateLimit) app.get(READ_PATHS, limitReads(readRateLimit));
   app.post(PEER_PATHS, ...peerMessageGuard({ auth, selfAddress, limitFor, warn, onRefused }));
   app.post(/.*/, express.json({ limit: small, strict: true, type: () => true, inflate: false }));
 
@@ -243,10 +279,12 @@ export function buildApp({
     );
   }
 
-  app.get('/metrics', async (_req, res) => {
-    const { contentType, body } = await api.metrics();
-    res.type(contentType).send(body);
+  const metrics = new Snapshot({
+    now,
+    maxAgeMs: metricsMaxAgeMs,
+    build: async () => ({ status: 200, ...(await api.metrics()) }),
   });
+  app.get('/metrics', serveSnapshot(metrics, { 'Cache-Control': 'no-cache' }));
   app.post('/probe', async (req, res) => {
     if (malformed('probe-request', req, res)) return;
     if (wrongSender(req, res, (req.body as RelayProbeRequest).from.address)) return;

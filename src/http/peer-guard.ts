@@ -7,6 +7,7 @@ import { AUTH_HEADER, REFUSED_HEADER, signedPath } from '../auth/signature.js';
 import type { Refusal } from '../metrics/peer-message-metrics.js';
 import { remoteIp } from '../wire/node-ref.js';
 import type { WarnThrottle } from './warn-throttle.js';
+import { bodyLimitOf } from './body-budget.js';
 
 /** The routes only a peer calls: signed when a secret is set. */
 export const PEER_PATHS = [
@@ -24,7 +25,10 @@ export interface PeerGuardOptions {
   auth: PeerAuth | null;
   /** This node's address (ip:port): a signature made for another node's is refused. */
   selfAddress?: string;
-  /** The largest body a path takes (announcements carry every peer's verdict; others are small). */
+  /**
+   * The largest body a path takes (announcements carry every peer's verdict; others are small),
+   * unless the body gate set a smaller one for the sender.
+   */
   limitFor: (path: string) => number;
   warn: WarnThrottle;
   onRefused?: (reason: Refusal) => void;
@@ -46,7 +50,7 @@ export function peerMessageGuard({
   // Peers never compress, and a compressed body is a way to make a small request expensive.
   const parsers = new Map<number, RequestHandler>();
   const raw: RequestHandler = (req, res, next) => {
-    const limit = limitFor(req.path);
+    const limit = bodyLimitOf(req, res, limitFor);
     let parser = parsers.get(limit);
     if (!parser) {
       parser = express.raw({ limit, type: () => true, inflate: false });
@@ -104,22 +108,4 @@ export function answerPeer(auth: PeerAuth | null, res: Response, body: unknown, 
   const nonce = (res.locals as PeerLocals).peerNonce;
   if (auth && nonce !== undefined) res.set(AUTH_HEADER, auth.signResponse(nonce, status, bytes));
   res.status(status).type('application/json').send(bytes);
-}
-
-/**
- * A body announced larger than the path takes is refused before a byte of it is read, and the
- * connection closed: the parser would otherwise read (and discard) all of it first.
- */
-export function refuseOversized(limitFor: (path: string) => number): RequestHandler {
-  return (req, res, next) => {
-    const declared = Number(req.get('content-length') ?? 0);
-    const limit = limitFor(req.path);
-    if (!(declared > limit)) {
-      next();
-      return;
-    }
-    // Closed after the answer: the body announced is never read.
-    res.set('connection', 'close');
-    res.status(413).json({ error: `request body larger than ${limit} bytes` });
-  };
 }

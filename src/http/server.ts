@@ -9,7 +9,7 @@
 // connection (a few while heartbeats, probes and relays overlap), so none of this touches them.
 import { createServer, type RequestListener, type Server } from 'node:http';
 import type { Socket } from 'node:net';
-import { RateLimiter, type RateLimit } from './rate-limit.js';
+import { isPodItself, RateLimiter, type RateLimit } from './rate-limit.js';
 
 export interface HttpServer {
   readonly port: number;
@@ -81,11 +81,6 @@ function rateLimited(app: RequestListener, limit: RateLimit | null): RequestList
 }
 
 /** Counts open sockets by remote IP; over the cap, a new one is destroyed before it is read. */
-/** 127.0.0.1 or ::1: inside the pod (kubectl port-forward and exec arrive there), or the demo. */
-function isPodItself(ip: string): boolean {
-  return ip === '127.0.0.1' || ip === '::1' || ip === '::ffff:127.0.0.1';
-}
-
 function capPerIp(server: Server, cap: number): void {
   if (cap <= 0) return;
   const open = new Map<string, number>();

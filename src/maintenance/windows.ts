@@ -1,4 +1,5 @@
-import type { MaintenanceWindow, PeerNames } from '../wire/maintenance-window.js';
+import type { Logger } from '../core/logger.js';
+import { wireWindow, type MaintenanceWindow, type PeerNames } from '../wire/maintenance-window.js';
 
 /** At most this many windows are held and shared: a bound on what a peer can make us store. */
 export const MAX_WINDOWS = 50;
@@ -92,9 +93,11 @@ export class MaintenanceBook {
   private windows: readonly MaintenanceWindow[] = [];
 
   constructor(
+    /** `from`: the peer whose announcement or reply brought the change (absent: made here). */
     private readonly onChange: (
       added: MaintenanceWindow[],
       ended: MaintenanceWindow[],
+      from?: string,
     ) => void = () => {},
   ) {}
 
@@ -106,8 +109,11 @@ export class MaintenanceBook {
     return this.windows.filter((w) => isActive(w, now));
   }
 
-  /** Merges windows heard from a peer (or opened here); returns whether anything changed. */
-  merge(theirs: readonly MaintenanceWindow[], now: number): boolean {
+  /**
+   * Merges windows heard from the peer at `from` (or, without it, opened here); returns whether
+   * anything changed.
+   */
+  merge(theirs: readonly MaintenanceWindow[], now: number, from?: string): boolean {
     const before = this.windows;
     const after = mergeWindows(before, theirs, now);
     if (after === before) return false;
@@ -115,7 +121,7 @@ export class MaintenanceBook {
     const old = new Map(before.map((w) => [w.id, w]));
     const added = after.filter((w) => !old.has(w.id) && !w.cancelled);
     const ended = after.filter((w) => w.cancelled && old.get(w.id)?.cancelled === false);
-    if (added.length > 0 || ended.length > 0) this.onChange(added, ended);
+    if (added.length > 0 || ended.length > 0) this.onChange(added, ended, from);
     return true;
   }
 
@@ -131,5 +137,26 @@ export class MaintenanceBook {
   /** Drops windows long over; the caller runs it now and then. */
   prune(now: number): void {
     this.merge([], now);
+  }
+}
+
+/** Logs windows first heard from the peer at `from` (opened or ended elsewhere), naming it. */
+export function logWindowsHeard(
+  logger: Logger,
+  from: string,
+  added: readonly MaintenanceWindow[],
+  ended: readonly MaintenanceWindow[],
+): void {
+  for (const w of added) {
+    logger.warn(
+      { event: 'maintenance-heard', from, window: wireWindow(w) },
+      `maintenance window ${w.id} heard from ${from}: alerts about ${w.scope === 'mesh' ? 'every node' : w.nodes.join(', ')} are held until ${new Date(w.until).toISOString()} (${w.reason})`,
+    );
+  }
+  for (const w of ended) {
+    logger.info(
+      { event: 'maintenance-heard-ended', from, window: wireWindow(w) },
+      `maintenance window ${w.id} ended, as heard from ${from}`,
+    );
   }
 }

@@ -8,8 +8,14 @@ import type { StandingView } from '../auth/peer-standing.js';
 export const REFUSALS = [...AUTH_FAILURES, 'wrong-address', 'stranger'] as const;
 export type Refusal = (typeof REFUSALS)[number];
 
+/** Who sent a body refused by its headers: a discovered peer's IP, or any other. */
+export type BodySender = 'peer' | 'other';
+/** Why: no room in its sender's budget now (503), over the limit (413), over others' (403). */
+export type BodyRefusal = 'busy' | 'too-large' | 'peers-only';
+
 export class PeerMessageMetrics {
   private readonly refused: Counter<'reason'>;
+  private readonly bodies: Counter<'sender' | 'reason'>;
 
   /** `standing`: what peers said of this node's signed messages lately (null: no secret). */
   constructor(registry: Registry, authEnabled: boolean, standing?: () => StandingView | null) {
@@ -20,6 +26,17 @@ export class PeerMessageMetrics {
       registers: [registry],
     });
     for (const reason of REFUSALS) this.refused.inc({ reason }, 0);
+    this.bodies = new Counter({
+      name: 'knh_request_bodies_refused_total',
+      help: "Request bodies refused by their headers before a byte was read, by sender (peer: a discovered peer's IP; other: anyone else) and reason (busy: no room in the sender's budget now, 503; too-large: over the route's limit, 413; peers-only: over the small limit others may send, 403). Busy from peers means signed messages were turned away.",
+      labelNames: ['sender', 'reason'],
+      registers: [registry],
+    });
+    for (const sender of ['peer', 'other'] as const) {
+      for (const reason of ['busy', 'too-large', 'peers-only'] as const) {
+        this.bodies.inc({ sender, reason }, 0);
+      }
+    }
     new Gauge({
       name: 'knh_peer_auth_enabled',
       help: '1 when peer messages are signed and checked with PEER_SECRET / PEER_SECRET_FILE, 0 when not.',
@@ -54,5 +71,9 @@ export class PeerMessageMetrics {
 
   refusedMessage(reason: Refusal): void {
     this.refused.inc({ reason });
+  }
+
+  refusedBody(sender: BodySender, reason: BodyRefusal): void {
+    this.bodies.inc({ sender, reason });
   }
 }

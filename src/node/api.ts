@@ -1,6 +1,7 @@
 // The node's HTTP API: the peer messages (ping, election, announcement, probe heartbeats, relayed
 // probes, leaves), and the operator's routes (health, metrics, status, maintenance, a test alert).
 import type { Express } from 'express';
+import { hostname } from 'node:os';
 import type { PeerAuth } from '../auth/peer-auth.js';
 import type { Config } from '../config/load.js';
 import type { Clock } from '../core/clock.js';
@@ -56,13 +57,19 @@ export function nodeApi(p: NodeApiParts): Express {
   const { election } = leadership;
   const http = p.logger.child({ component: 'http' });
   const paths = pathsOncePerRound(p);
+  // What an operator's change may name in its Host beside loopback (operator-guard.ts).
+  const ownNames = [p.config.podIp, hostname(), p.config.podName].filter(
+    (n): n is string => typeof n === 'string' && n !== '',
+  );
   return buildApp({
     schemas,
     logger: http,
     auth,
     selfAddress: self.address,
     isPeer: (address) => membership.isPeer(address),
+    isPeerIp: (ip) => membership.isPeerIp(ip),
     onRefused: (reason) => p.metrics.peerMessages.refusedMessage(reason),
+    onBodyRefused: (sender, reason) => p.metrics.peerMessages.refusedBody(sender, reason),
     now: () => clock.now(),
     api: {
       ping: () => ({
@@ -98,6 +105,7 @@ export function nodeApi(p: NodeApiParts): Express {
       }),
       testAlertRouter({
         logger: p.logger.child({ component: 'receivers' }),
+        ownNames,
         send: () => p.dispatcher.sendTest(),
       }),
       maintenanceRouter({
@@ -106,6 +114,7 @@ export function nodeApi(p: NodeApiParts): Express {
         logger: p.logger.child({ component: 'maintenance' }),
         now: () => clock.now(),
         onChanged: () => leadership.windowsChanged(),
+        ownNames,
         // Every node the status page names: itself, its peers (by their verdicts, the
         // coordinator's, or discovery), and those that left.
         knownNodes: () => {
@@ -117,7 +126,12 @@ export function nodeApi(p: NodeApiParts): Express {
           }));
         },
       }),
-      statusRouter({ schemas, logger: http, status: () => nodeStatus(p, paths()) }),
+      statusRouter({
+        schemas,
+        logger: http,
+        status: () => nodeStatus(p, paths()),
+        now: () => clock.now(),
+      }),
     ],
   });
 }

@@ -6,7 +6,7 @@ import type { Logger } from '../core/logger.js';
 import { Departures, type Departed } from '../discovery/departures.js';
 import { diffPeers } from '../discovery/diff.js';
 import type { EventLog } from '../status/event-log.js';
-import type { NodeRef } from '../wire/node-ref.js';
+import { parseAddress, type NodeRef } from '../wire/node-ref.js';
 
 /** How long a peer that left in order is left alone before it is probed again. */
 export const DEPARTED_FOR_MS = 5 * 60_000;
@@ -33,6 +33,8 @@ export class Membership {
   private listedPeers: readonly string[] = [];
   /** The same, to look up (5,000 peers). */
   private discovered = new Set<string>();
+  /** The IPs of the discovered peers: who may send large bodies (http/body-budget.ts). */
+  private discoveredIps = new Set<string>();
   /** Those not departed: they take part. */
   private presentPeers: readonly string[] = [];
   private selfListed = false;
@@ -69,6 +71,11 @@ export class Membership {
     return this.discovered.has(address);
   }
 
+  /** Whether a connection from `ip` comes from a discovered peer's pod. */
+  isPeerIp(ip: string): boolean {
+    return this.discoveredIps.has(ip);
+  }
+
   departed(): Departed[] {
     return this.departures.list();
   }
@@ -92,6 +99,7 @@ export class Membership {
     const change = diffPeers(this.listedPeers, next);
     this.listedPeers = next;
     this.discovered = new Set(next);
+    this.discoveredIps = new Set(next.map((a) => (parseAddress(a)?.ip ?? a).toLowerCase()));
     this.o.onListed(change, this.discovered);
     const { added, removed } = change;
     if (added.length > 0 || removed.length > 0) {

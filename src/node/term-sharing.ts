@@ -4,6 +4,7 @@
 import type { Reporter } from '../alerts/reporter.js';
 import type { Alert } from '../wire/alert.js';
 import type { Clock } from '../core/clock.js';
+import type { Logger } from '../core/logger.js';
 import type { AlertDispatcher } from '../delivery/alert-dispatcher.js';
 import type { ElectionDelegate, TermState } from '../election/delegate.js';
 import { TermMemory } from '../election/term-memory.js';
@@ -46,6 +47,8 @@ export interface TermSharingOptions {
   dispatcher: Pick<AlertDispatcher, 'enabled' | 'shared'>;
   book: MaintenanceBook;
   events: EventLog;
+  /** Where hand-overs taken are logged, with their source. */
+  logger?: Logger;
   /** The coordinator this node followed last (the election knows). */
   lastLeader(): NodeRef | null;
   /**
@@ -102,8 +105,8 @@ export class TermSharing implements ElectionDelegate {
     return this.o.reporter.handOver();
   }
 
-  mergeWindows(windows: MaintenanceWindow[]): void {
-    this.o.book.merge(windows, this.o.clock.now());
+  mergeWindows(windows: MaintenanceWindow[], from: string): void {
+    this.o.book.merge(windows, this.o.clock.now(), from);
   }
 
   mergeFollowed(state: TermState, peersOmitted: boolean): void {
@@ -133,7 +136,19 @@ export class TermSharing implements ElectionDelegate {
     if (own?.health === 'dead' && own.alerted) reporter.selfRecovered(own);
   }
 
-  mergeHandover(handover: TermHandover): void {
+  mergeHandover(handover: TermHandover, from: string): void {
+    // Whoever holds the secret can say it led: what it handed in is on record, by its source.
+    this.o.logger?.info(
+      {
+        event: 'handover-taken',
+        from,
+        epoch: handover.epoch,
+        undelivered: handover.undelivered.length,
+        settled: handover.settled.length,
+        inFlight: handover.in_flight.length,
+      },
+      `took the hand-over of ${from}'s term ${handover.epoch}: ${handover.undelivered.length} events to send, ${handover.settled.length} sent, ${handover.in_flight.length} in flight`,
+    );
     this.o.reporter.takeHandover(handover);
   }
 

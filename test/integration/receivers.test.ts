@@ -180,7 +180,10 @@ describe('receivers: Slack, PagerDuty, generic webhook (real nodes)', function (
     const fx = await start();
     const { coordinator } = await fx.waitForLeader();
     const follower = fx.nodes.find((n) => n !== coordinator) as MeshNode;
-    const res = await fetch(`http://${follower.address}/test-alert`, { method: 'POST' });
+    const res = await fetch(`http://${follower.address}/test-alert`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+    });
     expect(res.status).to.equal(202);
     expect(((await res.json()) as { sent_to: string[] }).sent_to.sort()).to.deep.equal([
       'pagerduty',

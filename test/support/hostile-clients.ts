@@ -155,6 +155,8 @@ export interface SlowlorisResult {
   stillOpen: number;
   /** Status lines the server sent before closing (e.g. 408), with counts. */
   answers: Record<string, number>;
+  /** closedAfterMs by the status line the server sent. */
+  closedAfterMsBy: Record<string, number[]>;
   bytesSent: number;
 }
 
@@ -174,6 +176,7 @@ export async function slowloris({
     closedAfterMs: [],
     stillOpen: 0,
     answers: {},
+    closedAfterMsBy: {},
     bytesSent: 0,
   };
   const head =
@@ -198,9 +201,11 @@ export async function slowloris({
           new Promise<void>((resolve) =>
             socket.once('close', () => {
               if (live.delete(socket)) {
-                result.closedAfterMs.push(Date.now() - openedMs);
+                const after = Date.now() - openedMs;
+                result.closedAfterMs.push(after);
                 const line = answer.split('\r\n')[0] || '(closed without an answer)';
                 result.answers[line] = (result.answers[line] ?? 0) + 1;
+                (result.closedAfterMsBy[line] ??= []).push(after);
               }
               resolve();
             }),

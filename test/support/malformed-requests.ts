@@ -9,7 +9,12 @@ import fc from 'fast-check';
 import { PeerAuth } from '../../src/auth/peer-auth.js';
 import { AUTH_HEADER, signedPath } from '../../src/auth/signature.js';
 import type { SchemaName, SchemaRegistry } from '../../src/wire/schemas.js';
-import { BODY_LIMIT_BYTES, bodyLimitFor, type RawRequest } from './hostile-clients.js';
+import {
+  BODY_LIMIT_BYTES,
+  bodyLimitFor,
+  SMALL_BODY_LIMIT_BYTES,
+  type RawRequest,
+} from './hostile-clients.js';
 
 export const PEER_ROUTES = ['/election', '/coordinator', '/leave', '/probe'] as const;
 export type PeerRoute = (typeof PEER_ROUTES)[number];
@@ -215,6 +220,22 @@ export function malformedBody(
   );
 }
 
+/**
+ * A body over the small limit that its route takes from a peer: the fuzzer is never a peer (its IP
+ * is none of the mesh's), so it is refused 403 before it is read (src/http/body-budget.ts).
+ */
+const peersOnly = (route: string, length: number) =>
+  length > SMALL_BODY_LIMIT_BYTES && length <= bodyLimitFor(route);
+
+/**
+ * What a signed request's replay gets: refused for its size (413), or as a stranger's large body
+ * (403), before its signature is read; else 401 (the first copy may have seen the connection close
+ * under it instead).
+ */
+export function replayRefusal(path: string, length: number): number {
+  return length > bodyLimitFor(path) ? 413 : peersOnly(path, length) ? 403 : 401;
+}
+
 /** A body just over the size limit (few of them: they are 4 MiB each). */
 const overLimit = fc
   .integer({ min: 1, max: 1_000 })
@@ -303,7 +324,13 @@ export function unsignedPeerRequest(ctx: FuzzContext): fc.Arbitrary<FuzzRequest>
           // (missing, malformed, stale), before the body is read; then a compressed body; then a
           // signature that does not match.
           const big = body.length > bodyLimitFor(route);
-          const status = big ? 413 : plausibleHeader(auth) && refusedEncoding(encoding) ? 415 : 401;
+          const status = big
+            ? 413
+            : peersOnly(route, body.length)
+              ? 403
+              : plausibleHeader(auth) && refusedEncoding(encoding)
+                ? 415
+                : 401;
           return {
             kind: `unsigned to ${route}`,
             method: 'POST',
@@ -357,8 +384,22 @@ export function signedPeerRequest(ctx: FuzzContext): fc.Arbitrary<FuzzRequest> {
           // A valid election message from a node not discovered (127.0.0.1) is answered, and
           // changes nothing (the run's last test checks the epoch); any other valid one is 403.
           allowed: (s) =>
-            big ? s === 413 : ok ? s === 403 || (route === '/election' && s === 200) : s === 400,
-          expects: big ? '413' : ok ? (route === '/election' ? '403 or 200' : '403') : '400',
+            big
+              ? s === 413
+              : peersOnly(route, bytes.length)
+                ? s === 403
+                : ok
+                  ? s === 403 || (route === '/election' && s === 200)
+                  : s === 400,
+          expects: big
+            ? '413'
+            : peersOnly(route, bytes.length)
+              ? '403 (large, from a stranger)'
+              : ok
+                ? route === '/election'
+                  ? '403 or 200'
+                  : '403'
+                : '400',
           replay,
         };
       });

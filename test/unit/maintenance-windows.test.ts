@@ -4,6 +4,7 @@ import { expect } from 'chai';
 import {
   covers,
   isActive,
+  logWindowsHeard,
   MAX_WINDOWS,
   MaintenanceBook,
   mergeWindows,
@@ -12,6 +13,7 @@ import {
 import type { MaintenanceWindow, PeerNames } from '../../src/wire/maintenance-window.js';
 import { loadSchemas } from '../../src/wire/schemas.js';
 import { maintenanceWindow } from '../support/maintenance-window.js';
+import { CapturingLogger } from '../support/capturing-logger.js';
 
 const T = Date.UTC(2025, 0, 1);
 const MIN = 60_000;
@@ -236,5 +238,24 @@ describe('MaintenanceBook', () => {
     b.merge([win('now'), win('later', { starts: T + 5 * MIN })], T);
     expect(b.active(T).map((w) => w.id)).to.deep.equal(['now']);
     expect(ids(b.active(T + 5 * MIN))).to.deep.equal(['later', 'now']);
+  });
+});
+
+describe('windows heard from a peer are on record by their source', () => {
+  it('names the peer whose message brought a window or its end, and nothing for one opened here', () => {
+    const logger = new CapturingLogger();
+    const book = new MaintenanceBook((added, ended, from) => {
+      if (from !== undefined) logWindowsHeard(logger, from, added, ended);
+    });
+    book.merge([win('here')], T);
+    expect(logger.records, 'opened here: the route logs it').to.deep.equal([]);
+    book.merge([win('w1', { reason: 'cni upgrade' })], T, '10.0.0.9:8080');
+    book.merge([win('w1', { cancelled: true })], T + MIN, '10.0.0.7:8080');
+    const lines = logger.records.map((r) => `${r.level} ${r.msg}`);
+    expect(lines).to.have.length(2);
+    expect(lines[0]).to.match(
+      /^warn maintenance window w1 heard from 10\.0\.0\.9:8080: .*cni upgrade/,
+    );
+    expect(lines[1]).to.equal('info maintenance window w1 ended, as heard from 10.0.0.7:8080');
   });
 });

@@ -68,11 +68,15 @@ describe('status routes', () => {
   let server: HttpServer;
   let current: NodeStatus | Error;
   let logger: CapturingLogger;
+  /** The router's clock: a snapshot is served for a second of it. */
+  let t = 0;
+  let builds = 0;
   const url = (path: string) => `http://127.0.0.1:${server.port}${path}`;
 
   before(async () => {
     logger = new CapturingLogger();
     const status = () => {
+      builds++;
       if (current instanceof Error) throw current;
       return current;
     };
@@ -80,12 +84,15 @@ describe('status routes', () => {
       api: unusedApi,
       schemas,
       logger,
-      routers: [statusRouter({ status, schemas, logger })],
+      routers: [statusRouter({ status, schemas, logger, now: () => t })],
     });
     server = await listen(app, '127.0.0.1', 0);
   });
 
   beforeEach(() => {
+    // Each test's first request builds anew.
+    t += 60_000;
+    builds = 0;
     current = nodeStatus({ now });
     logger.records.length = 0;
   });
@@ -104,12 +111,43 @@ describe('status routes', () => {
       const res = await fetch(url('/status'));
       expect(res.status).to.equal(200);
       expect(res.headers.get('content-type')).to.match(/^application\/json/);
-      expect(res.headers.get('cache-control')).to.equal('no-store');
+      expect(res.headers.get('cache-control')).to.equal('no-cache');
       const body: unknown = await res.json();
       expect(schemas.check('status', body)).to.deep.equal({ ok: true });
       expect(body).to.deep.equal(status);
     });
   }
+
+  it('builds /status at most once a second however often it is asked, and then anew', async () => {
+    const first = await (await fetch(url('/status'))).json();
+    current = { ...nodeStatus({ now }), epoch: 99 };
+    t += 999;
+    const bodies = await Promise.all(
+      Array.from({ length: 20 }, async () => (await fetch(url('/status'))).json()),
+    );
+    expect(builds, 'one build for 21 requests within a second').to.equal(1);
+    for (const b of bodies) expect(b).to.deep.equal(first);
+    t += 1;
+    const fresh = (await (await fetch(url('/status'))).json()) as { epoch: number };
+    expect(builds).to.equal(2);
+    expect(fresh.epoch).to.equal(99);
+  });
+
+  it('answers 304 without a body to a client holding the current ETag, 200 once it changed', async () => {
+    const res = await fetch(url('/status'));
+    const etag = res.headers.get('etag');
+    expect(etag).to.match(/^"[A-Za-z0-9_-]+"$/);
+    t += 5_000;
+    const same = await fetch(url('/status'), { headers: { 'if-none-match': etag! } });
+    expect(same.status, 'rebuilt, but unchanged').to.equal(304);
+    expect(await same.text()).to.equal('');
+    current = { ...nodeStatus({ now }), epoch: 77 };
+    t += 5_000;
+    const changed = await fetch(url('/status'), { headers: { 'if-none-match': etag! } });
+    expect(changed.status).to.equal(200);
+    expect(changed.headers.get('etag')).to.not.equal(etag);
+    expect(((await changed.json()) as { epoch: number }).epoch).to.equal(77);
+  });
 
   it('the status schema rejects what NodeStatus does not allow', () => {
     const good = nodeStatus({ now });

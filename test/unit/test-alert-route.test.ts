@@ -15,7 +15,10 @@ describe('POST /test-alert', () => {
       testAlertRouter({ logger: new CapturingLogger(), send, ...(mayChange ? { mayChange } : {}) }),
     );
     server = await listen(app, '127.0.0.1', 0);
-    return fetch(`http://127.0.0.1:${server.port}/test-alert`, { method: 'POST' });
+    return fetch(`http://127.0.0.1:${server.port}/test-alert`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+    });
   }
 
   it('sends the test from loopback and names the receivers (202)', async () => {

@@ -1,13 +1,13 @@
 // The maintenance API: list, open and end windows that pause alerting. Changes are taken only from
-// the pod itself (loopback: `kubectl port-forward` or `kubectl exec`), so the right to pause alerts
-// is the Kubernetes right to reach into a knh pod; anyone else may read.
+// the pod itself and not from a browser page (operator-guard.ts), so the right to pause alerts is
+// the Kubernetes right to reach into a knh pod; anyone else may read.
 import { type MaintenanceWindow, wireWindow } from '../../wire/maintenance-window.js';
 import { randomBytes } from 'node:crypto';
-import { Router, type Request, type Response } from 'express';
+import { Router } from 'express';
 import { parseDuration } from '../../config/duration.js';
 import type { Logger } from '../../core/logger.js';
 import { rejectMalformed } from '../reject-malformed.js';
-import { isLoopback } from '../../wire/node-ref.js';
+import { operatorGuard } from '../operator-guard.js';
 import type { SchemaRegistry } from '../../wire/schemas.js';
 import {
   isActive,
@@ -36,6 +36,8 @@ export interface MaintenanceRoutesOptions {
   onChanged?: () => void;
   /** Who may open and end windows, by the connection's remote address (default: loopback). */
   mayChange?: (remote: string | undefined) => boolean;
+  /** This node's own names a change's Host may carry, beside loopback's. */
+  ownNames?: readonly string[];
   /**
    * The nodes this node knows (itself, its peers, those that left): a window naming another one
    * is refused, since it would pause nothing. Absent: names are not checked.
@@ -49,22 +51,22 @@ export function maintenanceRouter({
   logger,
   now,
   onChanged,
-  mayChange = isLoopback,
+  mayChange,
+  ownNames,
   knownNodes,
 }: MaintenanceRoutesOptions): Router {
   const router = Router();
-  const refuseRemote = (req: Request, res: Response): boolean => {
-    if (mayChange(req.socket.remoteAddress)) return false;
-    logger.warn(
-      { path: req.path, from: req.socket.remoteAddress },
-      'maintenance change refused: not from loopback',
-    );
-    res.status(403).json({
-      error:
-        'maintenance windows are opened and ended from the pod itself: kubectl port-forward to it, or kubectl exec into it, and call localhost',
-    });
-    return true;
-  };
+  const guard = operatorGuard({
+    ...(mayChange ? { mayChange } : {}),
+    ...(ownNames ? { ownNames } : {}),
+    fromThePod:
+      'maintenance windows are opened and ended from the pod itself: kubectl port-forward to it, or kubectl exec into it, and call localhost',
+    onRefused: (req, why) =>
+      logger.warn(
+        { path: req.path, from: req.socket.remoteAddress, reason: why },
+        `maintenance change refused: ${why}`,
+      ),
+  });
 
   router.get('/maintenance', (_req, res) => {
     const t = now();
@@ -77,8 +79,7 @@ export function maintenanceRouter({
     });
   });
 
-  router.post('/maintenance', (req, res) => {
-    if (refuseRemote(req, res)) return;
+  router.post('/maintenance', guard, (req, res) => {
     if (rejectMalformed(schemas, logger, 'maintenance-request', req, res)) return;
     const body = req.body as MaintenanceRequest;
     const ms = parseDuration(body.duration);
@@ -127,8 +128,7 @@ export function maintenanceRouter({
     res.status(201).json({ window: wireWindow(window) });
   });
 
-  router.delete('/maintenance/:id', (req, res) => {
-    if (refuseRemote(req, res)) return;
+  router.delete('/maintenance/:id', guard, (req, res) => {
     const id = String(req.params.id);
     // The window schema's id pattern: anything else names no window, and is not echoed back.
     if (!/^[A-Za-z0-9_.-]{1,64}$/.test(id)) {

@@ -5,6 +5,7 @@ import type { Logger } from '../../core/logger.js';
 import type { SchemaRegistry } from '../../wire/schemas.js';
 import { PAGE_SCRIPT, PAGE_STYLE, STATUS_PAGE_HTML } from '../../status/page.js';
 import type { NodeStatus } from '../../status/status-types.js';
+import { serveSnapshot, Snapshot } from '../snapshot.js';
 
 export interface StatusRouterOptions {
   /** What the node knows now; called once a request. */
@@ -15,6 +16,10 @@ export interface StatusRouterOptions {
    */
   schemas?: SchemaRegistry;
   logger?: Logger;
+  /** The clock a snapshot's age is read on (default: Date.now). */
+  now?: () => number;
+  /** How long a built /status is served (default 1 s; 0: built for every request). */
+  maxAgeMs?: number;
 }
 
 const hash = (text: string) =>
@@ -35,20 +40,43 @@ export const STATUS_PAGE_CSP = [
   "frame-ancestors 'none'",
 ].join('; ');
 
-export function statusRouter({ status, schemas, logger }: StatusRouterOptions): Router {
+export function statusRouter({
+  status,
+  schemas,
+  logger,
+  now = Date.now,
+  maxAgeMs = 1_000,
+}: StatusRouterOptions): Router {
   const router = Router();
-
-  router.get('/status', async (req, res) => {
-    const body = await status();
-    res.set({ 'Cache-Control': 'no-store', 'X-Content-Type-Options': 'nosniff' });
-    const check = schemas?.check('status', body) ?? { ok: true };
-    if (!check.ok) {
-      logger?.error({ path: req.path, errors: check.errors }, 'status does not match its schema');
-      res.status(500).json({ error: 'status does not match its schema', details: check.errors });
-      return;
-    }
-    res.json(body);
+  const snapshot = new Snapshot({
+    now,
+    maxAgeMs,
+    build: async () => {
+      const body = await status();
+      const check = schemas?.check('status', body) ?? { ok: true };
+      if (!check.ok) {
+        logger?.error(
+          { path: '/status', errors: check.errors },
+          'status does not match its schema',
+        );
+        return {
+          status: 500,
+          contentType: 'application/json',
+          body: JSON.stringify({
+            error: 'status does not match its schema',
+            details: check.errors,
+          }),
+        };
+      }
+      return { status: 200, contentType: 'application/json', body: JSON.stringify(body) };
+    },
   });
+
+  // Revalidated (If-None-Match) rather than stored: the page polls it, and a 304 costs nothing.
+  router.get(
+    '/status',
+    serveSnapshot(snapshot, { 'Cache-Control': 'no-cache', 'X-Content-Type-Options': 'nosniff' }),
+  );
 
   router.get('/', (_req, res) => {
     res.set({
