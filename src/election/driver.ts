@@ -337,9 +337,11 @@ export class ElectionDriver {
     }
     const reply = effects.find((e) => e.type === 'reply-announcement');
     if (reply?.type !== 'reply-announcement') return null;
-    // Only a peer's windows are taken (an unknown sender is rejected with that reason).
+    // Windows are taken from the coordinator of the term this node follows only: a node whose
+    // announcement is refused (a stale term, a stranger) opens none here; what it holds comes in
+    // its reply to the coordinator once it follows, and on from there.
     const { delegate } = this.opts;
-    if (announcement.maintenance && reply.reply.reason !== 'unknown-sender') {
+    if (announcement.maintenance && reply.reply.accepted) {
       delegate.mergeWindows(announcement.maintenance, announcement.from.address);
     }
     if (reply.reply.accepted) {

@@ -237,11 +237,12 @@ describe('ElectionDriver: maintenance windows', () => {
     n.driver.stop();
   });
 
-  it("merges a known peer's windows even when it rejects that peer's announcement", async () => {
+  it("takes no windows from an announcement it refuses: only its coordinator's count", async () => {
     const n = await follower(clock);
     n.driver.handleAnnouncement({ from: HIGH, epoch: 4, peers: views });
     n.followed.length = 0;
-    // MID claims an older term: stale, rejected, but MID is a peer and its windows count.
+    // MID claims an older term: stale, rejected; its windows reach this node through the
+    // coordinator once MID follows it (its reply carries them).
     const w = window('from-mid', t0);
     const reply = n.driver.handleAnnouncement({
       from: MID,
@@ -251,9 +252,12 @@ describe('ElectionDriver: maintenance windows', () => {
     });
     expect(reply).to.deep.include({ accepted: false, reason: 'stale-epoch' });
     expect(n.followed, 'no views taken from a rejected announcement').to.deep.equal([]);
-    expect(n.book.all()).to.deep.equal([w]);
-    expect(reply?.maintenance).to.deep.equal([w]);
+    expect(n.book.all()).to.deep.equal([]);
+    expect(reply?.maintenance).to.equal(undefined);
     expect(schemas.check('announcement-reply', reply)).to.deep.equal({ ok: true });
+    // From the coordinator it follows, the same window is taken.
+    n.driver.handleAnnouncement({ from: HIGH, epoch: 4, peers: views, maintenance: [w] });
+    expect(n.book.all()).to.deep.equal([w]);
     n.driver.stop();
   });
 

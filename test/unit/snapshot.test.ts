@@ -1,0 +1,69 @@
+// A view served from a snapshot: built at most once per maxAgeMs on the injected clock, one build
+// shared by the requests that wait for it, a failed build not kept, and If-None-Match read right.
+import { expect } from 'chai';
+import { matches, Snapshot } from '../../src/http/snapshot.js';
+
+describe('Snapshot', () => {
+  let t = 0;
+  let builds = 0;
+  let fail = false;
+  let release: (() => void) | null = null;
+  const snapshot = () =>
+    new Snapshot({
+      now: () => t,
+      maxAgeMs: 1_000,
+      build: async () => {
+        builds++;
+        if (release === null) await Promise.resolve();
+        else await new Promise<void>((r) => (release = r));
+        if (fail) throw new Error('a bug in the view');
+        return { status: 200, contentType: 'text/plain', body: `build ${builds}` };
+      },
+    });
+
+  beforeEach(() => {
+    t = 0;
+    builds = 0;
+    fail = false;
+    release = null;
+  });
+
+  it('shares one build between the requests that wait for it', async () => {
+    const s = snapshot();
+    release = () => undefined;
+    const waiting = [s.get(), s.get(), s.get()];
+    release();
+    const got = await Promise.all(waiting);
+    expect(builds).to.equal(1);
+    expect(new Set(got.map((b) => b.body.toString()))).to.deep.equal(new Set(['build 1']));
+  });
+
+  it('serves the last build until maxAgeMs has passed, then builds anew', async () => {
+    const s = snapshot();
+    const first = await s.get();
+    t = 999;
+    expect(await s.get()).to.equal(first);
+    t = 1_000;
+    expect((await s.get()).body.toString()).to.equal('build 2');
+  });
+
+  it('keeps no failed build: the next request tries again', async () => {
+    const s = snapshot();
+    fail = true;
+    let error: unknown = null;
+    await s.get().catch((e: unknown) => (error = e));
+    expect(error).to.be.instanceOf(Error);
+    fail = false;
+    expect((await s.get()).body.toString()).to.equal('build 2');
+  });
+
+  it('gives equal bodies equal ETags, and reads If-None-Match lists and weak tags', async () => {
+    const s = snapshot();
+    const { etag } = await s.get();
+    expect(matches(etag, etag)).to.equal(true);
+    expect(matches(`"other", W/${etag}`, etag)).to.equal(true);
+    expect(matches('*', etag)).to.equal(true);
+    expect(matches('"other"', etag)).to.equal(false);
+    expect(matches(undefined, etag)).to.equal(false);
+  });
+});
