@@ -10,6 +10,23 @@ import { pino, type Logger, type LevelWithSilent } from 'pino';
 
 const MAX_BACKLOG_BYTES = 8 * 1024 * 1024;
 
+/**
+ * An error as a log line shows it: its type, message, code, stack and causes, nothing else. pino's
+ * own serializer copies every field, and an HTTP client's error carries its request (`config`:
+ * the URL with a receiver's token in its path, an Authorization header) and response.
+ */
+export function loggedError(err: unknown, depth = 0): unknown {
+  if (!(err instanceof Error)) return err;
+  const e = err as Error & { code?: unknown; cause?: unknown };
+  return {
+    type: e.name,
+    message: e.message,
+    ...(typeof e.code === 'string' || typeof e.code === 'number' ? { code: e.code } : {}),
+    ...(e.stack === undefined ? {} : { stack: e.stack }),
+    ...(e.cause !== undefined && depth < 3 ? { cause: loggedError(e.cause, depth + 1) } : {}),
+  };
+}
+
 export interface ProcessLog {
   logger: Logger;
   /** Resolves once stdout has taken everything logged, or after `ms`, whichever comes first. */
@@ -25,7 +42,15 @@ export function processLogger(level: LevelWithSilent, base: Record<string, unkno
       if (out.writableLength <= MAX_BACKLOG_BYTES) out.write(line);
     },
   };
-  const logger = pino({ level, base, timestamp: pino.stdTimeFunctions.isoTime }, destination);
+  const logger = pino(
+    {
+      level,
+      base,
+      timestamp: pino.stdTimeFunctions.isoTime,
+      serializers: { err: loggedError, error: loggedError },
+    },
+    destination,
+  );
   return {
     logger,
     settle: (ms) =>

@@ -3,36 +3,21 @@
 import type { Config } from './load.js';
 import { formatDuration } from './duration.js';
 import { SETTINGS, type Setting } from './settings.js';
+import { shownUrl, type UrlShown } from '../core/shown-url.js';
 
 /** Peers named one by one up to this many; a longer list is logged by its size. */
 const PEERS_SHOWN = 20;
 
 export type Shown = string | number | boolean | string[] | null;
 
-/**
- * A URL as the log shows it: its user info, query and fragment may hold credentials or tokens,
- * so they are replaced by `***` (the host and path say which receiver it is).
- */
-export function shownUrl(url: string): string {
-  try {
-    const u = new URL(url);
-    const user = u.username || u.password ? '***@' : '';
-    const query = u.search ? '?***' : '';
-    const fragment = u.hash ? '#***' : '';
-    return `${u.protocol}//${user}${u.host}${u.pathname}${query}${fragment}`;
-  } catch {
-    return '<not shown: not a URL>';
-  }
-}
-
-function shown(setting: Setting, value: unknown, file: string | undefined): Shown {
+function shown(setting: Setting, value: unknown, file: string | undefined, urls: UrlShown): Shown {
   if (value === null || value === undefined) return null;
   // Read from a file: that file is where a secret is kept, so its content is never logged.
   if (file !== undefined) return `<read from ${file}>`;
   if (setting.secret) return '<set, not shown: a secret>';
   const t = setting.type;
   if (t.kind === 'duration' && typeof value === 'number') return formatDuration(value);
-  if (t.kind === 'url' && typeof value === 'string') return shownUrl(value);
+  if (t.kind === 'url' && typeof value === 'string') return shownUrl(value, urls);
   if (t.kind === 'peers' && Array.isArray(value)) {
     return value.length <= PEERS_SHOWN ? (value as string[]) : `${value.length} peers`;
   }
@@ -50,5 +35,7 @@ export function effectiveSettings(config: Config): Record<string, Shown> {
   // PEER_SECRET's field holds the secrets in force, PEER_SECRET_FILE's when that is set.
   const value = (s: Setting) =>
     s.env === 'PEER_SECRET' && config.peerSecretFile !== null ? null : fields[s.key];
-  return Object.fromEntries(settings.map((s) => [s.env, shown(s, value(s), files[s.env])]));
+  return Object.fromEntries(
+    settings.map((s) => [s.env, shown(s, value(s), files[s.env], config.logReceiverUrls)]),
+  );
 }

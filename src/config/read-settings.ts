@@ -115,11 +115,25 @@ export function readSettings(env: Env): ReadSettings {
         ? `${quote(found.path)}: its content is not valid`
         : setting.secret
           ? '<not shown: a secret>'
-          : quote(found.raw);
+          : setting.type.kind === 'url'
+            ? quote(urlStart(found.raw))
+            : quote(found.raw);
     errors.push(`${found.name}=${shown}: ${parsed.error}`);
     invalid.add(declared.env);
   }
   // The one place the declaration's types meet the parsed values: parseValue reads each kind as
   // SettingValues types it (a test loads every setting and checks the types).
   return { values: values as SettingValues, given, invalid, files, errors };
+}
+
+/**
+ * What an error shows of a URL setting's bad value: up to the end of its host (a receiver's
+ * token may be in the rest, and the value may not parse as a URL at all).
+ */
+function urlStart(raw: string): string {
+  const m = /^([A-Za-z][A-Za-z0-9+.-]*:\/\/)?([^/?#\s]*)/.exec(raw);
+  const start = m?.[0] ?? '';
+  // Its user info, where it has one, is a credential.
+  const hostOnly = start.replace(/^([A-Za-z][A-Za-z0-9+.-]*:\/\/)?[^@]*@/, '$1***@');
+  return hostOnly.length < raw.length ? `${hostOnly}…` : hostOnly;
 }

@@ -634,6 +634,15 @@ export const SETTINGS = [
     origin: 'knh',
   },
   {
+    env: 'LOG_RECEIVER_URLS',
+    key: 'logReceiverUrls',
+    type: { kind: 'enum', values: ['origin', 'path'] },
+    default: 'origin',
+    description:
+      'How much of a receiver URL (`PEER_STATUS_URL`, `SLACK_WEBHOOK_URL`, every URL setting) the logs show: `origin`, its scheme, host and port only (`https://hooks.slack.com/…`); `path`, its path too, which tells two receivers on one host apart but shows the secret Slack, Discord and many webhook receivers carry there. A query string and `user:password@` are never shown.',
+    origin: 'knh',
+  },
+  {
     env: 'LOG_LEVEL',
     key: 'logLevel',
     type: {

@@ -2,12 +2,13 @@
 // delivered; nothing leaves the node. Secrets (a routing key, a URL's token) are masked.
 import type { Logger } from '../core/logger.js';
 import type { Poster } from './poster.js';
-import { redactBody, redactUrl } from './redact.js';
+import { redactBody } from './redact.js';
+import { shownUrl, type UrlShown } from '../core/shown-url.js';
 
-export function dryRunPoster(logger: Logger): Poster {
+export function dryRunPoster(logger: Logger, urls: UrlShown = 'origin'): Poster {
   return {
     post(url, body) {
-      const shown = redactUrl(url);
+      const shown = shownUrl(url, urls);
       logger.info(
         { event: 'dry-run-webhook', url: shown, payload: redactBody(body) },
         `dry run: would POST to ${shown}`,

@@ -8,13 +8,3 @@ export function redactBody(body: unknown): unknown {
   }
   return body;
 }
-
-/** A URL as logs show it: its origin only (paths and queries may hold tokens). */
-export function redactUrl(url: string): string {
-  try {
-    const u = new URL(url);
-    return u.pathname === '/' && !u.search ? u.origin : `${u.origin}/…`;
-  } catch {
-    return '[unparseable URL]';
-  }
-}

@@ -10,7 +10,7 @@ import type { SchemaRegistry } from '../wire/schemas.js';
 import { axiosPoster } from '../delivery/axios-poster.js';
 import { dryRunPoster } from '../delivery/dry-run-poster.js';
 import { Notifier } from '../delivery/notifier.js';
-import { redactUrl } from '../delivery/redact.js';
+import { shownUrl } from '../core/shown-url.js';
 import { WebhookQueue, type WebhookEvent } from '../delivery/webhook-queue.js';
 import type { DeliveryOutcome } from '../alerts/event-sink.js';
 
@@ -35,13 +35,13 @@ export function outbound(opts: {
     logger.warn({ event: 'dry-run' }, 'DRY_RUN=true: webhooks are logged, not sent');
   }
   const poster = config.dryRun
-    ? dryRunPoster(logger.child({ component: 'webhooks' }))
+    ? dryRunPoster(logger.child({ component: 'webhooks' }), config.logReceiverUrls)
     : axiosPoster(opts.userAgent);
   const queue = (url: string, component: string, maxInFlight = 1) =>
     new WebhookQueue({
       url,
       // A receiver URL may carry its secret in the path (Slack's does): logs show its origin.
-      logUrl: redactUrl(url),
+      logUrl: shownUrl(url, config.logReceiverUrls),
       poster,
       clock,
       logger: logger.child({ component }),

@@ -429,6 +429,7 @@ const TABLE: Record<SettingName, Group> = {
   MTU_PROBE_SIZE: int('MTU_PROBE_SIZE', ['1400 bytes', '1.4k', '-1']),
   STATUS_PAGE_URL: url([`http://knh.example/${'|'.repeat(700)}`]),
   RUNBOOK_URL: url([`http://wiki.example/knh/{kind}/${'^'.repeat(700)}`]),
+  LOG_RECEIVER_URLS: { cases: ['full', 'host', 'Origin ', 'origin,path', ...EMPTYISH] },
   LOG_LEVEL: { cases: ['loud', 'verbose', 'warning', 'err', '3', 'info,debug', ...EMPTYISH] },
 };
 

@@ -65,6 +65,7 @@ describe('loadConfig', () => {
       webhookQueueSize: 10_000,
       webhookConcurrency: 32,
       logLevel: 'info',
+      logReceiverUrls: 'origin',
       dryRun: false,
       maxMemoryMiB: null,
       metricsPerPeerLimit: 1_000,
@@ -167,6 +168,7 @@ describe('loadConfig', () => {
     expect(config({ ...STATIC, CONTAINER_PORT: '', LOG_LEVEL: '' })).to.deep.include({
       port: 8080,
       logLevel: 'info',
+      logReceiverUrls: 'origin',
     });
   });
 
@@ -243,13 +245,28 @@ describe('loadConfig', () => {
       ['CONNECT_MAX_RETRIES', 'three', /whole number from 0 to 20/],
       ['SEND_COOLDOWN_PERIOD', '5 minutes', /duration.*"500ms", "2s", "1m"/],
       ['LOG_LEVEL', 'loud', /one of panic, fatal, error, warn, info, debug, trace, silent/],
-      ['PEER_STATUS_URL', 'ftp://example.com/hook', /http:\/\/ or https:\/\/ URL/],
+      // A URL's path may hold a receiver's token: up to its host only.
+      ['PEER_STATUS_URL', 'ftp://example.com…', /http:\/\/ or https:\/\/ URL/],
       ['POD_IP', '10.0.0', /IPv4 or IPv6 address/],
     ];
     for (const [name, value, accepted] of expected) {
       const e = errorFor(list, name);
       expect(e, name).to.include(JSON.stringify(value));
       expect(e, name).to.match(accepted);
+    }
+  });
+
+  it('shows a bad URL value up to its host only: its path or user info may hold a token', () => {
+    for (const [value, shown] of [
+      ['http://receiver/hooks/t0ken x', '"http://receiver…"'],
+      ['ftp://x/s/t0ken', '"ftp://x…"'],
+      ['receiver.example:8080/t0ken', '"receiver.example:8080…"'],
+      ['https://user:t0ken@exa mple.com/', '"https://***@exa…"'],
+      ['not a url', '"not…"'],
+    ]) {
+      const e = errorFor(errors({ ...STATIC, PEER_STATUS_URL: value }), 'PEER_STATUS_URL');
+      expect(e, value).to.include(shown);
+      expect(e, value).not.to.include('t0ken');
     }
   });
 

@@ -2,7 +2,8 @@
 // setting and is none (misspelled, in another case, with a prefix), and a node that would send no
 // alert; and the settings in effect are logged once, secrets hidden.
 import { expect } from 'chai';
-import { effectiveSettings, shownUrl } from '../../src/config/effective.js';
+import { effectiveSettings } from '../../src/config/effective.js';
+import { shownUrl } from '../../src/core/shown-url.js';
 import { loadConfig, type Config } from '../../src/config/load.js';
 import { editDistance, knownNames, lookalikes } from '../../src/config/lookalikes.js';
 import { SETTINGS } from '../../src/config/settings.js';
@@ -152,7 +153,7 @@ describe('the settings in effect, as logged at start-up', () => {
       MAX_MEMORY_USAGE: null,
       DRY_RUN: false,
       SLACK_WEBHOOK_URL: null,
-      PEER_STATUS_URL: 'http://receiver:8080/peer',
+      PEER_STATUS_URL: 'http://receiver:8080/…',
     });
   });
 
@@ -181,8 +182,17 @@ describe('the settings in effect, as logged at start-up', () => {
       PEER_SECRET: '<set, not shown: a secret>',
       SLACK_WEBHOOK_URL: '<set, not shown: a secret>',
       PAGERDUTY_ROUTING_KEY: '<set, not shown: a secret>',
+      ALERTMANAGER_URL: 'https://***@alertmanager.example:9093/…',
+      PEER_STATUS_URL: 'https://receiver.example/…',
+    });
+    // Asked for, the path too; never the query, the fragment or the user info.
+    const withPaths = effectiveSettings(
+      config({ ...STATIC, ...secrets, LOG_RECEIVER_URLS: 'path' }),
+    );
+    expect(withPaths).to.deep.include({
       ALERTMANAGER_URL: 'https://***@alertmanager.example:9093/am',
       PEER_STATUS_URL: 'https://receiver.example/peer?***#***',
+      LOG_RECEIVER_URLS: 'path',
     });
   });
 
@@ -191,8 +201,11 @@ describe('the settings in effect, as logged at start-up', () => {
     expect(effectiveSettings(config({ ...STATIC, PEERS: peers })).PEERS).to.equal('21 peers');
   });
 
-  it('shows a URL without credentials as it is', () => {
+  it('shows a URL with nothing past its host as it is', () => {
     expect(shownUrl('http://alertmanager.monitoring:9093')).to.equal(
+      'http://alertmanager.monitoring:9093',
+    );
+    expect(shownUrl('http://alertmanager.monitoring:9093', 'path')).to.equal(
       'http://alertmanager.monitoring:9093/',
     );
   });
