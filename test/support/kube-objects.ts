@@ -5,6 +5,7 @@ import { ConfigMap, Namespace, Secret, Service, ServiceAccount } from 'kubernete
 import { DaemonSet } from 'kubernetes-models/apps/v1';
 import { Role, RoleBinding } from 'kubernetes-models/rbac.authorization.k8s.io/v1';
 import { PriorityClass } from 'kubernetes-models/scheduling.k8s.io/v1';
+import { NetworkPolicy } from 'kubernetes-models/networking.k8s.io/v1';
 import {
   PodMonitor,
   PrometheusRule,
@@ -29,6 +30,7 @@ const MODELS: Record<string, new (data: never) => { validate(): void }> = {
   'rbac.authorization.k8s.io/v1/Role': Role,
   'rbac.authorization.k8s.io/v1/RoleBinding': RoleBinding,
   'scheduling.k8s.io/v1/PriorityClass': PriorityClass,
+  'networking.k8s.io/v1/NetworkPolicy': NetworkPolicy,
   'monitoring.coreos.com/v1/PodMonitor': PodMonitor,
   'monitoring.coreos.com/v1/ServiceMonitor': ServiceMonitor,
   'monitoring.coreos.com/v1/PrometheusRule': PrometheusRule,

@@ -149,6 +149,70 @@ describe('kubectl kustomize', function () {
     expect(used?.globalDefault ?? false, 'not every pod of the cluster').to.equal(false);
   });
 
+  it("network-policy: only knh's pods, and Prometheus's namespace, reach knh's port; nothing else changes", () => {
+    const base = parseObjects(kustomize(BASE), 'the base');
+    expect(
+      base.filter((o) => o.kind === 'NetworkPolicy'),
+      'the base alone',
+    ).to.deep.equal([]);
+    const objects = parseObjects(
+      kustomizeWith(BASE, [join(COMPONENTS, 'network-policy')]),
+      'network-policy',
+    );
+    const policies = objects.filter((o) => o.kind === 'NetworkPolicy') as unknown as {
+      metadata: { namespace?: string };
+      spec: {
+        podSelector: { matchLabels: Record<string, string> };
+        policyTypes: string[];
+        ingress: {
+          from: {
+            podSelector?: { matchLabels: Record<string, string> };
+            namespaceSelector?: { matchLabels: Record<string, string> };
+          }[];
+          ports: { port: string | number; protocol: string }[];
+        }[];
+      };
+    }[];
+    expect(policies).to.have.length(1);
+    const policy = policies[0]!;
+    const ds = objects.find((o) => o.kind === 'DaemonSet') as unknown as {
+      metadata: { namespace: string };
+      spec: {
+        template: {
+          metadata: { labels: Record<string, string> };
+          spec: { containers: { ports: { name: string; containerPort: number }[] }[] };
+        };
+      };
+    };
+    const podLabels = ds.spec.template.metadata.labels;
+    const selects = (m: Record<string, string>) =>
+      Object.entries(m).every(([k, v]) => podLabels[k] === v);
+    expect(policy.metadata.namespace, "the DaemonSet's namespace").to.equal(ds.metadata.namespace);
+    expect(selects(policy.spec.podSelector.matchLabels), "knh's pods").to.equal(true);
+    expect(Object.keys(policy.spec.podSelector.matchLabels)).to.not.be.empty;
+    expect(policy.spec.policyTypes).to.deep.equal(['Ingress']);
+    // Each rule opens the container's port only, by its name or number.
+    const port = ds.spec.template.spec.containers[0]!.ports[0]!;
+    for (const rule of policy.spec.ingress) {
+      expect(rule.ports).to.have.length(1);
+      expect([port.name, port.containerPort]).to.include(rule.ports[0]!.port);
+      expect(rule.ports[0]!.protocol).to.equal('TCP');
+    }
+    // From knh's own pods (in its namespace: no namespaceSelector), and from one namespace only.
+    const peers = policy.spec.ingress.flatMap((r) => r.from.filter((f) => f.podSelector));
+    expect(peers).to.have.length(1);
+    expect(peers[0]!.namespaceSelector).to.equal(undefined);
+    expect(selects(peers[0]!.podSelector!.matchLabels)).to.equal(true);
+    const namespaces = policy.spec.ingress.flatMap((r) =>
+      r.from.filter((f) => f.namespaceSelector && !f.podSelector),
+    );
+    expect(namespaces.map((f) => f.namespaceSelector!.matchLabels)).to.deep.equal([
+      { 'kubernetes.io/metadata.name': 'monitoring' },
+    ]);
+    // Nothing else changes.
+    expect(byKey(objects.filter((o) => o.kind !== 'NetworkPolicy'))).to.deep.equal(byKey(base));
+  });
+
   it('the example overlay uses every component, and renders into valid objects', () => {
     const overlay = parse(readFileSync(join(EXAMPLE, 'kustomization.yaml'), 'utf8')) as {
       components: string[];
