@@ -1,7 +1,8 @@
 // A view served from a snapshot: built at most once per maxAgeMs on the injected clock, one build
 // shared by the requests that wait for it, a failed build not kept, and If-None-Match read right.
 import { expect } from 'chai';
-import { matches, Snapshot } from '../../src/http/snapshot.js';
+import { gunzipSync } from 'node:zlib';
+import { acceptsGzip, matches, Snapshot } from '../../src/http/snapshot.js';
 
 describe('Snapshot', () => {
   let t = 0;
@@ -65,5 +66,36 @@ describe('Snapshot', () => {
     expect(matches('*', etag)).to.equal(true);
     expect(matches('"other"', etag)).to.equal(false);
     expect(matches(undefined, etag)).to.equal(false);
+  });
+
+  it('keeps a large body gzipped too, the same bytes once unzipped; a small one as it is', async () => {
+    const big = JSON.stringify({
+      peers: Array.from({ length: 2_000 }, (_, i) => ({ i, s: 'alive' })),
+    });
+    const of = (body: string) =>
+      new Snapshot({
+        now: () => 0,
+        maxAgeMs: 1_000,
+        build: () => Promise.resolve({ status: 200, contentType: 'application/json', body }),
+      }).get();
+    const large = await of(big);
+    expect(large.gzipped).to.not.equal(null);
+    expect(large.gzipped!.length).to.be.below(large.body.length / 3);
+    expect(gunzipSync(large.gzipped!).toString()).to.equal(big);
+    expect((await of('{"small":true}')).gzipped).to.equal(null);
+  });
+
+  it('reads Accept-Encoding: gzip taken unless refused with q=0', () => {
+    const cases: [string | undefined, boolean][] = [
+      ['gzip, deflate, br', true],
+      ['br;q=1.0, gzip;q=0.8', true],
+      ['*', true],
+      ['gzip;q=0', false],
+      ['identity', false],
+      ['deflate', false],
+      [undefined, false],
+    ];
+    for (const [header, takes] of cases)
+      expect(acceptsGzip(header), String(header)).to.equal(takes);
   });
 });
