@@ -30,22 +30,26 @@ export function kustomize(dir: string): string {
 }
 
 /**
- * The YAML of `base` with `components` (folders), as an overlay that uses just those renders it.
+ * The YAML of `base` with `components` (folders), as an overlay that uses just those renders it;
+ * `patches` are the overlay's own (its `patches:` entries, inline ones: no files beside it).
  * kustomize takes only relative paths to them, so the overlay names them from where it lies.
  */
-export function kustomizeWith(base: string, components: readonly string[]): string {
+export function kustomizeWith(
+  base: string,
+  components: readonly string[],
+  { patches = [] }: { patches?: readonly unknown[] } = {},
+): string {
   const dir = mkdtempSync(join(tmpdir(), 'knh-kustomize-'));
   try {
-    const list = (paths: readonly string[]) => paths.map((p) => `  - ${relative(dir, p)}`);
-    const text = [
-      'apiVersion: kustomize.config.k8s.io/v1beta1',
-      'kind: Kustomization',
-      'resources:',
-      ...list([base]),
-      ...(components.length > 0 ? ['components:', ...list(components)] : []),
-      '',
-    ].join('\n');
-    writeFileSync(join(dir, 'kustomization.yaml'), text);
+    const relativeTo = (paths: readonly string[]) => paths.map((p) => relative(dir, p));
+    const overlay = {
+      apiVersion: 'kustomize.config.k8s.io/v1beta1',
+      kind: 'Kustomization',
+      resources: relativeTo([base]),
+      ...(components.length > 0 ? { components: relativeTo(components) } : {}),
+      ...(patches.length > 0 ? { patches } : {}),
+    };
+    writeFileSync(join(dir, 'kustomization.yaml'), stringify(overlay));
     return kustomize(dir);
   } finally {
     rmSync(dir, { recursive: true, force: true });

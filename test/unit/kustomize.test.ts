@@ -26,15 +26,32 @@ interface EnvVar {
   value?: string;
   valueFrom?: { secretKeyRef?: { name: string; key: string; optional?: boolean } };
 }
+interface LabelSelector {
+  matchLabels?: Record<string, string>;
+  matchExpressions?: unknown[];
+}
 interface PodSpec {
   priorityClassName?: string;
-  containers: { name: string; image: string; env: EnvVar[] }[];
+  containers: {
+    name: string;
+    image: string;
+    env: EnvVar[];
+    ports?: { name?: string; containerPort: number }[];
+  }[];
 }
-const podOf = (objects: KubeObject[]) => {
+interface DaemonSet {
+  metadata: { namespace?: string };
+  spec: {
+    selector: LabelSelector;
+    template: { metadata: { labels: Record<string, string> }; spec: PodSpec };
+  };
+}
+const daemonSetOf = (objects: KubeObject[]) => {
   const ds = objects.filter((o) => o.kind === 'DaemonSet');
   expect(ds, 'one DaemonSet').to.have.length(1);
-  return (ds[0] as unknown as { spec: { template: { spec: PodSpec } } }).spec.template.spec;
+  return ds[0] as unknown as DaemonSet;
 };
+const podOf = (objects: KubeObject[]) => daemonSetOf(objects).spec.template.spec;
 const envOf = (objects: KubeObject[]) => podOf(objects).containers[0]?.env ?? [];
 const key = (o: KubeObject) =>
   `${o.apiVersion} ${o.kind} ${o.metadata.namespace ?? ''}/${o.metadata.name}`;
@@ -55,6 +72,55 @@ const RECEIVER_SECRETS = [
   'ALERTMANAGER_URL',
   'ALERT_WEBHOOK_URL',
 ];
+
+interface NetworkPolicyPort {
+  port?: string | number;
+  protocol?: string;
+  endPort?: number;
+}
+interface NetworkPolicy {
+  metadata: { name: string; namespace?: string };
+  spec: {
+    podSelector: LabelSelector;
+    policyTypes?: string[];
+    ingress?: {
+      from?: {
+        podSelector?: LabelSelector;
+        namespaceSelector?: LabelSelector;
+        ipBlock?: unknown;
+      }[];
+      ports?: NetworkPolicyPort[];
+    }[];
+    egress?: unknown[];
+  };
+}
+const NETWORK_POLICY = join(COMPONENTS, 'network-policy');
+const policiesOf = (objects: KubeObject[]) =>
+  new Map(
+    objects
+      .filter((o) => o.kind === 'NetworkPolicy')
+      .map((o) => [o.metadata.name, o as unknown as NetworkPolicy]),
+  );
+/** The rule's port for knh's port, as the DaemonSet declares it: its name if it has one. */
+const knhPortOf = (ds: DaemonSet): NetworkPolicyPort => {
+  const container = ds.spec.template.spec.containers[0];
+  const listens = Number(container?.env.find((v) => v.name === 'CONTAINER_PORT')?.value);
+  const port = container?.ports?.find((p) => p.containerPort === listens);
+  expect(port, `a container port ${listens} (CONTAINER_PORT)`).to.not.equal(undefined);
+  return { port: port?.name ?? port?.containerPort, protocol: 'TCP' };
+};
+/** The patches (`patches:` of an overlay) docs/deploying.md shows in a section, in order. */
+const docPatches = (heading: string): unknown[][] => {
+  const text = readFileSync(join(ROOT, 'docs/deploying.md'), 'utf8');
+  const start = text.indexOf(`\n${heading}\n`);
+  expect(start, `docs/deploying.md: ${heading}`).to.be.above(-1);
+  const rest = text.slice(start + heading.length + 2);
+  const end = rest.search(/\n#{1,3} /);
+  const section = end === -1 ? rest : rest.slice(0, end);
+  return [...section.matchAll(/```yaml\n([\s\S]*?)```/g)].map(
+    (m) => (parse(m[1] ?? '') as { patches: unknown[] }).patches,
+  );
+};
 
 describe('the kustomize base and daemonset.yaml', () => {
   it('daemonset.yaml is the base as `npm run manifest` writes it (run it after editing the base)', () => {
@@ -149,68 +215,64 @@ describe('kubectl kustomize', function () {
     expect(used?.globalDefault ?? false, 'not every pod of the cluster').to.equal(false);
   });
 
-  it("network-policy: only knh's pods, and Prometheus's namespace, reach knh's port; nothing else changes", () => {
+  it("network-policy: knh's pods reach each other's port, Prometheus's namespace reaches it, nothing else does", () => {
     const base = parseObjects(kustomize(BASE), 'the base');
-    expect(
-      base.filter((o) => o.kind === 'NetworkPolicy'),
-      'the base alone',
-    ).to.deep.equal([]);
-    const objects = parseObjects(
-      kustomizeWith(BASE, [join(COMPONENTS, 'network-policy')]),
-      'network-policy',
-    );
-    const policies = objects.filter((o) => o.kind === 'NetworkPolicy') as unknown as {
-      metadata: { namespace?: string };
-      spec: {
-        podSelector: { matchLabels: Record<string, string> };
-        policyTypes: string[];
-        ingress: {
-          from: {
-            podSelector?: { matchLabels: Record<string, string> };
-            namespaceSelector?: { matchLabels: Record<string, string> };
-          }[];
-          ports: { port: string | number; protocol: string }[];
-        }[];
-      };
-    }[];
-    expect(policies).to.have.length(1);
-    const policy = policies[0]!;
-    const ds = objects.find((o) => o.kind === 'DaemonSet') as unknown as {
-      metadata: { namespace: string };
-      spec: {
-        template: {
-          metadata: { labels: Record<string, string> };
-          spec: { containers: { ports: { name: string; containerPort: number }[] }[] };
-        };
-      };
-    };
-    const podLabels = ds.spec.template.metadata.labels;
-    const selects = (m: Record<string, string>) =>
-      Object.entries(m).every(([k, v]) => podLabels[k] === v);
-    expect(policy.metadata.namespace, "the DaemonSet's namespace").to.equal(ds.metadata.namespace);
-    expect(selects(policy.spec.podSelector.matchLabels), "knh's pods").to.equal(true);
-    expect(Object.keys(policy.spec.podSelector.matchLabels)).to.not.be.empty;
-    expect(policy.spec.policyTypes).to.deep.equal(['Ingress']);
-    // Each rule opens the container's port only, by its name or number.
-    const port = ds.spec.template.spec.containers[0]!.ports[0]!;
-    for (const rule of policy.spec.ingress) {
-      expect(rule.ports).to.have.length(1);
-      expect([port.name, port.containerPort]).to.include(rule.ports[0]!.port);
-      expect(rule.ports[0]!.protocol).to.equal('TCP');
+    expect([...policiesOf(base).keys()], 'the base alone has no NetworkPolicy').to.deep.equal([]);
+    const objects = parseObjects(kustomizeWith(BASE, [NETWORK_POLICY]), 'network-policy');
+    const ds = daemonSetOf(objects);
+    const policies = policiesOf(objects);
+    expect([...policies.keys()]).to.have.members(['knh', 'knh-prometheus']);
+    // The pods the DaemonSet creates: its selector, which its pods' labels match.
+    const pods = ds.spec.selector;
+    expect(pods.matchExpressions, 'the DaemonSet selects by labels only').to.equal(undefined);
+    expect(Object.keys(pods.matchLabels ?? {})).to.not.be.empty;
+    expect(ds.spec.template.metadata.labels).to.include(pods.matchLabels);
+    const port = knhPortOf(ds);
+    for (const [name, policy] of policies) {
+      expect(policy.metadata.namespace, `${name}: the DaemonSet's namespace`).to.equal(
+        ds.metadata.namespace,
+      );
+      expect(policy.spec.podSelector, `${name}: knh's pods, and only them`).to.deep.equal(pods);
+      // Ingress only: egress stays open (receivers, DNS, the API server).
+      expect(policy.spec.policyTypes, name).to.deep.equal(['Ingress']);
+      expect(policy.spec.egress, name).to.equal(undefined);
+      for (const rule of policy.spec.ingress ?? []) {
+        expect(rule.ports, `${name}: knh's port only`).to.deep.equal([port]);
+      }
     }
-    // From knh's own pods (in its namespace: no namespaceSelector), and from one namespace only.
-    const peers = policy.spec.ingress.flatMap((r) => r.from.filter((f) => f.podSelector));
-    expect(peers).to.have.length(1);
-    expect(peers[0]!.namespaceSelector).to.equal(undefined);
-    expect(selects(peers[0]!.podSelector!.matchLabels)).to.equal(true);
-    const namespaces = policy.spec.ingress.flatMap((r) =>
-      r.from.filter((f) => f.namespaceSelector && !f.podSelector),
-    );
-    expect(namespaces.map((f) => f.namespaceSelector!.matchLabels)).to.deep.equal([
-      { 'kubernetes.io/metadata.name': 'monitoring' },
+    // From knh's pods in their own namespace (a podSelector alone), and nothing else.
+    expect(policies.get('knh')?.spec.ingress).to.deep.equal([
+      { from: [{ podSelector: pods }], ports: [port] },
+    ]);
+    // From every pod of the namespace named `monitoring` (Prometheus), and nothing else.
+    expect(policies.get('knh-prometheus')?.spec.ingress).to.deep.equal([
+      {
+        from: [
+          { namespaceSelector: { matchLabels: { 'kubernetes.io/metadata.name': 'monitoring' } } },
+        ],
+        ports: [port],
+      },
     ]);
     // Nothing else changes.
     expect(byKey(objects.filter((o) => o.kind !== 'NetworkPolicy'))).to.deep.equal(byKey(base));
+  });
+
+  it("network-policy: docs/deploying.md's patches move Prometheus's policy, or delete it; the mesh's stays", () => {
+    const [move, remove, ...more] = docPatches('### NetworkPolicy');
+    expect(more, 'two patches shown').to.deep.equal([]);
+    const plain = policiesOf(parseObjects(kustomizeWith(BASE, [NETWORK_POLICY]), 'network-policy'));
+    const moved = policiesOf(
+      parseObjects(kustomizeWith(BASE, [NETWORK_POLICY], { patches: move }), 'the move patch'),
+    );
+    expect(moved.get('knh-prometheus')?.spec.ingress?.[0]?.from).to.deep.equal([
+      { namespaceSelector: { matchLabels: { 'kubernetes.io/metadata.name': 'prometheus' } } },
+    ]);
+    expect(moved.get('knh')).to.deep.equal(plain.get('knh'));
+    const removed = policiesOf(
+      parseObjects(kustomizeWith(BASE, [NETWORK_POLICY], { patches: remove }), 'the delete patch'),
+    );
+    expect([...removed.keys()]).to.deep.equal(['knh']);
+    expect(removed.get('knh')).to.deep.equal(plain.get('knh'));
   });
 
   it('the example overlay uses every component, and renders into valid objects', () => {
@@ -232,6 +294,7 @@ describe('kubectl kustomize', function () {
     const pod = podOf(objects);
     expect(pod.containers[0]?.image).to.not.equal('knh:dev');
     expect(pod.priorityClassName).to.be.a('string');
+    expect([...policiesOf(objects).keys()]).to.have.members(['knh', 'knh-prometheus']);
     expect(envOf(objects).filter((v) => v.valueFrom?.secretKeyRef)).to.have.length(
       RECEIVER_SECRETS.length,
     );
