@@ -1,10 +1,11 @@
 // Nodes out of sight: listed by discovery and answering, but refusing the coordinator's signed
 // messages (another PEER_SECRET, a clock far off for a version that cannot stamp in its time), or
 // taking them unsigned (no PEER_SECRET: nothing it says can be believed, and the mesh refuses what
-// it sends): one warning incident a node, peer_unauthenticated, opened once it has done so for
+// it sends), or answering its probes with no proof that it holds the secret (ping-signature.ts:
+// another secret, none, or something else answering for its address): one warning incident a node, peer_unauthenticated, opened once it has done so for
 // UNAUTHENTICATED_AFTER_MS, closed (peer_authenticated) when it takes them signed again or leaves.
 // A node out of sight answers its probes: it is never dead for that, and never left unsaid. Pure.
-import type { AuthRefusal } from '../core/transport.js';
+import type { AuthRefusal, UnprovenPing } from '../core/transport.js';
 import type { Alert } from '../wire/alert.js';
 import { eventKey, incidentKey, incidentSubject } from '../wire/incident.js';
 import type { NodeRef } from '../wire/node-ref.js';
@@ -15,8 +16,11 @@ export const UNAUTHENTICATED_AFTER_MS = 3_000;
 /** A predecessor's incident this coordinator does not see for this long is over. */
 export const INHERITED_GRACE_MS = 10_000;
 
-/** Why a node is out of sight: what it refused the coordinator's messages as, or `unsigned`. */
-export type SightRefusal = AuthRefusal | 'unsigned';
+/**
+ * Why a node is out of sight: what it refused the coordinator's messages as, `unsigned`, or why
+ * its answers to probes proved nothing.
+ */
+export type SightRefusal = AuthRefusal | 'unsigned' | UnprovenPing;
 
 /** Refusals that say a node cannot authenticate the coordinator (not a busy or replayed one). */
 const CANNOT_AUTHENTICATE: ReadonlySet<SightRefusal> = new Set<SightRefusal>([
@@ -26,6 +30,9 @@ const CANNOT_AUTHENTICATE: ReadonlySet<SightRefusal> = new Set<SightRefusal>([
   'bad-signature',
   'unnamed',
   'unsigned',
+  'ping-unsigned',
+  'ping-bad-signature',
+  'ping-other-node',
 ]);
 
 export interface Sight {
@@ -152,9 +159,22 @@ function cause(s: Sight): string {
       return 'it has PEER_SECRET set and the coordinator has not';
     case 'unsigned':
       return 'it has no PEER_SECRET set, and the coordinator has: the mesh refuses what it sends';
+    case 'ping-unsigned':
+      return 'its answers to probes are not signed: it has no PEER_SECRET, or something else answers for its address';
+    case 'ping-bad-signature':
+      return 'its answers to probes are signed with another PEER_SECRET, or something else answers for its address';
+    case 'ping-other-node':
+      return 'another node answers its probes for it: something relays them from its address';
     default:
       return clock || 'its knh version or settings differ';
   }
+}
+
+/** What the node does that puts it out of sight. */
+function what(refusal: string): string {
+  if (refusal === 'unsigned') return "answers this coordinator's signed messages unsigned";
+  if (refusal.startsWith('ping-')) return `answers this coordinator's probes unproven (${refusal})`;
+  return `refuses this coordinator's signed messages (${refusal})`;
 }
 
 const ENDED: Record<SightEnd, (name: string) => string> = {
@@ -201,8 +221,10 @@ export function sightPayload(args: {
     ),
     severity: 'warning',
     reason: ended
-      ? ENDED[ended](ref.node_name)
-      : `${ref.node_name} ${sight.refusal === 'unsigned' ? "answers this coordinator's signed messages unsigned" : `refuses this coordinator's signed messages (${sight.refusal})`}: ${cause(sight)}; it answers, but takes no part in elections, verdicts or pair probing`,
+      ? ended === 'takes' && sight.refusal.startsWith('ping-')
+        ? `${ref.node_name} answers the coordinator's probes signed again`
+        : ENDED[ended](ref.node_name)
+      : `${ref.node_name} ${what(sight.refusal)}: ${cause(sight)}; ${sight.refusal.startsWith('ping-') ? 'something answers, but nothing says it is knh with the secret' : 'it answers, but takes no part in elections, verdicts or pair probing'}`,
     auth: { refusal: sight.refusal, offset_ms: sight.offsetMs },
   };
 }

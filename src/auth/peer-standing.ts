@@ -7,7 +7,7 @@
 // long a captured message could be replayed, not how well the two clocks agree. The refusals let a
 // node tell that its peers cannot authenticate it (another secret; a clock too far off before an
 // answer said so), say so, and not lead.
-import type { AuthRefusal } from '../core/transport.js';
+import type { AuthRefusal, UnprovenPing } from '../core/transport.js';
 
 /**
  * Offsets below this are not kept: a Date header has a resolution of a second, and a message's
@@ -35,6 +35,11 @@ export interface StandingView {
    * they answer can be believed.
    */
   unsignedBy: { address: string; sinceMs: number; atMs: number }[];
+  /**
+   * Peers whose last answer to a challenged probe, within STANDING_MS, proved nothing though they
+   * ought to sign (ping-signature.ts): nothing that answers for them can be believed alive.
+   */
+  unprovenBy: { address: string; reason: UnprovenPing; sinceMs: number; atMs: number }[];
   /** When a peer last took one of this node's signed messages, if within STANDING_MS. */
   lastAcceptedMs: number | null;
   /** Peers whose clocks are NOTABLE_OFFSET_MS or more from this node's, ms (positive: ahead). */
@@ -58,6 +63,10 @@ export class PeerStanding {
   private readonly offsets = new Map<string, number>();
   private readonly refusals = new Map<string, Refusal>();
   private readonly unsigned = new Map<string, { sinceMs: number; atMs: number }>();
+  private readonly unproven = new Map<
+    string,
+    { reason: UnprovenPing; sinceMs: number; atMs: number }
+  >();
   /** One time, not one a peer: a coordinator's 5,000 followers take its announcements. */
   private lastAcceptedMs: number | null = null;
 
@@ -105,6 +114,23 @@ export class PeerStanding {
     this.unsigned.set(peer, { sinceMs: nowMs, atMs: nowMs });
   }
 
+  /** `peer` answered a challenged probe, and the answer proved nothing (`reason`). */
+  pingUnproven(peer: string, reason: UnprovenPing, nowMs: number): void {
+    const before = this.unproven.get(peer);
+    if (before) {
+      before.reason = reason;
+      before.atMs = nowMs;
+      return;
+    }
+    bounded(this.unproven);
+    this.unproven.set(peer, { reason, sinceMs: nowMs, atMs: nowMs });
+  }
+
+  /** `peer` answered a challenged probe signed: it holds the secret. */
+  pingProven(peer: string): void {
+    if (this.unproven.size > 0) this.unproven.delete(peer);
+  }
+
   acceptedBy(peer: string, nowMs: number): void {
     if (this.refusals.size > 0) this.refusals.delete(peer);
     if (this.unsigned.size > 0) this.unsigned.delete(peer);
@@ -113,7 +139,7 @@ export class PeerStanding {
 
   /** Peers no longer listed: forgotten. */
   keepOnly(listed: ReadonlySet<string>): void {
-    for (const map of [this.offsets, this.refusals, this.unsigned]) {
+    for (const map of [this.offsets, this.refusals, this.unsigned, this.unproven]) {
       for (const peer of map.keys()) if (!listed.has(peer)) map.delete(peer);
     }
   }
@@ -132,8 +158,13 @@ export class PeerStanding {
       if (nowMs - u.atMs > STANDING_MS) this.unsigned.delete(address);
       else unsignedBy.push({ address, sinceMs: u.sinceMs, atMs: u.atMs });
     }
+    const unprovenBy = [];
+    for (const [address, u] of this.unproven) {
+      if (nowMs - u.atMs > STANDING_MS) this.unproven.delete(address);
+      else unprovenBy.push({ address, reason: u.reason, sinceMs: u.sinceMs, atMs: u.atMs });
+    }
     const offsets = [...this.offsets].map(([address, offsetMs]) => ({ address, offsetMs }));
-    return { refusedBy, unsignedBy, lastAcceptedMs: this.lastAcceptedMs, offsets };
+    return { refusedBy, unsignedBy, unprovenBy, lastAcceptedMs: this.lastAcceptedMs, offsets };
   }
 
   /**

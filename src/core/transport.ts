@@ -31,6 +31,12 @@ export type FailureReason =
 export type AuthRefusal =
   'missing' | 'malformed' | 'expired' | 'bad-signature' | 'replayed' | 'busy' | 'unnamed';
 
+/**
+ * Why a peer's answer to a challenged probe proved nothing though it ought to sign it
+ * (auth/ping-signature.ts): unsigned, signed with another secret, or by a node naming another address.
+ */
+export type UnprovenPing = 'ping-unsigned' | 'ping-bad-signature' | 'ping-other-node';
+
 /** A request that failed, how far it got, and why. */
 export interface Failure {
   ok: false;

@@ -36,6 +36,7 @@ import {
   type ProbeHeartbeat,
 } from '../auth/probe-heartbeat.js';
 import { AUTH_HEADER } from '../auth/signature.js';
+import { CHALLENGE_HEADER, readChallenge, signedPingHeaders } from '../auth/ping-signature.js';
 import { PROTOCOL, PROTOCOL_HEADER, protocolIn } from '../wire/protocol.js';
 
 /** The operator's views: each a snapshot, and limited per client beside every request's limit. */
@@ -237,7 +238,18 @@ export function buildApp({
         );
       }
     }
-    res.json(api.ping());
+    // With a secret, a probe's challenge is answered signed (ping-signature.ts): the prober then
+    // knows it is this node that answers, not whatever holds its address.
+    const challenge = auth ? readChallenge(req.get(CHALLENGE_HEADER)) : null;
+    if (!auth || challenge === null) {
+      res.json(api.ping());
+      return;
+    }
+    const bytes = Buffer.from(JSON.stringify(api.ping()));
+    res
+      .set(signedPingHeaders(auth, challenge, bytes))
+      .type('application/json')
+      .send(bytes);
   });
   app.post(
     '/election',

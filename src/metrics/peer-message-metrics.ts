@@ -57,6 +57,20 @@ export class PeerMessageMetrics {
       },
     });
     new Gauge({
+      name: 'knh_peers_answering_unproven',
+      help: "Peers whose last answer to one of this node's probes (within a minute) did not prove them, by why: ping-unsigned (no signature from a node that ought to sign: no PEER_SECRET, or something else answers for its address), ping-bad-signature (another PEER_SECRET, or a forgery), ping-other-node (signed by a node naming another address). Such a peer is answered as alive and named out of sight (peer_unauthenticated).",
+      labelNames: ['reason'],
+      registers: [registry],
+      collect() {
+        this.reset();
+        const counts = new Map<string, number>();
+        for (const u of standing?.()?.unprovenBy ?? []) {
+          counts.set(u.reason, (counts.get(u.reason) ?? 0) + 1);
+        }
+        for (const [reason, n] of counts) this.set({ reason }, n);
+      },
+    });
+    new Gauge({
       name: 'knh_peer_clock_offset_seconds',
       help: "How far a peer's wall clock is from this node's (positive: ahead), from the Date of its answers; only peers 2 s or more off (the Date header's resolution is a second). Signed messages to such a peer are stamped in its time.",
       labelNames: ['peer'],

@@ -2,7 +2,7 @@
 // of its signed messages (PeerStanding), told every second through the reporter like any finding,
 // shared with the followers as alerts, and taken over by a successor.
 import { alertOf } from '../alerts/lifecycle.js';
-import { OutOfSight, sightPayload, type Sight } from '../alerts/out-of-sight.js';
+import { OutOfSight, sightPayload, type Sight, type SightInput } from '../alerts/out-of-sight.js';
 import type { PeerStanding } from '../auth/peer-standing.js';
 import type { Clock } from '../core/clock.js';
 import type { PeerRecord } from '../prober/verdict.js';
@@ -47,10 +47,13 @@ export class AuthFindings {
     const now = clock.now();
     // Every peer refuses this node: it is the one out of sight (it does not lead for long).
     if (standing.unauthenticated(now) !== null) return;
-    const { refusedBy, unsignedBy } = standing.view(now);
+    const { refusedBy, unsignedBy, unprovenBy } = standing.view(now);
     const changes = this.tracker.update({
       now,
-      refusedBy: [...refusedBy, ...unsignedBy.map((u) => ({ ...u, reason: 'unsigned' as const }))],
+      refusedBy: oneReasonEach(
+        [...refusedBy, ...unsignedBy.map((u) => ({ ...u, reason: 'unsigned' as const }))],
+        unprovenBy,
+      ),
       offsetOf: (address) => standing.offsetOf(address),
       listed: (address) => this.o.listed(address),
       answers: (address) => this.o.record(address)?.health !== 'dead',
@@ -112,4 +115,25 @@ export class AuthFindings {
       health: this.o.record(sight.address)?.health ?? 'unknown',
     });
   }
+}
+
+type Refusing = SightInput['refusedBy'][number];
+
+/**
+ * One entry a node: what it says of the coordinator's messages names the cause better than what
+ * its probes show, when it says anything; the node is out of sight since the earlier of the two
+ * (a restarted node is probed before it is sent a message).
+ */
+export function oneReasonEach(
+  messages: readonly Refusing[],
+  probes: readonly Refusing[],
+): Refusing[] {
+  const by = new Map<string, Refusing>();
+  for (const r of messages) by.set(r.address, r);
+  for (const p of probes) {
+    const m = by.get(p.address);
+    if (!m) by.set(p.address, p);
+    else if (p.sinceMs < m.sinceMs) by.set(p.address, { ...m, sinceMs: p.sinceMs });
+  }
+  return [...by.values()];
 }

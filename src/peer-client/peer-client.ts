@@ -14,7 +14,13 @@ import type {
   RelayProbeRequest,
   RelayProbeResult,
 } from '../wire/peer-messages.js';
-import type { FailureReason, Outcome, PathTransport, PeerTransport } from '../core/transport.js';
+import type {
+  FailureReason,
+  Outcome,
+  PathTransport,
+  PeerTransport,
+  UnprovenPing,
+} from '../core/transport.js';
 import type { SchemaName, SchemaRegistry } from '../wire/schemas.js';
 import { isLoopback, parseAddress, type NodeRef, type ParsedAddress } from '../wire/node-ref.js';
 import { RELAY_HOP_MS } from '../prober/indirect.js';
@@ -29,6 +35,8 @@ import {
 } from '../auth/probe-heartbeat.js';
 import { PeerConnections } from './connections.js';
 import { exchange, type Exchanged, type PeerRequest } from './exchange.js';
+import type { ParsedResponse } from './response-parser.js';
+import { challenges, CHALLENGE_HEADER, provePing, type PingProof } from '../auth/ping-signature.js';
 import { rejection } from '../core/rejection.js';
 import { PROTOCOL, PROTOCOL_HEADER, protocolIn } from '../wire/protocol.js';
 
@@ -101,8 +109,8 @@ interface Call {
   auth?: PeerAuth | null;
   /** Further request headers. */
   headers?: Record<string, string>;
-  /** Sees the headers of a whole answer, whatever its status. */
-  onResponse?: (headers: ReadonlyMap<string, string>) => void;
+  /** Sees a whole answer, whatever its status. */
+  onResponse?: (response: ParsedResponse) => void;
 }
 
 /**
@@ -234,7 +242,7 @@ function judge<T>(
   exchanged: Exchanged,
   schema: SchemaName | undefined,
   signedBy: { auth: PeerAuth; nonce: string } | null,
-  onResponse: ((headers: ReadonlyMap<string, string>) => void) | undefined,
+  onResponse: ((response: ParsedResponse) => void) | undefined,
   schemas: SchemaRegistry,
 ): Outcome<T> {
   if (!exchanged.ok) return exchanged;
@@ -246,7 +254,7 @@ function judge<T>(
     detail,
     latencyMs,
   });
-  onResponse?.(response.headers);
+  onResponse?.(response);
   if (response.status === 401 && signedBy) {
     const authRefused = refusalOf(response.headers.get(REFUSED_HEADER), response.body);
     return {
@@ -284,6 +292,31 @@ function judge<T>(
   return { ok: true, value: value as T, latencyMs };
 }
 
+const UNPROVEN: Record<Exclude<PingProof, 'verified' | 'not-expected'>, UnprovenPing> = {
+  unsigned: 'ping-unsigned',
+  'bad-signature': 'ping-bad-signature',
+  'other-node': 'ping-other-node',
+};
+
+/**
+ * What a challenged probe's answer proved, kept: a peer that signed once must go on signing. An
+ * unproven answer is still an answer (the node may hold another secret, or none: issue 33's nodes
+ * out of sight, never dead while they answer); it is told as the node being out of sight.
+ */
+function noteProof(
+  proof: PingProof,
+  address: string,
+  signers: Set<string>,
+  standing: PeerStanding,
+  nowMs: number,
+): void {
+  if (proof === 'verified') {
+    if (signers.size >= MAX_TARGETS) signers.clear();
+    signers.add(address);
+    standing.pingProven(address);
+  } else if (proof !== 'not-expected') standing.pingUnproven(address, UNPROVEN[proof], nowMs);
+}
+
 /** A request to an address that is not ip:port: it fails like an unreachable peer. */
 function notAPeer<T>(address: string): Promise<Outcome<T>> {
   return Promise.resolve({
@@ -313,6 +346,9 @@ export function peerClient({
   const standing = auth?.standing ?? null;
   /** Peers whose last answer to a probe said they take heartbeats in probes. */
   const takers = new Set<string>();
+  /** Peers that answered a challenged probe signed since they were listed: they must go on. */
+  const signers = new Set<string>();
+  const challenge = auth ? challenges() : null;
   /** Peers whose last answer named a protocol above 1 (most, once a rollout is over). */
   const protocols = new Map<string, number>();
   const shared: Shared = { connections, schemas, protocols, standing, now };
@@ -361,11 +397,15 @@ export function peerClient({
     ping: (address, signal) => {
       let beat: ProbeHeartbeat | null | undefined;
       let headers: Record<string, string> | undefined;
+      const challenged = challenge?.() ?? null;
+      // Set by the answer's callback; read once the outcome is known (valid JSON of the schema).
+      const seen: { answer?: ParsedResponse } = {};
       try {
         beat = heartbeat?.();
         headers = beat
           ? heartbeatHeaders(beat, address, auth, standing?.offsetOf(address) ?? 0)
           : undefined;
+        if (challenged !== null) (headers ??= {})[CHALLENGE_HEADER] = challenged;
       } catch (err) {
         return rejection(err);
       }
@@ -376,13 +416,28 @@ export function peerClient({
         timeoutMs,
         signal,
         headers,
-        onResponse: (headers) => {
-          if (headers.get(HEARTBEAT_HEADER) === TAKES_HEARTBEATS) takers.add(address);
+        onResponse: (response) => {
+          seen.answer = response;
+          if (response.headers.get(HEARTBEAT_HEADER) === TAKES_HEARTBEATS) takers.add(address);
           else if (takers.delete(address) && beat) onHeartbeatRefused?.(address);
         },
       }).then((outcome) => {
         // Gone, or never there: announcements, until it answers again (and the set stays bounded).
         if (!outcome.ok) takers.delete(address);
+        else if (auth && standing && challenged !== null && seen.answer) {
+          const { headers: answered, body } = seen.answer;
+          const proof = provePing({
+            auth,
+            challenge: challenged,
+            target: address,
+            named: outcome.value.address,
+            authHeader: answered.get(AUTH_HEADER),
+            body,
+            protocol: protocolIn(answered.get(PROTOCOL_HEADER)),
+            signedBefore: signers.has(address),
+          });
+          noteProof(proof, address, signers, standing, now());
+        }
         return outcome;
       });
     },
@@ -391,6 +446,7 @@ export function peerClient({
     closeIdle: () => connections.closeIdle(),
     keepOnly: (listed) => {
       for (const address of takers) if (!listed.has(address)) takers.delete(address);
+      for (const address of signers) if (!listed.has(address)) signers.delete(address);
       for (const address of targets.keys()) if (!listed.has(address)) targets.delete(address);
       for (const address of protocols.keys()) if (!listed.has(address)) protocols.delete(address);
       standing?.keepOnly(listed);

@@ -173,6 +173,9 @@ export function authText(a: NonNullable<FindingFacts['auth']>): string {
   if (a.refusal === 'unsigned') {
     return `it has no PEER_SECRET: it answers the coordinator's messages unsigned, and its own are refused${clock}`;
   }
+  if (a.refusal.startsWith('ping-')) {
+    return `its answers to the coordinator's probes prove nothing (${a.refusal}): it holds another PEER_SECRET or none, or something else answers for its address${clock}`;
+  }
   return `its signed messages and the coordinator's are refused (${a.refusal})${clock}`;
 }
 

@@ -11,11 +11,16 @@ export const PROTOCOL_HEADER = 'x-knh-protocol';
  * 3: adds the path reports (POST /paths/report) and full-size echoes (POST /paths/echo) of pair
  *    probing, and the finding events and alert kinds (wire/webhooks.ts) to what is shared.
  * 4: adds the `peer_flapping` event (wire/webhooks.ts, UPDATES) to what is shared.
+ * 5: answers a probe's challenge (`x-knh-challenge`) signed, with a PEER_SECRET
+ *    (auth/ping-signature.ts); nothing else changes on the wire.
  */
-export const PROTOCOL = 4;
+export const PROTOCOL = 5;
 
 /** The first protocol whose nodes take path reports and full-size echoes (pair probing). */
 export const PATHS_PROTOCOL = 3;
+
+/** The first protocol whose nodes sign their answers to a probe's challenge. */
+export const SIGNED_PING_PROTOCOL = 5;
 
 /** The protocol a header value names: absent or unreadable, 1 (a node of f6578aa or before). */
 export function protocolIn(value: string | null | undefined): number {

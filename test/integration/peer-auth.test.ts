@@ -2,6 +2,7 @@
 // replay a captured message, or lead from the highest rank; without a secret, strangers are refused.
 import { expect } from 'chai';
 import { randomBytes } from 'node:crypto';
+import { createServer } from 'node:http';
 import { PeerAuth } from '../../src/auth/peer-auth.js';
 import type { MeshNode } from '../../src/demo/mesh.js';
 import type { NodeStatus } from '../../src/status/status-types.js';
@@ -265,6 +266,58 @@ describe('peer authentication (real nodes)', function () {
       ).to.have.length(1);
     });
   }
+
+  it('names a dead follower out of sight while something else answers its probes unsigned, and dead once nothing does', async () => {
+    const fx = await startMesh({ size: 4 });
+    const { coordinator } = await fx.settled();
+    const odd = lowestRanked(fx.nodes);
+    // Its pod dies and something without the secret takes its address at once, answering
+    // /ping as a knh node would, unsigned and naming an old protocol (so, before, it stayed alive).
+    await fx.mesh.kill(odd.index);
+    const body = JSON.stringify({
+      id: `${odd.name}@${odd.host}`,
+      address: odd.address,
+      node_name: odd.name,
+      role: 'follower',
+      epoch: 1,
+      coordinator: null,
+    });
+    const impostor = createServer((req, res) => {
+      if (req.url === '/ping') res.writeHead(200, { 'content-type': 'application/json' }).end(body);
+      else res.writeHead(404).end();
+    });
+    const took = Date.now();
+    await new Promise<void>((resolve) => impostor.listen(odd.port, odd.host, resolve));
+    try {
+      const event = await fx.waitForPeerStatus(
+        `peer_unauthenticated naming ${odd.name}`,
+        (b) => b.event === 'peer_unauthenticated' && b.peer.address === odd.address,
+      );
+      console.log(
+        `      impostor: peer_unauthenticated ${((event.receivedMs - took) / 1000).toFixed(2)} s after it took the address`,
+      );
+      expect(event.body.auth?.refusal).to.equal('ping-unsigned');
+      expect(event.body.reason).to.match(/something else answers for its address/);
+      expect(event.errors, "knh's own schema").to.deep.equal([]);
+      expect(referenceErrors('knh-peer-status', event.body), 'KNH-valid').to.deep.equal([]);
+      expect(
+        await metric(coordinator, /^knh_peers_answering_unproven\{reason="ping-unsigned"\} (\d+)/m),
+      ).to.equal(1);
+    } finally {
+      await new Promise<void>((resolve) => impostor.close(() => resolve()));
+      impostor.closeAllConnections();
+    }
+    // Nothing answers for it any more: it is reported dead, and its incident closed as such.
+    await fx.waitForPeerStatus(
+      `peer_dead for ${odd.name}`,
+      (b) => b.event === 'peer_dead' && b.peer.address === odd.address,
+    );
+    const end = await fx.waitForPeerStatus(
+      `peer_authenticated for ${odd.name}`,
+      (b) => b.event === 'peer_authenticated' && b.peer.address === odd.address,
+    );
+    expect(end.body.reason).to.match(/no longer answers/);
+  });
 
   it('without a secret: warns at start-up, refuses (403) announcements from an address that is not a peer, and answers its election messages without acting', async () => {
     const fx = await startMesh({ size: 3, peerSecret: null });

@@ -24,6 +24,7 @@ import { createServer as createNetServer, type Server, type Socket } from 'node:
 import { performance } from 'node:perf_hooks';
 import { describeAuthFailure, PeerAuth } from '../../src/auth/peer-auth.js';
 import { AUTH_HEADER, signedPath } from '../../src/auth/signature.js';
+import { CHALLENGE_HEADER, readChallenge } from '../../src/auth/ping-signature.js';
 import {
   checkHeartbeat,
   HEARTBEAT_HEADER,
@@ -523,7 +524,7 @@ export class PeerSimulator {
     if (req.method === 'GET' && path === '/ping') {
       peer.pings++;
       this.arrivals.add(Date.now());
-      this.sendPing(peer, res, this.probeHeartbeat(peer, req));
+      this.sendPing(peer, req, res, this.probeHeartbeat(peer, req));
       return;
     }
     if (req.method === 'POST' && PEER_PATHS.includes(path)) {
@@ -561,7 +562,12 @@ export class PeerSimulator {
   }
 
   /** The answer to GET /ping, rebuilt only when the peer's epoch or coordinator changed. */
-  private sendPing(peer: SimPeer, res: ServerResponse, tookHeartbeat: boolean): void {
+  private sendPing(
+    peer: SimPeer,
+    req: IncomingMessage,
+    res: ServerResponse,
+    tookHeartbeat: boolean,
+  ): void {
     const coordinator = this.coordinatorOf(peer, Date.now());
     const key = `${peer.epoch} ${coordinator?.address ?? ''}`;
     if (peer.ping?.key !== key || this.opts.strict) {
@@ -572,12 +578,18 @@ export class PeerSimulator {
       });
       peer.ping = { key, bytes: Buffer.from(JSON.stringify(answer.body)) };
     }
+    // As app.ts: a challenged probe is answered signed (the coordinator checks every answer).
+    const auth = this.authOf(peer);
+    const challenge = auth ? readChallenge(header(req, CHALLENGE_HEADER)) : null;
     res.writeHead(200, [
       'content-type',
       'application/json',
       'content-length',
       String(peer.ping.bytes.length),
       ...(tookHeartbeat ? [HEARTBEAT_HEADER, TAKES_HEARTBEATS] : []),
+      ...(auth && challenge
+        ? [AUTH_HEADER, auth.signResponse(challenge, 200, peer.ping.bytes)]
+        : []),
     ]);
     res.end(peer.ping.bytes);
   }
@@ -959,4 +971,10 @@ function connectionError(code: string): string {
 /** A relay's detail for a ping that got no answer in time, in the same form. */
 function timedOut(timeoutMs: number): string {
   return `timeout (no answer within ${Math.round(timeoutMs)} ms)`;
+}
+
+/** A request header's value, if it came once. */
+function header(req: IncomingMessage, name: string): string | undefined {
+  const value = req.headers[name];
+  return typeof value === 'string' ? value : undefined;
 }

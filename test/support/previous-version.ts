@@ -24,12 +24,12 @@ export interface PreviousVersion {
 
 /**
  * The versions before this one that a rolling upgrade may run beside it: the last landed (protocol
- * 4, the version right before this one), the last before peer_flapping (protocol 3), and the last
+ * 4, the version right before this one, whose nodes do not sign their answers to probes), the last before peer_flapping (protocol 3), and the last
  * before pair probing (protocol 2). Protocol 1 (f6578aa) is further back: its compatibility stays
  * covered by the unit tests of what each protocol is sent (driver-protocol), not by a mesh.
  */
 export const PREVIOUS_VERSIONS: readonly PreviousVersion[] = [
-  { commit: '4b96a4d724115a066a4f780fc33da41fdca8aa8b', protocol: 4 },
+  { commit: '5f9b3580465afc52470880c45cd3e6377659fe1c', protocol: 4 },
   { commit: '033426ca5f6b15a193202cb5a400272f799e4899', protocol: 3 },
   { commit: '69ce293ebf2d1bb409a601ecc05718d0015c2d48', protocol: 2 },
 ];

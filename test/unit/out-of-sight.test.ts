@@ -91,6 +91,30 @@ describe('OutOfSight', () => {
     expect(schemas.check('peer-status', end)).to.deep.equal({ ok: true });
   });
 
+  it('names a node whose answers to probes prove nothing, and closes when they are signed again', () => {
+    const t = new OutOfSight();
+    const [opened] = t.update(
+      input(T + 3_000, [{ address: N7, reason: 'ping-unsigned', sinceMs: T }]),
+    );
+    const payload = payloadOf(opened!.sight);
+    expect(payload.reason).to.match(
+      /^node-7 answers this coordinator's probes unproven \(ping-unsigned\): .*something else answers for its address/,
+    );
+    expect(payload.auth).to.deep.equal({ refusal: 'ping-unsigned', offset_ms: null });
+    expect(referenceErrors('knh-peer-status', payload), 'KNH-valid').to.deep.equal([]);
+    // A node answering refusals of the coordinator's messages as well: the latest reason is kept.
+    expect(
+      t.update(input(T + 4_000, [{ address: N7, reason: 'bad-signature', sinceMs: T }])),
+    ).to.deep.equal([]);
+    expect(t.sights()[0]?.refusal).to.equal('bad-signature');
+    const ping = new OutOfSight();
+    ping.update(input(T + 3_000, [{ address: N7, reason: 'ping-bad-signature', sinceMs: T }]));
+    const [closed] = ping.update(input(T + 9_000, []));
+    expect(payloadOf(closed!.sight, 'takes').reason).to.equal(
+      "node-7 answers the coordinator's probes signed again",
+    );
+  });
+
   it('names a node that answers unsigned: it has no PEER_SECRET', () => {
     const t = new OutOfSight();
     const [opened] = t.update(input(T + 3_000, [{ address: N7, reason: 'unsigned', sinceMs: T }]));

@@ -85,14 +85,32 @@ describe('PeerStanding', () => {
     const s = new PeerStanding();
     s.observeClock(A, T + 60_000, T, 0);
     s.refusedBy(A, 'expired', T);
+    s.pingUnproven(A, 'ping-unsigned', T);
     s.acceptedBy(B, T);
     s.keepOnly(new Set([B]));
     expect(s.view(T)).to.deep.equal({
       refusedBy: [],
       unsignedBy: [],
+      unprovenBy: [],
       lastAcceptedMs: T,
       offsets: [],
     });
+  });
+
+  it('keeps a peer whose probes prove nothing, with its latest reason, until one is signed or a minute passes', () => {
+    const s = new PeerStanding();
+    s.pingUnproven(A, 'ping-unsigned', T);
+    s.pingUnproven(A, 'ping-bad-signature', T + 1_000);
+    s.pingUnproven(B, 'ping-other-node', T + 1_000);
+    expect(s.view(T + 1_000).unprovenBy).to.deep.equal([
+      { address: A, reason: 'ping-bad-signature', sinceMs: T, atMs: T + 1_000 },
+      { address: B, reason: 'ping-other-node', sinceMs: T + 1_000, atMs: T + 1_000 },
+    ]);
+    // Not a refusal of this node's messages: it can still lead.
+    expect(s.unauthenticated(T + 1_000)).to.equal(null);
+    s.pingProven(A);
+    expect(s.view(T + 2_000).unprovenBy.map((u) => u.address)).to.deep.equal([B]);
+    expect(s.view(T + 1_000 + STANDING_MS + 1).unprovenBy).to.deep.equal([]);
   });
 
   it('keeps a peer that answers unsigned apart from refusals, until it signs, refuses or goes quiet', () => {
