@@ -10,6 +10,7 @@ import type {
 } from '../wire/peer-messages.js';
 import type { PeerTransport } from '../core/transport.js';
 import type { ElectionDelegate } from './delegate.js';
+import { Predecessors, type HandoverRefusal } from './predecessors.js';
 import { alertsFor, undeliveredFor } from './compat.js';
 import { alertsToShare, Announcements, termStateOf } from './announcements.js';
 import { evidenceOf } from '../core/evidence.js';
@@ -55,6 +56,8 @@ export interface ElectionDriverOptions {
   onTermRenewed?(epoch: number): void;
   /** Called synchronously each time this node holds an election (metrics); must not block. */
   onElectionStarted?(): void;
+  /** Called synchronously for each reply whose hand-over is refused (metrics); must not block. */
+  onHandoverRefused?(reason: HandoverRefusal): void;
   /**
    * Coordinator: the peers next in line, highest-ranked first (its highest-ranked peers it judges
    * alive). Default: the highest-ranked peers.
@@ -146,10 +149,17 @@ export class ElectionDriver {
   private announcerProtocol: number | null = null;
   /** The handover taken in this term so far: a later, poorer reply does not replace it. */
   private adopted: { epoch: number; size: number } | null = null;
+  /** Who led before this node, as it knows: the only peers whose term hand-over it takes. */
+  private readonly predecessors: Predecessors;
 
   constructor(private readonly opts: ElectionDriverOptions) {
     this.state = initialState(opts.self, opts.timing);
     this.built = new Announcements(opts);
+    this.predecessors = new Predecessors({
+      logger: opts.logger,
+      now: () => opts.clock.now(),
+      onRefused: (reason) => opts.onHandoverRefused?.(reason),
+    });
     this.tickMs = Math.max(10, Math.min(100, opts.timing.heartbeatIntervalMs / 2));
   }
 
@@ -442,7 +452,10 @@ export class ElectionDriver {
       case 'coordinator-changed': {
         const c = effect.coordinator;
         if (c?.address === self.address) this.adopted = null;
-        if (c && c.address !== self.address) this.leader = c;
+        if (c && c.address !== self.address) {
+          this.leader = c;
+          this.predecessors.learn(c);
+        }
         logger.info(
           {
             event: 'coordinator-changed',
@@ -609,10 +622,17 @@ export class ElectionDriver {
       if (outcome.ok && outcome.value.maintenance) {
         this.opts.delegate.mergeWindows(outcome.value.maintenance, address);
       }
-      const handover = outcome.ok ? outcome.value.handover : undefined;
-      // Taken only while this term is still this node's: a reply that comes after it stepped down
-      // (or went on to a newer epoch) is for the term it left, whose successor asks for itself.
-      if (handover && this.state.role === 'coordinator' && this.state.epoch === epoch) {
+      // Taken only from a peer that took this term (one that refuses it follows another node,
+      // whose hand-over it is), and only while this term is still this node's: a reply that comes
+      // after it stepped down (or went on to a newer epoch) is for the term it left, whose
+      // successor asks for itself.
+      const handover = outcome.ok && outcome.value.accepted ? outcome.value.handover : undefined;
+      if (
+        handover &&
+        this.state.role === 'coordinator' &&
+        this.state.epoch === epoch &&
+        this.predecessors.admits(handover, address, epoch)
+      ) {
         this.opts.delegate.mergeHandover(handover, address);
         // Its POSTs in flight end within a webhook timeout: ask again soon rather than at its next
         // heartbeat (in a large mesh, 30 s away), so that their outcome comes before the wait ends.
@@ -627,6 +647,14 @@ export class ElectionDriver {
         reply: replies.get(address) ?? null,
         ...(refused.has(address) ? { refused: true as const } : {}),
       }));
+      // A late answer to a term this node has left since names no predecessor of its own.
+      if (this.state.role === 'coordinator') {
+        this.predecessors.learnSuperseded(
+          got.map((r) => r.reply),
+          this.opts.self.address,
+          this.state.peers,
+        );
+      }
       this.adoptHandedOver(got.map((r) => r.reply));
       this.dispatch({
         type: 'announce-result',

@@ -28,7 +28,7 @@ import { serveSnapshot, Snapshot } from './snapshot.js';
 import { rejectMalformed } from './reject-malformed.js';
 import { remoteIp } from '../wire/node-ref.js';
 import { sentBy } from './sender.js';
-import { WarnThrottle } from './warn-throttle.js';
+import { WarnThrottle } from '../core/warn-throttle.js';
 import {
   checkHeartbeat,
   HEARTBEAT_HEADER,

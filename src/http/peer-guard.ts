@@ -6,7 +6,7 @@ import { describeAuthFailure, type AuthFailure, type PeerAuth } from '../auth/pe
 import { AUTH_HEADER, REFUSED_HEADER, signedPath } from '../auth/signature.js';
 import type { Refusal } from '../metrics/peer-message-metrics.js';
 import { remoteIp } from '../wire/node-ref.js';
-import type { WarnThrottle } from './warn-throttle.js';
+import type { WarnThrottle } from '../core/warn-throttle.js';
 import { bodyLimitOf } from './body-budget.js';
 
 /** The routes only a peer calls: signed when a secret is set. */

@@ -3,7 +3,7 @@
 import type { Request, Response } from 'express';
 import type { Logger } from '../core/logger.js';
 import type { SchemaName, SchemaRegistry } from '../wire/schemas.js';
-import type { WarnThrottle } from './warn-throttle.js';
+import type { WarnThrottle } from '../core/warn-throttle.js';
 
 /** Returns true (and has answered 400) when the body does not match `schema`. */
 export function rejectMalformed(

@@ -1,7 +1,9 @@
-// Prometheus metrics of the bully election: elections held, coordinator changes, the current term.
+// Prometheus metrics of the bully election: elections held, coordinator changes, the current term,
+// hand-overs refused.
 import { Counter, Gauge, type Registry } from 'prom-client';
 import type { NodeRef } from '../wire/node-ref.js';
 import type { Role } from '../election/bully.js';
+import { HANDOVER_REFUSALS, type HandoverRefusal } from '../election/predecessors.js';
 
 /** What the election driver shows of its state (the driver itself satisfies it). */
 export interface ElectionState {
@@ -15,6 +17,7 @@ export interface ElectionState {
 export class ElectionMetrics {
   private readonly elections: Counter;
   private readonly changes: Counter;
+  private readonly handoversRefused: Counter<'reason'>;
 
   constructor(registry: Registry, state: () => ElectionState) {
     this.elections = new Counter({
@@ -27,6 +30,13 @@ export class ElectionMetrics {
       help: 'Changes of the coordinator this node follows or is, to no coordinator included.',
       registers: [registry],
     });
+    this.handoversRefused = new Counter({
+      name: 'knh_handovers_refused_total',
+      help: "Replies to this node's announcements whose term hand-over it refused, by reason: not-predecessor (the sender is no coordinator this node followed, or that refusals of its announcement named), newer-term (it names a term newer than this node's). Only hand-overs that carry events or keys count; a refused one comes again in each reply for a minute.",
+      labelNames: ['reason'],
+      registers: [registry],
+    });
+    for (const reason of HANDOVER_REFUSALS) this.handoversRefused.inc({ reason }, 0);
     new Gauge({
       name: 'knh_epoch',
       help: "The election term this node knows: the current coordinator's epoch.",
@@ -62,5 +72,9 @@ export class ElectionMetrics {
 
   coordinatorChanged(): void {
     this.changes.inc();
+  }
+
+  handoverRefused(reason: HandoverRefusal): void {
+    this.handoversRefused.inc({ reason });
   }
 }

@@ -68,7 +68,9 @@ export interface LeadershipOptions {
     alerts(): readonly Alert[];
   };
   events: EventLog;
-  metrics: { election: Pick<ElectionMetrics, 'electionStarted' | 'coordinatorChanged'> };
+  metrics: {
+    election: Pick<ElectionMetrics, 'electionStarted' | 'coordinatorChanged' | 'handoverRefused'>;
+  };
   /** The peers taking part (discovered, not departed). */
   present(): readonly string[];
 }
@@ -99,6 +101,7 @@ export class Leadership {
       delegate: this.sharing,
       successors: () => (rounds.running ? shared.successors() : topRanked(o.present(), SUCCESSORS)),
       onElectionStarted: () => o.metrics.election.electionStarted(),
+      onHandoverRefused: (reason) => o.metrics.election.handoverRefused(reason),
       onCoordinatorChanged: (change) => this.coordinatorChanged(change),
       onTermRenewed: () => o.reporter.termRenewed(this.election.termConfirmed),
       onLeading: () => this.lead(),

@@ -137,7 +137,7 @@ export class TermSharing implements ElectionDelegate {
   }
 
   mergeHandover(handover: TermHandover, from: string): void {
-    // Whoever holds the secret can say it led: what it handed in is on record, by its source.
+    // From a coordinator this node knows led before it (election/predecessors.ts), on record.
     this.o.logger?.info(
       {
         event: 'handover-taken',

@@ -134,6 +134,65 @@ describe('webhook receiver outage (5 real nodes)', function () {
     ).to.deep.equal(new Set([dead.body.dedup_key]));
   });
 
+  it('a coordinator that yields to a returning higher-ranked node hands it what it could not deliver, delivered once', async () => {
+    const fx = await startMesh();
+    const first = await fx.settled();
+    const [top, successor] = byRank(fx.nodes);
+    const victim = lowestRanked(fx.nodes);
+    if (!top || !successor) throw new Error('a mesh of at least 2 nodes');
+    await fx.mesh.kill(top.index);
+    await fx.waitForPeerStatus(
+      `peer_dead for ${top.address} from ${successor.address}`,
+      (b) => b.event === 'peer_dead' && b.peer.address === top.address,
+    );
+    const second = await fx.waitForLeader({ epochAbove: first.epoch });
+    expect(second.coordinator.address).to.equal(successor.address);
+    fx.receiver.outage(503);
+    await fx.mesh.kill(victim.index);
+    const tried = () =>
+      successor.logs.some(
+        (l) =>
+          l.msg === 'webhook failed; will retry' &&
+          String(l.key).startsWith(`knh:${victim.address}:`),
+      );
+    await pollUntil(`${successor.address} trying the peer_dead`, () => tried() || undefined, {
+      timeoutMs: 15_000,
+    });
+    // Back, TOP is refused as stale by peers naming SUCCESSOR, takes a newer term, and SUCCESSOR
+    // yields, handing over the peer_dead it withdrew unsent: TOP's predecessor, so it is taken.
+    const since = top.logs.length;
+    await fx.restart(top.index);
+    const back = await fx.waitForLeader({ epochAbove: second.epoch });
+    expect(back.coordinator.address).to.equal(top.address);
+    const taken = await pollUntil(
+      `${top.address} taking ${successor.address}'s hand-over of the unsent peer_dead`,
+      () =>
+        top.logs
+          .slice(since)
+          .find(
+            (l) =>
+              l.event === 'handover-taken' &&
+              l.from === successor.address &&
+              Number(l.undelivered) >= 1,
+          ),
+      { timeoutMs: 15_000 },
+    );
+    expect(taken.from).to.equal(successor.address);
+    fx.receiver.outage(null);
+    const dead = await fx.waitForPeerStatus(
+      `peer_dead for ${victim.address}, decided by ${successor.address}`,
+      (b) => b.event === 'peer_dead' && b.peer.address === victim.address,
+      20_000,
+    );
+    expect(dead.body.coordinator_address).to.equal(successor.address);
+    await sleep(3_000);
+    expect(
+      new Set(fx.deadReports(victim.address).map((w) => w.body.dedup_key)),
+      'one incident',
+    ).to.deep.equal(new Set([dead.body.dedup_key]));
+    expect(top.logs.slice(since).filter((l) => l.event === 'handover-refused')).to.deep.equal([]);
+  });
+
   it('still delivers what a coordinator decided when it is stopped (SIGTERM) with its receiver down', async () => {
     // Two nodes: when the coordinator leaves, nobody else would send it.
     const fx = await startMesh({ size: 2, env: { SHUTDOWN_GRACE_PERIOD: '20' } });

@@ -25,7 +25,8 @@ export interface DelegateHooks {
     undelivered: PeerStatusPayload[],
     cannotJudge: PeerStatusPayload | null,
   ): void;
-  onTermHandover?(handover: TermHandover): void;
+  /** A term's hand-over the driver took, from the reply of the peer at `from`. */
+  onTermHandover?(handover: TermHandover, from: string): void;
 }
 
 export class TestDelegate implements ElectionDelegate {
@@ -72,8 +73,8 @@ export class TestDelegate implements ElectionDelegate {
     else this.memory.takeOver(state);
   }
 
-  mergeHandover(handover: TermHandover): void {
-    this.hooks.onTermHandover?.(handover);
+  mergeHandover(handover: TermHandover, from: string): void {
+    this.hooks.onTermHandover?.(handover, from);
   }
 
   /** What the node would start a term from: the remembered verdicts, the last leader alive. */

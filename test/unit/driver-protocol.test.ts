@@ -81,11 +81,18 @@ function undeliveredEvents(): PeerStatusPayload[] {
   return [dead, judge, degradedEvent, flapping];
 }
 
+/**
+ * `ledBy`: the mesh follows that node at that epoch: announcements up to it are refused as stale,
+ * naming it (so the driver knows it as its predecessor, whose hand-over it takes).
+ */
 function driverOf(
   self: NodeRef,
   peers: NodeRef[],
   handover: TermHandover | null = null,
-  { repliesAfterMs = 0 } = {},
+  {
+    repliesAfterMs = 0,
+    ledBy,
+  }: { repliesAfterMs?: number; ledBy?: { node: NodeRef; epoch: number } } = {},
 ) {
   const clock = new FakeClock();
   const sent = new Map<string, Announcement>();
@@ -115,12 +122,15 @@ function driverOf(
         }),
       announce: (to, announcement): Promise<Outcome<AnnouncementReply>> => {
         sent.set(to, structuredClone(announcement));
-        const reply: AnnouncementReply = {
-          accepted: true,
-          epoch: announcement.epoch,
-          coordinator: self,
-          ...(to === NEW.address && handover ? { handover } : {}),
-        };
+        const stale = ledBy && announcement.epoch <= ledBy.epoch;
+        const reply: AnnouncementReply = stale
+          ? { accepted: false, reason: 'stale-epoch', epoch: ledBy.epoch, coordinator: ledBy.node }
+          : {
+              accepted: true,
+              epoch: announcement.epoch,
+              coordinator: self,
+              ...(to === NEW.address && handover ? { handover } : {}),
+            };
         const outcome = { ok: true as const, value: reply, latencyMs: 1 };
         if (repliesAfterMs === 0) return Promise.resolve(outcome);
         return new Promise((resolve) => clock.setTimeout(() => resolve(outcome), repliesAfterMs));
@@ -218,9 +228,11 @@ describe('election driver: what each protocol gets', () => {
       in_flight: ['k2'],
       undelivered: [],
     };
-    const top = driverOf(TOP, [OLD, NEW], handover);
+    // NEW led epoch 1 when TOP started: it yields to TOP's epoch 2 and hands epoch 1 over.
+    const top = driverOf(TOP, [OLD, NEW], handover, { ledBy: { node: NEW, epoch: 1 } });
     top.driver.start();
     await top.clock.advanceAsync(0);
+    expect(top.driver.epoch).to.equal(2);
     expect(top.taken).to.deep.equal([handover]);
     top.driver.stop();
 
@@ -237,9 +249,17 @@ describe('election driver: what each protocol gets', () => {
 
   it('takes no hand-over from a reply that comes after its term ended', async () => {
     const handover: TermHandover = { epoch: 1, settled: ['k1'], in_flight: [], undelivered: [] };
-    const top = driverOf(TOP, [OLD, NEW], handover, { repliesAfterMs: 200 });
+    const ledBy = { node: NEW, epoch: 1 };
+    // The refusals come at 200 ms, the replies to its epoch 2 at 400 ms.
+    const kept = driverOf(TOP, [OLD, NEW], handover, { repliesAfterMs: 200, ledBy });
+    kept.driver.start();
+    await kept.clock.advanceAsync(500);
+    expect(kept.taken, 'taken while its term lasts').to.deep.equal([handover]);
+    kept.driver.stop();
+
+    const top = driverOf(TOP, [OLD, NEW], handover, { repliesAfterMs: 200, ledBy });
     top.driver.start();
-    await top.clock.advanceAsync(0);
+    await top.clock.advanceAsync(300);
     top.driver.stop(); // its term ends while the replies are on their way
     await top.clock.advanceAsync(500);
     expect(top.taken).to.deep.equal([]);

@@ -78,7 +78,11 @@ function lowNode() {
     book: new MaintenanceBook(),
     events: new EventLog(() => clock.now()),
     metrics: {
-      election: { electionStarted: () => undefined, coordinatorChanged: () => undefined },
+      election: {
+        electionStarted: () => undefined,
+        coordinatorChanged: () => undefined,
+        handoverRefused: () => undefined,
+      },
     },
     present: () => [HIGH.address],
   };

@@ -121,6 +121,7 @@ describe('NodeMetrics', () => {
       'knh_epoch gauge',
       'knh_is_coordinator gauge',
       'knh_coordinator_info gauge',
+      'knh_handovers_refused_total counter',
       'knh_webhook_deliveries_total counter',
       'knh_webhook_queue_length gauge',
       'knh_discovery_updates_total counter',
@@ -340,6 +341,18 @@ describe('NodeMetrics', () => {
     expect(info, 'only the current coordinator').to.deep.equal([
       { name: 'knh_coordinator_info', labels: two, value: 1 },
     ]);
+  });
+
+  it('counts the hand-overs refused by reason, each from zero', async () => {
+    const { metrics, scrape } = setup();
+    let body = await scrape();
+    const refused = (reason: string) => value(body, 'knh_handovers_refused_total', { reason });
+    expect([refused('not-predecessor'), refused('newer-term')]).to.deep.equal([0, 0]);
+    metrics.election.handoverRefused('not-predecessor');
+    metrics.election.handoverRefused('not-predecessor');
+    metrics.election.handoverRefused('newer-term');
+    body = await scrape();
+    expect([refused('not-predecessor'), refused('newer-term')]).to.deep.equal([2, 1]);
   });
 
   it('counts webhook outcomes by kind from zero, and shows the queue length', async () => {

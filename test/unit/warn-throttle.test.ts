@@ -1,6 +1,6 @@
 // A flood of refused requests is a few log lines, with the count of the quiet ones.
 import { expect } from 'chai';
-import { WarnThrottle } from '../../src/http/warn-throttle.js';
+import { WarnThrottle } from '../../src/core/warn-throttle.js';
 import { CapturingLogger } from '../support/capturing-logger.js';
 
 describe('WarnThrottle', () => {

@@ -1,6 +1,6 @@
-// Warnings about refused requests, at most one a reason per interval: a flood of bad requests must
-// not become a flood of log lines (disk, CPU, the log pipeline). The count of the quiet ones is
-// told with the next.
+// Warnings about what is refused (requests, a peer's hand-over), at most one a reason per interval:
+// a flood of refusals must not become a flood of log lines (disk, CPU, the log pipeline). The
+// count of the quiet ones is told with the next.
 import type { Logger } from '../core/logger.js';
 
 export class WarnThrottle {
