@@ -9,11 +9,11 @@ import { systemClock } from './core/system-clock.js';
 import type { PeerSource } from './discovery/peer-source.js';
 import { EventLoopLag, LAG_DEFAULTS } from './health/event-loop-lag.js';
 import { HealthManager } from './health/health-manager.js';
-import { listen } from './http/server.js';
 import { logWindowsHeard, MaintenanceBook } from './maintenance/windows.js';
 import { NodeMetrics } from './metrics/node-metrics.js';
-import { nodeApi } from './node/api.js';
+import { nodeApps } from './node/api.js';
 import { judging } from './node/judging.js';
+import { openListeners } from './node/listeners.js';
 import { Leadership } from './node/leadership.js';
 import { Membership } from './node/membership.js';
 import { outbound } from './node/outbound.js';
@@ -188,17 +188,18 @@ export async function startNode(config: Config, deps: NodeDeps): Promise<Running
     lag: loopLag,
   });
   const api = { ...parts, auth, leadership, membership, rounds, relay, health, nodeNameOf, paths };
-  const server = await listen(
-    nodeApi({ ...api, version: VERSION }),
-    config.listenHost,
-    config.port,
-  );
+  const server = await openListeners(nodeApps({ ...api, version: VERSION }), config);
   health.markListening();
   health.start();
   loopLag.start();
   logger.info(
-    { event: 'listening', address: self.address, listen: `${config.listenHost}:${server.port}` },
-    `knh ${VERSION} node ${self.id} listening`,
+    {
+      event: 'listening',
+      address: self.address,
+      listen: `${config.listenHost}:${server.port}`,
+      ...(server.operator ? { operatorListen: server.operator } : {}),
+    },
+    `knh ${VERSION} node ${self.id} listening${server.operator ? `; operator views on ${server.operator}` : ''}`,
   );
   membership.start();
   await source.start((addresses) => membership.update(addresses));

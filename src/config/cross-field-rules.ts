@@ -3,6 +3,7 @@
 // start-up together with the other problems.
 import { checkHeaderName, readAuthHeader } from '../secrets/auth-file.js';
 import { RESOLVED_BY } from '../wire/webhooks.js';
+import { listenAddress } from './listen-address.js';
 import { linkHref, MAX_LINK_CHARS, quote, unreadableFile } from './parse-value.js';
 import type { ReadSettings } from './read-settings.js';
 import type { SettingName } from './settings.js';
@@ -93,6 +94,17 @@ function linkErrors({ values: v }: ReadSettings): string[] {
     );
 }
 
+/** The operator views move off the peer port: onto the same port, they would not move at all. */
+function operatorListenErrors({ values: v, invalid }: ReadSettings): string[] {
+  const listen = v.operatorListen;
+  if (listen === null || invalid.has('CONTAINER_PORT')) return [];
+  // The host does not matter here: only the port is compared.
+  if (listenAddress(listen, '0.0.0.0').port !== v.port) return [];
+  return [
+    `OPERATOR_LISTEN=${quote(listen)}: port ${v.port} is CONTAINER_PORT, the peers' port; expected another port for the operator views, or OPERATOR_LISTEN unset to keep them on CONTAINER_PORT`,
+  ];
+}
+
 /** Every problem across settings; a setting that is invalid was reported already. */
 export function crossFieldErrors(read: ReadSettings): string[] {
   const { values: v, invalid } = read;
@@ -119,7 +131,7 @@ export function crossFieldErrors(read: ReadSettings): string[] {
       : 'PAGERDUTY_ROUTING_KEY';
     errors.push(`${named} ${keyProblem}`);
   }
-  errors.push(...alertWebhookErrors(read), ...linkErrors(read));
+  errors.push(...alertWebhookErrors(read), ...linkErrors(read), ...operatorListenErrors(read));
   if (v.maxMemoryMiB === 0) {
     errors.push('MAX_MEMORY_USAGE=0: expected -1 (off) or a limit in MiB from 1 to 1048576');
   }

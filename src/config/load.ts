@@ -4,6 +4,7 @@ import { isIP } from 'node:net';
 import { formatAddress, nodeId } from '../wire/node-ref.js';
 import { checkSecret, readSecretFile } from '../auth/peer-secret.js';
 import { crossFieldErrors } from './cross-field-rules.js';
+import { listenAddress, type ListenAddress } from './listen-address.js';
 import { lookalikes, lookalikeWarning } from './lookalikes.js';
 import { quote } from './parse-value.js';
 import { readSettings, type ReadSettings } from './read-settings.js';
@@ -21,6 +22,11 @@ interface Derived {
   podIp: string;
   /** LISTEN_HOST; by default every interface of POD_IP's family (0.0.0.0, or :: for IPv6). */
   listenHost: string;
+  /**
+   * Where the operator views are served, from OPERATOR_LISTEN (a port alone: on listenHost); null:
+   * on CONTAINER_PORT with the peer messages.
+   */
+  operatorListener: ListenAddress | null;
   /** `POD_IP:CONTAINER_PORT`, what peers dial and what ranks this node. */
   address: string;
   /** `NODE_NAME@POD_IP`. */
@@ -107,6 +113,7 @@ export function loadConfig(
   // With DISCOVERY=kubernetes the rules have required NODE_NAME and POD_IP.
   const podIp = v.podIp ?? '127.0.0.1';
   const nodeName = v.nodeName ?? hostname;
+  const listenHost = v.listenHost ?? (isIP(podIp) === 6 ? '::' : '0.0.0.0');
   return {
     ok: true,
     warnings,
@@ -114,7 +121,9 @@ export function loadConfig(
       ...v,
       nodeName,
       podIp,
-      listenHost: v.listenHost ?? (isIP(podIp) === 6 ? '::' : '0.0.0.0'),
+      listenHost,
+      operatorListener:
+        v.operatorListen === null ? null : listenAddress(v.operatorListen, listenHost),
       address: formatAddress(podIp, v.port),
       id: nodeId(nodeName, podIp),
       peerSecrets,

@@ -3,6 +3,7 @@ import { closeSync, fstatSync, openSync } from 'node:fs';
 import { isIP } from 'node:net';
 import { canonicalAddress, canonicalIp, parseAddress } from '../wire/node-ref.js';
 import { parseDuration } from './duration.js';
+import { canonicalListen, listenIp } from './listen-address.js';
 import type { Setting } from './settings.js';
 
 export type Value = string | number | boolean | string[] | null;
@@ -58,6 +59,8 @@ function describe(setting: Setting): string {
         : "an IPv4 or IPv6 address: this pod's own, not 0.0.0.0, ::, multicast or broadcast";
     case 'port':
       return 'a port number from 1 to 65535';
+    case 'listen':
+      return 'a port from 1 to 65535, e.g. "9090" (bound on LISTEN_HOST), or an IP address and a port, e.g. "127.0.0.1:9090", "[::1]:9090" or "localhost:9090" (bound on that address only; loopback is reached by kubectl port-forward and exec, not by other pods)';
     case 'int':
       return `a whole number from ${t.min} to ${t.max}`;
     case 'ratio':
@@ -185,6 +188,12 @@ export function parseValue(setting: Setting, raw: string): { value: Value } | { 
     case 'port': {
       const n = Number(text);
       return /^\d+$/.test(text) && n >= 1 && n <= 65535 ? { value: n } : bad;
+    }
+    case 'listen': {
+      const value = canonicalListen(text);
+      const ip = value === null ? null : listenIp(value);
+      const kind = ip === null ? null : ipKind(ip);
+      return value !== null && (kind === null || kind === 'wildcard') ? { value } : bad;
     }
     case 'int': {
       const n = Number(text);

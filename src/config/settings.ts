@@ -19,6 +19,8 @@ export type SettingKind =
   /** A unicast address; `wildcard`: 0.0.0.0 and :: (every interface) too. */
   | { kind: 'ip'; wildcard?: boolean }
   | { kind: 'port' }
+  /** A port alone, or `ip:port` (`[ip]:port` for IPv6; `localhost:port` is 127.0.0.1's). */
+  | { kind: 'listen' }
   /** `off`: the value that turns the setting off, read as null. */
   | { kind: 'int'; min: number; max: number; off?: number }
   /** A decimal number above `min` (exclusive) and at most `max`. */
@@ -108,7 +110,17 @@ export const SETTINGS = [
     key: 'listenHost',
     type: { kind: 'ip', wildcard: true },
     defaultText: '0.0.0.0 (:: when POD_IP is IPv6)',
-    description: 'Address the HTTP server binds to.',
+    description:
+      "Address the HTTP server binds to (and OPERATOR_LISTEN's listener, when that gives a port alone).",
+    origin: 'knh',
+  },
+  {
+    env: 'OPERATOR_LISTEN',
+    key: 'operatorListen',
+    type: { kind: 'listen' },
+    defaultText: 'unset: on CONTAINER_PORT',
+    description:
+      'Serves the operator views (`/`, `/status`, `/metrics`, `/maintenance`, `/test-alert`) on a listener of their own rather than CONTAINER_PORT, which keeps the peer messages, `/readyz` and `/healthz`: a port (`9090`, bound on LISTEN_HOST) that a NetworkPolicy can open to Prometheus alone, or an address and a port (`127.0.0.1:9090`, `[::1]:9090`; `localhost` is 127.0.0.1) bound there only, where on loopback no other pod reads them but no Prometheus scrapes them either (`kubectl port-forward` and `exec` do reach them).',
     origin: 'knh',
   },
   {
@@ -669,6 +681,7 @@ interface KindTypes {
   path: string;
   ip: string;
   port: number;
+  listen: string;
   int: number;
   ratio: number;
   duration: number;

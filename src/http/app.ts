@@ -1,5 +1,5 @@
 // The node's HTTP API as an express app built from its dependencies; routes only translate.
-import express, { type NextFunction, type Request, type Response, type Router } from 'express';
+import express, { type Request, type Response, type Router } from 'express';
 import type { Logger } from '../core/logger.js';
 import type {
   Announcement,
@@ -23,8 +23,9 @@ import {
   DEFAULT_STRANGER_BUDGET_BYTES,
 } from './body-budget.js';
 import { answerPeer, PEER_PATHS, peerMessageGuard } from './peer-guard.js';
-import { DEFAULT_READ_RATE_LIMIT, limitReads, type RateLimit } from './rate-limit.js';
-import { serveSnapshot, Snapshot } from './snapshot.js';
+import { DEFAULT_READ_RATE_LIMIT, limitReads, READ_PATHS, type RateLimit } from './rate-limit.js';
+import { useFallbacks } from './fallbacks.js';
+import { metricsRouter } from './routes/metrics.js';
 import { rejectMalformed } from './reject-malformed.js';
 import { remoteIp } from '../wire/node-ref.js';
 import { sentBy } from './sender.js';
@@ -38,9 +39,6 @@ import {
 import { AUTH_HEADER } from '../auth/signature.js';
 import { CHALLENGE_HEADER, readChallenge, signedPingHeaders } from '../auth/ping-signature.js';
 import { PROTOCOL, PROTOCOL_HEADER, protocolIn } from '../wire/protocol.js';
-
-/** The operator's views: each a snapshot, and limited per client beside every request's limit. */
-const READ_PATHS = ['/', '/status', '/metrics'];
 
 /** What the routes call; null from a handler means the node is not taking part yet (503). */
 export interface NodeApi {
@@ -57,8 +55,8 @@ export interface NodeApi {
   announcement(announcement: Announcement, protocol: number): AnnouncementReply | null;
   /** An indirect probe for the coordinator. */
   probe(request: RelayProbeRequest): Promise<RelayAnswer>;
-  /** Prometheus text exposition. */
-  metrics(): Promise<{ contentType: string; body: string }>;
+  /** Prometheus text exposition. Absent: not served here (OPERATOR_LISTEN serves it elsewhere). */
+  metrics?(): Promise<{ contentType: string; body: string }>;
   /** A full-size probe's answer (pair probing): the same payload back. Absent: 404. */
   echo?(echo: PathEcho): PathEcho;
   /** A peer's pair-probe findings, for the coordinator. Absent: 404. */
@@ -79,7 +77,10 @@ export interface AppOptions {
   bodyBudgetBytes?: number;
   /** Bytes of everyone else's request bodies read at once (each at most the small limit). */
   strangerBodyBudgetBytes?: number;
-  /** Further routes (health, status, maintenance), each built by the module that owns them. */
+  /**
+   * Further routes (health, status, maintenance), each built by the module that owns them; on the
+   * peer port, and checked after the peer messages.
+   */
   routers?: readonly Router[];
   /**
    * Whether a message claiming to come from `claimed` (ip:port) may be taken from the connection's
@@ -166,7 +167,7 @@ export function buildApp({
   );
   // Peer messages are authenticated on their raw bytes first; other POST bodies are parsed here
   // (no other method takes one).
-  if (readRateLimit) app.get(READ_PATHS, limitReads(readRateLimit));
+  if (readRateLimit) app.get([...READ_PATHS], limitReads(readRateLimit));
   app.post(PEER_PATHS, ...peerMessageGuard({ auth, selfAddress, limitFor, warn, onRefused }));
   app.post(/.*/, express.json({ limit: small, strict: true, type: () => true, inflate: false }));
 
@@ -291,12 +292,9 @@ export function buildApp({
     );
   }
 
-  const metrics = new Snapshot({
-    now,
-    maxAgeMs: metricsMaxAgeMs,
-    build: async () => ({ status: 200, ...(await api.metrics()) }),
-  });
-  app.get('/metrics', serveSnapshot(metrics, { 'Cache-Control': 'no-cache' }));
+  if (api.metrics) {
+    app.use(metricsRouter({ metrics: () => api.metrics!(), now, maxAgeMs: metricsMaxAgeMs }));
+  }
   app.post('/probe', async (req, res) => {
     if (malformed('probe-request', req, res)) return;
     if (wrongSender(req, res, (req.body as RelayProbeRequest).from.address)) return;
@@ -309,28 +307,6 @@ export function buildApp({
   });
 
   for (const router of routers) app.use(router);
-
-  app.use((req, res) => {
-    res.status(404).json({ error: `no route for ${req.method} ${req.path}` });
-  });
-  // Express recognises an error handler by its four parameters.
-  app.use(
-    (
-      err: Error & { status?: number; type?: string },
-      req: Request,
-      res: Response,
-      _next: NextFunction,
-    ) => {
-      const status = err.status && err.status >= 400 && err.status < 500 ? err.status : 500;
-      if (status === 500) logger.error({ err, path: req.path }, 'request failed');
-      else
-        warn.warn(
-          `bad-request-${status}`,
-          { path: req.path, from: req.ip, reason: err.type ?? err.message },
-          'bad request rejected',
-        );
-      res.status(status).json({ error: status === 500 ? 'internal error' : err.message });
-    },
-  );
+  useFallbacks(app, logger, warn);
   return app;
 }

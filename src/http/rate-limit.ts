@@ -62,6 +62,9 @@ export class RateLimiter {
  */
 export const DEFAULT_READ_RATE_LIMIT: RateLimit = { perSecond: 20, burst: 40 };
 
+/** The operator's read views: each served from a snapshot, and limited per client as above. */
+export const READ_PATHS: readonly string[] = ['/', '/status', '/metrics'];
+
 export function limitReads(
   limit: RateLimit,
   now: () => number = () => performance.now(),

@@ -13,6 +13,28 @@ import { tmpdir } from 'node:os';
 import { isAbsolute, join, relative, resolve } from 'node:path';
 import { parse, stringify } from 'yaml';
 
+/** The patches (`patches:` of an overlay) docs/deploying.md shows in a section, in order. */
+export function docPatches(heading: string): unknown[][] {
+  const root = new URL('../../../', import.meta.url).pathname;
+  const text = readFileSync(join(root, 'docs/deploying.md'), 'utf8');
+  const start = text.indexOf(`\n${heading}\n`);
+  if (start === -1) throw new Error(`docs/deploying.md: no section ${heading}`);
+  const rest = text.slice(start + heading.length + 2);
+  const end = rest.search(/\n#{1,3} /);
+  const section = end === -1 ? rest : rest.slice(0, end);
+  return [...section.matchAll(/```yaml\n([\s\S]*?)```/g)].map(
+    (m) => (parse(dedent(m[1] ?? '')) as { patches: unknown[] }).patches,
+  );
+}
+
+/** A block's lines without the indentation they share (a block inside a list item). */
+function dedent(block: string): string {
+  const lines = block.split('\n');
+  const indents = lines.filter((l) => l.trim()).map((l) => /^ */.exec(l)?.[0].length ?? 0);
+  const shared = Math.min(...indents);
+  return lines.map((l) => l.slice(shared)).join('\n');
+}
+
 /** Why `kubectl kustomize` cannot run here; null when it can. */
 export function kustomizeUnavailable(): string | null {
   const r = spawnSync('kubectl', ['version', '--client'], { encoding: 'utf8', timeout: 30_000 });

@@ -33,6 +33,8 @@ describe('loadConfig', () => {
       podIp: '127.0.0.1',
       port: 8080,
       listenHost: '0.0.0.0',
+      operatorListen: null,
+      operatorListener: null,
       address: '127.0.0.1:8080',
       id: 'test-host@127.0.0.1',
       discovery: 'static',

@@ -10,6 +10,7 @@ import { BASE_DIR, MANIFEST_FILE, singleFileManifest } from '../../scripts/manif
 import { SETTINGS } from '../../src/config/settings.js';
 import { nameOf, parseObjects, schemaErrors, type KubeObject } from '../support/kube-objects.js';
 import {
+  docPatches,
   kustomize,
   kustomizeUnavailable,
   kustomizeWith,
@@ -109,19 +110,6 @@ const knhPortOf = (ds: DaemonSet): NetworkPolicyPort => {
   expect(port, `a container port ${listens} (CONTAINER_PORT)`).to.not.equal(undefined);
   return { port: port?.name ?? port?.containerPort, protocol: 'TCP' };
 };
-/** The patches (`patches:` of an overlay) docs/deploying.md shows in a section, in order. */
-const docPatches = (heading: string): unknown[][] => {
-  const text = readFileSync(join(ROOT, 'docs/deploying.md'), 'utf8');
-  const start = text.indexOf(`\n${heading}\n`);
-  expect(start, `docs/deploying.md: ${heading}`).to.be.above(-1);
-  const rest = text.slice(start + heading.length + 2);
-  const end = rest.search(/\n#{1,3} /);
-  const section = end === -1 ? rest : rest.slice(0, end);
-  return [...section.matchAll(/```yaml\n([\s\S]*?)```/g)].map(
-    (m) => (parse(m[1] ?? '') as { patches: unknown[] }).patches,
-  );
-};
-
 describe('the kustomize base and daemonset.yaml', () => {
   it('daemonset.yaml is the base as `npm run manifest` writes it (run it after editing the base)', () => {
     expect(readFileSync(join(ROOT, MANIFEST_FILE), 'utf8')).to.equal(singleFileManifest(ROOT));

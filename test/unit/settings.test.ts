@@ -25,6 +25,8 @@ function goodValue(setting: Setting): string {
       return '10.0.0.9';
     case 'port':
       return '9000';
+    case 'listen':
+      return '127.0.0.1:9090';
     case 'int':
       return String(t.max);
     case 'ratio':
