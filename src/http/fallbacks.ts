@@ -2,7 +2,7 @@
 // 4xx warned at most once a kind per throttle interval, a 500 logged in full).
 import type { Express, NextFunction, Request, Response } from 'express';
 import type { Logger } from '../core/logger.js';
-import type { WarnThrottle } from './warn-throttle.js';
+import type { WarnThrottle } from '../core/warn-throttle.js';
 
 /** Mounts the 404 and the error handler: last, after every route. */
 export function useFallbacks(app: Express, logger: Logger, warn: WarnThrottle): void {

@@ -10,7 +10,7 @@ import { bodyGate, DEFAULT_STRANGER_BUDGET_BYTES } from './body-budget.js';
 import { useFallbacks } from './fallbacks.js';
 import { DEFAULT_READ_RATE_LIMIT, limitReads, READ_PATHS, type RateLimit } from './rate-limit.js';
 import { metricsRouter } from './routes/metrics.js';
-import { WarnThrottle } from './warn-throttle.js';
+import { WarnThrottle } from '../core/warn-throttle.js';
 
 export interface OperatorAppOptions {
   logger: Logger;
