@@ -81,9 +81,31 @@ function sameOrigin(origin: string, host: string | undefined): boolean {
   }
 }
 
-/** The 403 (415 for the content type) answer for a sign. */
-export function refusalOf(sign: BrowserSign): { status: number; error: string } {
-  const curl = "curl -XPOST localhost:8080/… -H 'content-type: application/json' -d '{…}'";
+/**
+ * The `curl` that would be taken in place of a refused request: to the port the client used (a
+ * port-forward's local port, from its Host) or, when its Host is the refused part, to the
+ * listener's own port; OPERATOR_LISTEN may have put the views on a port other than 8080.
+ */
+export function curlExample(
+  req: { method: string; path: string; host?: string | undefined; localPort?: number | undefined },
+  sign: BrowserSign,
+): string {
+  let port = req.localPort;
+  if (sign.why !== 'host' && req.host !== undefined) {
+    try {
+      port = Number(new URL(`http://${req.host}`).port || 80);
+    } catch {
+      // an unreadable Host: the listener's port
+    }
+  }
+  const target = `localhost${port === undefined ? '' : `:${port}`}${req.path}`;
+  return req.method === 'POST'
+    ? `curl -XPOST ${target} -H 'content-type: application/json' -d '{…}'`
+    : `curl -X${req.method} ${target}`;
+}
+
+/** The 403 (415 for the content type) answer for a sign; `curl`: the request that would do. */
+export function refusalOf(sign: BrowserSign, curl: string): { status: number; error: string } {
   switch (sign.why) {
     case 'host':
       return {
@@ -144,7 +166,16 @@ export function operatorGuard({
       req.method === 'POST',
     );
     if (sign !== null) {
-      const { status, error } = refusalOf(sign);
+      const curl = curlExample(
+        {
+          method: req.method,
+          path: req.originalUrl.split('?')[0] ?? req.path,
+          host: req.get('host'),
+          localPort: req.socket.localPort,
+        },
+        sign,
+      );
+      const { status, error } = refusalOf(sign, curl);
       onRefused?.(req, `browser-borne (${sign.why})`);
       res.status(status).json({ error });
       return;

@@ -62,6 +62,8 @@ export class TermSharing implements ElectionDelegate {
   readonly memory: TermMemory;
   /** The coordinator's last announced verdicts (a follower's status page shows them). */
   private followedView: FollowedView | null = null;
+  /** The last hand-over logged (its source, term and counts), so repeats stay quiet. */
+  private handoverLogged = '';
   /** A maintenance window changed here since this node last replied to an announcement. */
   private windowsUntold = false;
 
@@ -137,7 +139,17 @@ export class TermSharing implements ElectionDelegate {
   }
 
   mergeHandover(handover: TermHandover, from: string): void {
-    // From a coordinator this node knows led before it (election/predecessors.ts), on record.
+    // From a coordinator this node knows led before it (election/predecessors.ts), on record;
+    // its every reply repeats the hand-over for a while, so only a changed one is logged again.
+    const seen = `${from} ${handover.epoch} ${handover.undelivered.length} ${handover.settled.length} ${handover.in_flight.length}`;
+    if (seen !== this.handoverLogged) {
+      this.handoverLogged = seen;
+      this.logHandover(handover, from);
+    }
+    this.o.reporter.takeHandover(handover);
+  }
+
+  private logHandover(handover: TermHandover, from: string): void {
     this.o.logger?.info(
       {
         event: 'handover-taken',
@@ -149,7 +161,6 @@ export class TermSharing implements ElectionDelegate {
       },
       `took the hand-over of ${from}'s term ${handover.epoch}: ${handover.undelivered.length} events to send, ${handover.settled.length} sent, ${handover.in_flight.length} in flight`,
     );
-    this.o.reporter.takeHandover(handover);
   }
 
   /** What this node would start a term from: the followed term's verdicts, its leader alive. */

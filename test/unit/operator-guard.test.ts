@@ -196,7 +196,10 @@ describe('operator changes over a real socket', () => {
       window,
     );
     expect(res.status).to.equal(403);
-    expect(res.body.error).to.include('curl');
+    // The curl that works, to the port the client reached (a port-forward's local one).
+    expect(res.body.error).to.include(
+      "curl -XPOST localhost:8080/maintenance -H 'content-type: application/json'",
+    );
     expect(book.all()).to.deep.equal([]);
   });
 
@@ -204,11 +207,12 @@ describe('operator changes over a real socket', () => {
     const res = await send(
       'POST',
       '/maintenance',
-      { host: 'localhost:8080', 'content-type': 'text/plain' },
+      { host: 'localhost:18080', 'content-type': 'text/plain' },
       window,
     );
     expect(res.status).to.equal(415);
     expect(res.body.error).to.include('application/json');
+    expect(res.body.error).to.include('curl -XPOST localhost:18080/maintenance ');
     expect(book.all()).to.deep.equal([]);
   });
 
@@ -220,6 +224,8 @@ describe('operator changes over a real socket', () => {
       window,
     );
     expect(res.status).to.equal(403);
+    // Not the rebound name's port: the listener's own.
+    expect(res.body.error).to.include(`curl -XPOST localhost:${server.port}/maintenance `);
     expect(book.all()).to.deep.equal([]);
   });
 
@@ -238,6 +244,7 @@ describe('operator changes over a real socket', () => {
       origin: 'https://evil.example',
     });
     expect(crossSite.status, 'a cross-site DELETE').to.equal(403);
+    expect(crossSite.body.error).to.include(`curl -XDELETE localhost:8080/maintenance/${id}`);
     expect(book.all()[0]?.cancelled).to.equal(false);
     const ended = await send('DELETE', `/maintenance/${id}`, { host: 'localhost:8080' });
     expect(ended.status).to.equal(200);

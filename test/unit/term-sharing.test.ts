@@ -11,6 +11,8 @@ import type { PeerStatusPayload } from '../../src/wire/webhooks.js';
 import { deadAlert } from '../support/alerts.js';
 import type { Alert } from '../../src/wire/alert.js';
 import { FakeClock } from '../support/fake-clock.js';
+import type { Logger } from '../../src/core/logger.js';
+import type { TermHandover } from '../../src/wire/term-handover.js';
 
 const SELF = { id: 'self@10.0.0.5', address: '10.0.0.5:8080' };
 const A = { id: 'a@10.0.0.1', address: '10.0.0.1:8080' };
@@ -44,7 +46,8 @@ function sharing({
   running = false,
   alertsOn = true,
   findings = [] as Alert[],
-}: { running?: boolean; alertsOn?: boolean; findings?: Alert[] } = {}) {
+  logger,
+}: { running?: boolean; alertsOn?: boolean; findings?: Alert[]; logger?: Logger } = {}) {
   const clock = new FakeClock();
   const events = new EventLog(() => clock.now());
   const own = { views: [view(A, 'alive')], undelivered: [] as PeerStatusPayload[] };
@@ -59,7 +62,7 @@ function sharing({
       undelivered: () => own.undelivered,
       cannotJudgeOpen: () => null,
       handOver: () => null,
-      takeHandover: () => undefined,
+      takeHandover: (h) => calls.push(`take ${h.epoch}`),
       resend: (events) => calls.push(`resend ${events.length}`),
       resolveCannotJudge: (opening) => calls.push(`resolve ${opening.event}`),
       selfRecovered: (v) => calls.push(`recovered ${v.id}`),
@@ -69,6 +72,7 @@ function sharing({
     events,
     lastLeader: () => LEADER,
     findingAlerts: () => findings,
+    logger,
   });
   return { s, clock, events, own, firing, calls };
 }
@@ -177,5 +181,29 @@ describe('TermSharing', () => {
     );
     expect(calls).to.deep.equal([]);
     expect(s.memory.undelivered).to.deep.equal([pending]);
+  });
+
+  it('takes every copy of a hand-over but logs it once, and again only when it changed', () => {
+    const lines: string[] = [];
+    const logger: Logger = {
+      error: () => undefined,
+      warn: () => undefined,
+      debug: () => undefined,
+      info: (...args: [object, string] | [string]) =>
+        void lines.push(typeof args[0] === 'string' ? args[0] : String(args[1])),
+      child: () => logger,
+    };
+    const { s, calls } = sharing({ logger });
+    const handover: TermHandover = { epoch: 4, settled: ['k1'], in_flight: [], undelivered: [] };
+    // The predecessor repeats it in each reply for a minute.
+    for (let i = 0; i < 3; i++) s.mergeHandover(handover, LEADER.address);
+    expect(calls).to.deep.equal(['take 4', 'take 4', 'take 4']);
+    expect(lines).to.deep.equal([
+      `took the hand-over of ${LEADER.address}'s term 4: 0 events to send, 1 sent, 0 in flight`,
+    ]);
+    s.mergeHandover({ ...handover, settled: ['k1', 'k2'] }, LEADER.address);
+    s.mergeHandover({ ...handover, settled: ['k1', 'k2'] }, LEADER.address);
+    expect(lines).to.have.length(2);
+    expect(lines[1]).to.contain('2 sent');
   });
 });
