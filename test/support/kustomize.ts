@@ -80,9 +80,14 @@ export function kustomizeWith(
 
 /**
  * The YAML of the overlay in `dir` without some of its components (`leaveOut`: their folders), from
- * a copy of it elsewhere: its files, and its paths to other folders made to lead there still.
+ * a copy of it elsewhere: its files, and its paths to other folders made to lead there still;
+ * `change` edits the copy's kustomization first (another namespace, say).
  */
-export function kustomizeWithout(dir: string, leaveOut: readonly string[]): string {
+export function kustomizeWithout(
+  dir: string,
+  leaveOut: readonly string[],
+  change?: (kustomization: Record<string, unknown>) => void,
+): string {
   const copy = mkdtempSync(join(tmpdir(), 'knh-kustomize-'));
   try {
     for (const f of readdirSync(dir, { withFileTypes: true })) {
@@ -100,6 +105,7 @@ export function kustomizeWithout(dir: string, leaveOut: readonly string[]): stri
         .map((p) => (isAbsolute(p) ? relative(copy, p) : p));
     if (k.resources) k.resources = moved(k.resources);
     if (k.components) k.components = moved(k.components);
+    change?.(k);
     writeFileSync(join(copy, 'kustomization.yaml'), stringify(k));
     return kustomize(copy);
   } finally {

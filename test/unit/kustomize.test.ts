@@ -287,4 +287,66 @@ describe('kubectl kustomize', function () {
       RECEIVER_SECRETS.length,
     );
   });
+
+  /** Kinds that belong to no namespace. */
+  const CLUSTER_SCOPED = new Set(['Namespace', 'PriorityClass']);
+  /** Where the namespaced objects went, and whom the PodMonitor scrapes. */
+  function placement(objects: KubeObject[]) {
+    const namespaced = objects.filter((o) => !CLUSTER_SCOPED.has(o.kind));
+    const monitor = objects.find((o) => o.kind === 'PodMonitor') as
+      (KubeObject & { spec: { namespaceSelector?: { matchNames?: string[] } } }) | undefined;
+    return {
+      namespaces: [...new Set(namespaced.map((o) => o.metadata.namespace ?? '(none)'))],
+      scraped: monitor?.spec.namespaceSelector?.matchNames,
+    };
+  }
+
+  it("every combination of components: each namespaced object in knh's namespace, the monitor scraping it", () => {
+    const names = componentNames();
+    expect(names).to.include('monitoring');
+    for (let mask = 0; mask < 1 << names.length; mask++) {
+      const chosen = names.filter((_, i) => mask & (1 << i));
+      const objects = parseObjects(
+        kustomizeWith(
+          BASE,
+          chosen.map((n) => join(COMPONENTS, n)),
+        ),
+        chosen.join('+'),
+      );
+      const where = placement(objects);
+      // No object left to land in whatever namespace kubectl happens to be set to.
+      expect(where.namespaces, `base + ${chosen.join(', ') || 'nothing'}`).to.deep.equal(['knh']);
+      if (chosen.includes('monitoring')) expect(where.scraped).to.deep.equal(['knh']);
+    }
+  });
+
+  it('the example overlay, its namespace changed: every object and the monitor move with it', () => {
+    for (const namespace of ['knh', 'observability']) {
+      const objects = parseObjects(
+        kustomizeWithout(EXAMPLE, [], (k) => (k.namespace = namespace)),
+        `the example overlay in ${namespace}`,
+      );
+      expect(schemaErrors(objects)).to.deep.equal([]);
+      expect(placement(objects)).to.deep.equal({ namespaces: [namespace], scraped: [namespace] });
+      const ds = daemonSetOf(objects) as unknown as {
+        spec: { template: { spec: { nodeSelector?: Record<string, string> } } };
+      };
+      expect(ds.spec.template.spec.nodeSelector).to.deep.equal({ 'kubernetes.io/os': 'linux' });
+    }
+  });
+
+  it("docs/deploying.md's upgrade patches: the rollout's share, and the preStop of a cluster before 1.30", () => {
+    const [pace, hook, ...rest] = docPatches('### Upgrades');
+    expect(rest).to.deep.equal([]);
+    const rolled = daemonSetOf(
+      parseObjects(kustomizeWith(BASE, [], { patches: pace }), 'the pace patch'),
+    ) as unknown as { spec: { updateStrategy: { rollingUpdate: { maxUnavailable: string } } } };
+    expect(rolled.spec.updateStrategy.rollingUpdate.maxUnavailable).to.equal('25%');
+    const old = parseObjects(kustomizeWith(BASE, [], { patches: hook }), 'the preStop patch');
+    expect(schemaErrors(old)).to.deep.equal([]);
+    expect(
+      (podOf(old).containers[0] as unknown as { lifecycle: { preStop: unknown } }).lifecycle
+        .preStop,
+    ).to.deep.equal({ exec: { command: ['sleep', '3'] } });
+  });
 });

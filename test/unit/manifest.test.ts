@@ -28,18 +28,19 @@ interface Probe {
 interface DaemonSetShape {
   metadata: { namespace: string };
   spec: {
-    updateStrategy: { type: string };
+    updateStrategy: { type: string; rollingUpdate?: { maxUnavailable?: string | number } };
     selector: { matchLabels: Record<string, string> };
     template: {
       metadata: { labels: Record<string, string> };
       spec: {
         serviceAccountName: string;
+        nodeSelector?: Record<string, string>;
         tolerations: { operator: string; key?: string; effect?: string }[];
         securityContext: { runAsNonRoot: boolean };
         containers: {
           env: { name: string; value?: string; valueFrom?: { fieldRef?: { fieldPath: string } } }[];
           ports: { name: string; containerPort: number }[];
-          lifecycle?: { preStop?: { exec?: { command: string[] } } };
+          lifecycle?: { preStop?: { sleep?: { seconds: number } } };
           readinessProbe?: Probe;
           livenessProbe?: Probe;
           resources: { requests: Record<string, string>; limits: Record<string, string> };
@@ -173,17 +174,22 @@ describe('daemonset.yaml', () => {
     expect(container?.ports.map((p) => String(p.containerPort))).to.include(port);
   });
 
-  it('runs one locked-down pod on every node, probed, bounded, rolled one node at a time', () => {
+  it('runs one locked-down pod on every Linux node, probed, bounded, rolled a tenth at a time', () => {
     const ds = only<DaemonSetShape>('DaemonSet');
     const pod = ds.spec.template.spec;
     expect(pod.tolerations, 'tolerates every taint').to.deep.include({ operator: 'Exists' });
+    expect(pod.nodeSelector, 'no pod for a Windows node').to.deep.equal({
+      'kubernetes.io/os': 'linux',
+    });
     expect(pod.securityContext.runAsNonRoot).to.equal(true);
     expect(ds.spec.updateStrategy.type).to.equal('RollingUpdate');
+    expect(ds.spec.updateStrategy.rollingUpdate?.maxUnavailable).to.equal('10%');
     for (const c of pod.containers) {
+      // The kubelet's sleep: nothing needs a `sleep` binary in the image.
       expect(
-        c.lifecycle?.preStop?.exec?.command,
+        c.lifecycle?.preStop?.sleep?.seconds,
         'keeps answering while its endpoint leaves',
-      ).to.deep.equal(['sleep', '3']);
+      ).to.equal(3);
       expect(c.readinessProbe?.httpGet.port).to.equal('http');
       expect(c.livenessProbe?.httpGet.port).to.equal('http');
       expect(c.resources.requests).to.have.keys('cpu', 'memory');
