@@ -1,10 +1,11 @@
 // A read-only view (GET /status, GET /metrics) served from a snapshot rebuilt at most once every
-// `maxAgeMs`: building one costs a large mesh's coordinator tens of milliseconds of its event loop
-// (assembling, a schema check, serialising), so a client asking a hundred times a second must not
-// cost a hundred builds. Every answer carries the snapshot's ETag; a client that sends it back in
-// `If-None-Match` gets 304 and no body while nothing changed. A large view is also kept gzipped
-// (once, off the event loop) for the clients that take it: writing a 5,000-peer coordinator's
-// status (megabytes) to every reader costs it more than building it.
+// `maxAgeMs`, and less often when building is costly: a large mesh's coordinator spends tens of
+// milliseconds of its event loop on one (assembling, a schema check, serialising), so a client
+// asking a hundred times a second must not cost a hundred builds, nor any number of clients more
+// than a small share of the node's time. Every answer carries the snapshot's ETag; a client that
+// sends it back in `If-None-Match` gets 304 and no body while nothing changed. A large view is also
+// kept gzipped (once, off the event loop) for the clients that take it: writing a 5,000-peer
+// coordinator's status (megabytes) to every reader costs it more than building it.
 import { createHash } from 'node:crypto';
 import { promisify } from 'node:util';
 import { constants, gzip } from 'node:zlib';
@@ -27,13 +28,23 @@ const gzipped = promisify(gzip);
 export interface SnapshotOptions {
   /** Builds the answer (called at most once per maxAgeMs, never twice at once). */
   build: () => Promise<{ status: number; contentType: string; body: string }>;
-  /** How long a snapshot is served once built. */
+  /** How long a snapshot is served once built, at least. */
   maxAgeMs: number;
   now: () => number;
+  /**
+   * The share of the time building may take: a build that took B ms is served for at least
+   * B / costShare (default 1/20), up to MAX_SERVED_MS. A large mesh's view costs a build more
+   * than its readers can be allowed to take from the rounds, however often they ask.
+   */
+  costShare?: number;
 }
 
+/** However costly a build, a snapshot is rebuilt within this (a wall clock's jump is no cost). */
+export const MAX_SERVED_MS = 10_000;
+const DEFAULT_COST_SHARE = 1 / 20;
+
 export class Snapshot {
-  private last: { atMs: number; built: Built } | null = null;
+  private last: { atMs: number; servedForMs: number; built: Built } | null = null;
   private building: Promise<Built> | null = null;
 
   constructor(private readonly o: SnapshotOptions) {}
@@ -41,7 +52,7 @@ export class Snapshot {
   /** The current snapshot: the last one while it is younger than maxAgeMs, else a new one. */
   get(): Promise<Built> {
     const last = this.last;
-    if (last !== null && this.o.now() - last.atMs < this.o.maxAgeMs) {
+    if (last !== null && this.o.now() - last.atMs < last.servedForMs) {
       return Promise.resolve(last.built);
     }
     // Requests arriving while one is built share it.
@@ -54,13 +65,18 @@ export class Snapshot {
     const { status, contentType, body } = await this.o.build();
     const bytes = Buffer.from(body, 'utf8');
     const etag = `"${createHash('sha1').update(bytes).digest('base64url')}"`;
+    const costMs = Math.max(0, this.o.now() - atMs);
+    const servedForMs = Math.min(
+      MAX_SERVED_MS,
+      Math.max(this.o.maxAgeMs, costMs / (this.o.costShare ?? DEFAULT_COST_SHARE)),
+    );
     // Level 1: a few times smaller for JSON, at a fraction of level 6's time.
     const zipped =
       bytes.length >= GZIP_FROM_BYTES
         ? await gzipped(bytes, { level: constants.Z_BEST_SPEED })
         : null;
     const built = { status, contentType, body: bytes, gzipped: zipped, etag };
-    this.last = { atMs, built };
+    this.last = { atMs, servedForMs, built };
     return built;
   }
 }
