@@ -14,21 +14,13 @@ import {
 } from '../../bench/benchmarks-doc.js';
 import { loadSchemas } from '../../src/wire/schemas.js';
 import { referenceErrors } from '../support/knh-reference-schemas.js';
+import { anchorOf } from '../support/markdown-anchors.js';
 
 const ROOT = new URL('../../../', import.meta.url).pathname;
 const read = (file: string) => readFileSync(join(ROOT, file), 'utf8');
 const DOCS = ['README.md', ...readdirSync(join(ROOT, 'docs')).map((f) => `docs/${f}`)].filter((f) =>
   f.endsWith('.md'),
 );
-
-/** GitHub's anchor of a heading: lower case, punctuation but '-' dropped, spaces to '-'. */
-function anchorOf(heading: string): string {
-  return heading
-    .trim()
-    .toLowerCase()
-    .replace(/[^\p{L}\p{N}\- _]/gu, '')
-    .replace(/ /g, '-');
-}
 
 /** The headings of a markdown text, outside fenced code blocks. */
 function anchorsIn(text: string): Set<string> {
