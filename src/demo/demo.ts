@@ -99,7 +99,7 @@ async function demo(options: DemoOptions): Promise<number> {
       CLUSTER_STATUS_INTERVAL: '30',
     },
   });
-  const narrator = new Narrator(mesh, receiver, out);
+  const narrator = new Narrator(mesh, receiver, out, { showKeys: options.showKeys });
 
   // Last resort for an error that escapes everything below: never leave node processes behind.
   const killAll = () => mesh.nodes.forEach((n) => n.process?.kill('SIGKILL'));

@@ -2,11 +2,18 @@
 import type { ReceivedWebhook, Receiver } from './webhook-sink.js';
 import { CoordinatorViews, type ViewNote } from './coordinator-views.js';
 import type { LocalMesh, LogLine, MeshNode } from './mesh.js';
-import { clusterStatusOf } from './received-webhooks.js';
+import { Deliveries } from './deliveries.js';
+import { clusterStatusOf, peerStatusOf } from './received-webhooks.js';
+import { statusPageUrl } from './status-page.js';
 import { seconds, type Colour, type Printer } from './terminal-style.js';
 import { describeWebhook } from './webhook-lines.js';
 
 type Health = 'alive' | 'suspect' | 'dead' | 'unknown';
+
+export interface NarratorOptions {
+  /** Show each peer-status event's dedup key (`knh demo --show-keys`). */
+  showKeys?: boolean;
+}
 
 const str = (v: unknown): string | null => (typeof v === 'string' ? v : null);
 const num = (v: unknown): number => (typeof v === 'number' ? v : 0);
@@ -17,6 +24,7 @@ export class Narrator {
   readonly badWebhooks: ReceivedWebhook[] = [];
   /** The latest verdict on each peer, as told by whichever node leads (a successor inherits it). */
   private readonly health = new Map<string, Health>();
+  private readonly deliveries = new Deliveries();
   private readonly ticker: NodeJS.Timeout;
   private muted = false;
 
@@ -24,6 +32,7 @@ export class Narrator {
     private readonly mesh: LocalMesh,
     private readonly receiver: Receiver,
     private readonly out: Printer,
+    private readonly options: NarratorOptions = {},
   ) {
     this.views = new CoordinatorViews((n) => mesh.node(n).address);
     mesh.on('log', this.onLog);
@@ -63,7 +72,7 @@ export class Narrator {
       case 'listening':
         this.print(
           'node',
-          `${node.name} started on ${node.address} (pid ${node.process?.pid ?? '?'})`,
+          `${node.name} started on ${node.address} (pid ${node.process?.pid ?? '?'}), status page ${statusPageUrl(line, node)}`,
           'green',
         );
         this.notes(this.views.started(node.index, now));
@@ -132,7 +141,9 @@ export class Narrator {
   private readonly onWebhook = (w: ReceivedWebhook): void => {
     const cluster = clusterStatusOf(w);
     if (cluster) for (const p of cluster.peer_map) this.health.set(p.address, p.health);
-    const line = describeWebhook(w);
+    const peer = peerStatusOf(w);
+    const delivery = peer ? this.deliveries.note(peer.dedup_key, w.receivedMs) : undefined;
+    const line = describeWebhook(w, { showKeys: this.options.showKeys ?? false, delivery });
     if (line.bad) this.badWebhooks.push(w);
     this.print(line.bad ? 'WEBHOOK!!' : 'WEBHOOK', line.text, line.colour);
   };
@@ -160,7 +171,7 @@ export class Narrator {
                   .join(', ')}`
               : '',
             by('unknown').length > 0
-              ? `not yet seen: ${by('unknown')
+              ? `not yet judged: ${by('unknown')
                   .map((p) => p.name)
                   .join(', ')}`
               : '',

@@ -1,8 +1,9 @@
 // One readable line per received webhook; a payload failing its schema is described loudly.
-import type { PeerPayload } from '../wire/webhooks.js';
+import type { ClusterStatusPayload, PeerPayload } from '../wire/webhooks.js';
 import type { ReceivedWebhook } from './webhook-sink.js';
+import type { Delivery } from './deliveries.js';
 import { clusterStatusOf, peerStatusOf } from './received-webhooks.js';
-import type { Colour } from './terminal-style.js';
+import { seconds, type Colour } from './terminal-style.js';
 import { nodeNameOf } from '../wire/node-ref.js';
 
 export interface WebhookLine {
@@ -10,6 +11,13 @@ export interface WebhookLine {
   colour: Colour;
   /** The payload failed knh's own schema (or was of no known kind). */
   bad: boolean;
+}
+
+export interface LineOptions {
+  /** Show each peer-status event's dedup key (`--show-keys`). */
+  showKeys?: boolean;
+  /** Which delivery of its event a peer-status webhook is (by dedup key); absent: the first. */
+  delivery?: Delivery;
 }
 
 function names(peers: readonly PeerPayload[]): string {
@@ -21,12 +29,70 @@ function truncated(value: unknown, max = 300): string {
   return text.length > max ? `${text.slice(0, max)}…` : text;
 }
 
-export function describeWebhook(w: ReceivedWebhook): WebhookLine {
+/** `redelivery (delivery 2, first received 1.58 s earlier): `, or nothing for a first delivery. */
+function redelivery(w: ReceivedWebhook, delivery: Delivery | undefined): string {
+  if (!delivery || delivery.count < 2) return '';
+  const earlier = seconds(w.receivedMs - delivery.firstMs);
+  return `redelivery (delivery ${delivery.count}, first received ${earlier} earlier): `;
+}
+
+type Health = PeerPayload['health'];
+
+/**
+ * `cluster_status (election): 3 alive, 1 suspect of 4 peers, …`. A suspect peer is `alive: true`
+ * in the payload (KNH's receivers page on false), so counting `alive` would show a crashed
+ * coordinator its successor has not confirmed dead yet as alive. Not yet judged: never answered,
+ * whether listed (health unknown) or still starting (counted in unseen_peers).
+ */
+function clusterLine(cluster: ClusterStatusPayload): WebhookLine {
+  const map = cluster.peer_map;
+  const peers = (health: Health) => map.filter((p) => p.health === health);
+  const alive = peers('alive');
+  const suspect = peers('suspect');
+  const dead = peers('dead');
+  const unknown = peers('unknown');
+  const unseen = cluster.unseen_peers ?? 0;
+  const total = map.length + unseen;
+  const notJudged = unknown.length + unseen;
+  const counts = [
+    `${alive.length} alive`,
+    suspect.length > 0 ? `${suspect.length} suspect` : '',
+    dead.length > 0 ? `${dead.length} dead` : '',
+    notJudged > 0 ? `${notJudged} not yet judged` : '',
+  ].filter(Boolean);
+  const details = [
+    suspect.length > 0 ? `suspect: ${names(suspect)}` : '',
+    dead.length > 0 ? `dead: ${names(dead)}` : '',
+    unknown.length > 0 ? `never answered: ${names(unknown)}` : '',
+    unseen > 0 ? `${unseen} starting (not yet seen)` : '',
+    cluster.sanity_check === 'not-configured' ? '' : `sanity check ${cluster.sanity_check}`,
+    cluster.self_suspect
+      ? `coordinator suspects itself (${cluster.unreachable_peers} peers unreachable)`
+      : '',
+  ].filter(Boolean);
+  return {
+    text:
+      `cluster_status (${cluster.reason}): ${counts.join(', ')} of ${total} peer${total === 1 ? '' : 's'}, ` +
+      `coordinator ${nodeNameOf(cluster.coordinator)}, epoch ${cluster.epoch}` +
+      (details.length > 0 ? `; ${details.join('; ')}` : ''),
+    colour: alive.length === total ? 'blue' : 'yellow',
+    bad: false,
+  };
+}
+
+export function describeWebhook(
+  w: ReceivedWebhook,
+  { showKeys = false, delivery }: LineOptions = {},
+): WebhookLine {
   const peer = peerStatusOf(w);
+  const key = peer && showKeys ? `, dedup ${peer.dedup_key}` : '';
+  const again = redelivery(w, delivery);
+  // A redelivery is no news: dimmed, whatever its event, so only new events stand out.
+  const colourOf = (colour: Colour): Colour => (again ? 'dim' : colour);
   if (peer && (peer.event === 'cannot_judge' || peer.event === 'can_judge')) {
     return {
-      text: `${peer.event}: ${peer.reason ?? ''}, dedup ${peer.dedup_key}`,
-      colour: peer.event === 'cannot_judge' ? 'yellow' : 'green',
+      text: `${again}${peer.event}: ${peer.reason ?? ''}${key}`,
+      colour: colourOf(peer.event === 'cannot_judge' ? 'yellow' : 'green'),
       bad: false,
     };
   }
@@ -37,37 +103,14 @@ export function describeWebhook(w: ReceivedWebhook): WebhookLine {
     const witnesses = peer.path ? `, reached by ${peer.path.witnesses.join(', ')}` : '';
     return {
       text:
-        `${peer.event} ${peer.peer.id} (${peer.peer.address}) reported by ` +
-        `${nodeNameOf(peer.coordinator)}, epoch ${peer.epoch}${why}${witnesses}, dedup ${peer.dedup_key}`,
-      colour: dead ? 'red' : flapping ? 'yellow' : 'green',
+        `${again}${peer.event} ${peer.peer.id} (${peer.peer.address}) reported by ` +
+        `${nodeNameOf(peer.coordinator)}, epoch ${peer.epoch}${why}${witnesses}${key}`,
+      colour: colourOf(dead ? 'red' : flapping ? 'yellow' : 'green'),
       bad: false,
     };
   }
   const cluster = clusterStatusOf(w);
-  if (cluster) {
-    const map = cluster.peer_map;
-    const alive = map.filter((p) => p.alive);
-    const dead = map.filter((p) => p.health === 'dead');
-    const unknown = map.filter((p) => p.health === 'unknown');
-    const unseen = cluster.unseen_peers ?? 0;
-    const details = [
-      dead.length > 0 ? `dead: ${names(dead)}` : '',
-      unknown.length > 0 ? `not yet seen: ${names(unknown)}` : '',
-      unseen > 0 ? `${unseen} starting (not yet seen)` : '',
-      cluster.sanity_check === 'not-configured' ? '' : `sanity check ${cluster.sanity_check}`,
-      cluster.self_suspect
-        ? `coordinator suspects itself (${cluster.unreachable_peers} peers unreachable)`
-        : '',
-    ].filter(Boolean);
-    return {
-      text:
-        `cluster_status (${cluster.reason}): ${alive.length}/${map.length} alive, ` +
-        `coordinator ${nodeNameOf(cluster.coordinator)}, epoch ${cluster.epoch}` +
-        (details.length > 0 ? `; ${details.join('; ')}` : ''),
-      colour: alive.length === map.length ? 'blue' : 'yellow',
-      bad: false,
-    };
-  }
+  if (cluster) return clusterLine(cluster);
   return {
     text:
       `!!! ${w.kind} payload on ${w.path} FAILS ITS SCHEMA: ${w.errors.join('; ')} — ` +
