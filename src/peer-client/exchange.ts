@@ -143,7 +143,9 @@ class Attempt implements ConnectionListener {
     this.connectedYet = !this.connection.connecting;
     this.retryIfStale = this.connectedYet && request.method === 'GET';
     // The time left of the request's timeout (all of it, but for a retry on a new connection).
-    this.timer = setTimeout(timedOut, started + request.timeoutMs - performance.now(), this, false);
+    // Never negative (a retry that started late): Node would warn on stderr for it.
+    const leftMs = Math.max(0, started + request.timeoutMs - performance.now());
+    this.timer = setTimeout(timedOut, leftMs, this, false);
     const { signal } = request;
     this.stopListening = signal ? onAbort(signal, () => this.fail('aborted', 'aborted')) : null;
     this.connection.attach(this);
