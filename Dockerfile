@@ -10,10 +10,13 @@ COPY tsconfig.json LICENSE README.md ./
 COPY src ./src
 COPY scripts ./scripts
 COPY schemas ./schemas
-# The package's build: tsc, then the bundles (scripts/bundle.ts); then the package itself, packed
-# and unpacked into /package.
-RUN npm run build \
-  && npm pack --pack-destination /tmp \
+# The git revision the program names (knh_build_info, GET /status, its User-Agent): there is no
+# .git here, so the build is told it (docker build --build-arg KNH_REVISION=$(git rev-parse --short
+# HEAD); docs/development.md, "Cutting a release"). Left unset, the revision is `unknown`.
+ARG KNH_REVISION
+# The package, packed (its prepack is the build: tsc, then the bundles, scripts/bundle.ts) and
+# unpacked into /package.
+RUN npm pack --pack-destination /tmp \
   && mkdir /package && tar -xzf /tmp/knh-*.tgz -C /package --strip-components=1
 
 FROM node:24-bookworm-slim

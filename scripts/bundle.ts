@@ -9,6 +9,7 @@ import { readFile, writeFile } from 'node:fs/promises';
 import { dirname, join, relative } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { build, type BuildOptions, type Metafile, type Plugin, type PluginBuild } from 'esbuild';
+import { buildRevision, gitCheckout } from './build-revision.js';
 import { modelsKept, trimModelIndex, trimObjectSerializer } from './kube-models.js';
 import { thirdPartyNotices } from './third-party-notices.js';
 
@@ -227,11 +228,22 @@ async function bundle(options: BuildOptions): Promise<Metafile> {
   return metafile;
 }
 
+/** The package's version and the revision built (src/build-info.ts reads them). */
+async function buildDefines(): Promise<Record<string, string>> {
+  const pkg = JSON.parse(await readFile(join(ROOT, 'package.json'), 'utf8')) as { version: string };
+  const revision = buildRevision(process.env, () => gitCheckout(ROOT));
+  return {
+    KNH_BUILD_VERSION: JSON.stringify(pkg.version),
+    KNH_BUILD_REVISION: JSON.stringify(revision),
+  };
+}
+
 async function main(): Promise<void> {
   const metafiles = [
     await bundle({
       entryPoints: [BUNDLES.knh.entry],
       outfile: BUNDLES.knh.out,
+      define: await buildDefines(),
       plugins: [
         kubeClientApart,
         moduleUrls,

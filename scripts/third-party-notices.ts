@@ -6,6 +6,25 @@ import type { Metafile } from 'esbuild';
 
 const PACKAGE_DIR = /^(.*node_modules[\\/](?:@[^\\/]+[\\/])?[^\\/]+)[\\/]/;
 const LICENCE_FILE = /^(licen[sc]e|copying)(\.(md|txt|markdown))?$/i;
+const README_FILE = /^readme(\.(md|markdown|txt))?$/i;
+/** A README's heading of its licence section: `## License` or `License` over a line of dashes. */
+const LICENCE_HEADING = /^(?:#{1,6}\s*licen[sc]e\s*\n|licen[sc]e\s*\n[-=]{3,}\s*\n)/im;
+/** The next heading of either kind. */
+const NEXT_HEADING = /^(?:#{1,6}\s|[^\n]+\n[-=]{3,}\s*$)/m;
+
+/**
+ * The licence section of a README (a few packages, e.g. agent-base 6, ship their licence only
+ * there): its text up to the next heading, or null when it has none.
+ */
+function licenceSection(readme: string): string | null {
+  const text = readme.replace(/\r\n/g, '\n');
+  const heading = LICENCE_HEADING.exec(text);
+  if (!heading) return null;
+  const rest = text.slice(heading.index + heading[0].length);
+  const end = NEXT_HEADING.exec(rest);
+  const section = (end ? rest.slice(0, end.index) : rest).trim();
+  return section === '' ? null : section;
+}
 
 /** The folders of the packages that contributed code to any of the outputs. */
 function packageDirs(root: string, metafiles: Metafile[]): string[] {
@@ -29,11 +48,18 @@ export async function thirdPartyNotices(root: string, metafiles: Metafile[]): Pr
       version: string;
       license?: string;
     };
-    const file = (await readdir(dir)).find((f) => LICENCE_FILE.test(f));
-    const text = file ? (await readFile(join(dir, file), 'utf8')).trim() : null;
-    // A few packages state their licence only in package.json (and their README).
-    const body =
-      text ?? `No licence file in the package; its package.json says: ${pkg.license ?? 'nothing'}.`;
+    const files = await readdir(dir);
+    const file = files.find((f) => LICENCE_FILE.test(f));
+    const readme = files.find((f) => README_FILE.test(f));
+    const text = file
+      ? (await readFile(join(dir, file), 'utf8')).trim()
+      : readme && licenceSection(await readFile(join(dir, readme), 'utf8'));
+    if (!text) {
+      throw new Error(
+        `${pkg.name}@${pkg.version} is bundled but ships no licence text (no LICENSE file, no License section in its README): its notice needs one`,
+      );
+    }
+    const body = file ? text : `From the package's README (it has no licence file):\n\n${text}`;
     sections.push(`${pkg.name}@${pkg.version} (${pkg.license ?? 'unstated'})\n\n${body}\n`);
   }
   return [

@@ -1,10 +1,12 @@
 #!/usr/bin/env node
 // The `knh` command: run a node from the environment (default) or the local demo; argv only.
+import { BUILD, describeBuild } from './build-info.js';
 import { runFromEnv } from './run-from-env.js';
 
 const USAGE = `usage:
   knh                 run one node configured from the environment (see docs/settings.md)
   knh demo [options]  run a local mesh of 5 nodes on loopback with a built-in webhook receiver
+  knh --version       the version and the git revision this build was made from
   knh --help          this text
 `;
 
@@ -14,6 +16,10 @@ async function main(argv: string[]): Promise<number> {
   if (command === 'demo') {
     const { runDemo } = await import('./demo/demo.js');
     return runDemo(rest);
+  }
+  if (command === '--version' || command === '-v' || command === 'version') {
+    process.stdout.write(`${describeBuild(BUILD)}\n`);
+    return 0;
   }
   if (command === '--help' || command === '-h' || command === 'help') {
     process.stdout.write(USAGE);

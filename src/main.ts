@@ -2,6 +2,7 @@
 // What each part does lives in its own module: judging (node/judging.ts), terms and the election
 // (node/leadership.ts), peers (node/membership.ts), the HTTP API (node/api.ts), the orderly stop
 // (shutdown/orderly-stop.ts); the process around it in run-from-env.ts.
+import { BUILD, describeBuild, userAgentOf, type BuildInfo } from './build-info.js';
 import type { Config } from './config/load.js';
 import { every, type Clock } from './core/clock.js';
 import type { Logger } from './core/logger.js';
@@ -32,8 +33,6 @@ import type { Alert } from './wire/alert.js';
 import { AuthFindings } from './node/auth-findings.js';
 import { nodeNameOf as nodeNameRef } from './wire/node-ref.js';
 
-export const VERSION = '0.1.0';
-
 export interface RunningNode {
   readonly port: number;
   /** Stops taking part, drains webhooks within `graceMs`, closes the server. Safe to call twice. */
@@ -44,11 +43,15 @@ export interface NodeDeps {
   logger: Logger;
   clock?: Clock;
   peerSource?: PeerSource;
+  /** Which knh this is (default: this program's build). */
+  build?: BuildInfo;
 }
 
 export async function startNode(config: Config, deps: NodeDeps): Promise<RunningNode> {
   const { logger } = deps;
   const clock = deps.clock ?? systemClock;
+  const build = deps.build ?? BUILD;
+  const userAgent = userAgentOf(build);
   const source = deps.peerSource ?? (await peerSourceFor(config, clock, logger));
   const nodeNameOf = (address: string) => source.nodeName?.(address);
   // This node's own pod by POD_NAME, which outside Kubernetes no EndpointSlice names.
@@ -66,6 +69,7 @@ export async function startNode(config: Config, deps: NodeDeps): Promise<Running
   const { transport, lastHeard, forget } = nodeTransport({
     ...base,
     auth,
+    userAgent,
     election: () => election,
     probeSoon: (address) => rounds.probeSoon(address),
   });
@@ -73,12 +77,12 @@ export async function startNode(config: Config, deps: NodeDeps): Promise<Running
     metrics.webhooks.settled(kind, outcome);
   const { notifier, dispatcher } = outbound({
     ...base,
-    userAgent: `knh/${VERSION}`,
+    userAgent,
     onSettled,
     podNameOf,
   });
   const metrics: NodeMetrics = new NodeMetrics({
-    version: VERSION,
+    build,
     self: { ...self, nodeName: config.nodeName },
     peerAuth: auth !== null,
     standing: () => auth?.standing.view(clock.now()) ?? null,
@@ -110,6 +114,7 @@ export async function startNode(config: Config, deps: NodeDeps): Promise<Running
     nodeNameOf,
     loopLag,
     sharing,
+    userAgent,
     findingOpen: (payload) => paths.isOpen(payload) || (authFindings?.isOpen(payload) ?? false),
   });
   const present = () => membership.present;
@@ -188,7 +193,7 @@ export async function startNode(config: Config, deps: NodeDeps): Promise<Running
     lag: loopLag,
   });
   const api = { ...parts, auth, leadership, membership, rounds, relay, health, nodeNameOf, paths };
-  const server = await openListeners(nodeApps({ ...api, version: VERSION }), config);
+  const server = await openListeners(nodeApps({ ...api, build }), config);
   health.markListening();
   health.start();
   loopLag.start();
@@ -196,10 +201,12 @@ export async function startNode(config: Config, deps: NodeDeps): Promise<Running
     {
       event: 'listening',
       address: self.address,
+      version: build.version,
+      revision: build.revision,
       listen: `${config.listenHost}:${server.port}`,
       ...(server.operator ? { operatorListen: server.operator } : {}),
     },
-    `knh ${VERSION} node ${self.id} listening${server.operator ? `; operator views on ${server.operator}` : ''}`,
+    `${describeBuild(build)} node ${self.id} listening${server.operator ? `; operator views on ${server.operator}` : ''}`,
   );
   membership.start();
   await source.start((addresses) => membership.update(addresses));

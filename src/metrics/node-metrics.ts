@@ -1,6 +1,7 @@
 // The node's one Prometheus registry: every knh_ metric, grouped by the part of knh it describes,
 // and the standard process and Node.js metrics.
 import { Gauge, Registry } from 'prom-client';
+import type { BuildInfo } from '../build-info.js';
 import type { PeerDiff } from '../discovery/diff.js';
 import { DetectionMetrics, type DetectionSource } from './detection-metrics.js';
 import { DiscoveryMetrics } from './discovery-metrics.js';
@@ -13,7 +14,7 @@ import { registerProcessMetrics } from './process-metrics.js';
 import { WebhookMetrics } from './webhook-metrics.js';
 
 export interface NodeMetricsOptions extends DetectionSource, PathSource {
-  version: string;
+  build: BuildInfo;
   /** This node, as knh_node_info shows it: the series a query joins on to name a pod's node. */
   self: { id: string; address: string; nodeName: string };
   /** The election's current state (read at every scrape). */
@@ -72,17 +73,17 @@ export class NodeMetrics {
     );
     new Gauge({
       name: 'knh_build_info',
-      help: 'Always 1: the knh version this node runs.',
-      labelNames: ['version'],
+      help: 'Always 1: the knh version this node runs and the git revision it was built from.',
+      labelNames: ['version', 'revision'],
       registers: [registry],
-    }).set({ version: options.version }, 1);
+    }).set({ version: options.build.version, revision: options.build.revision }, 1);
     const { id, address, nodeName } = options.self;
     new Gauge({
       name: 'knh_node_info',
       help: 'Always 1: this node by name (its Kubernetes node), id and address (the `peer` label of the series about it on other pods), and the knh version it runs.',
       labelNames: ['node', 'id', 'address', 'version'],
       registers: [registry],
-    }).set({ node: nodeName, id, address, version: options.version }, 1);
+    }).set({ node: nodeName, id, address, version: options.build.version }, 1);
     registerProcessMetrics(registry);
   }
 

@@ -1,5 +1,6 @@
 // What a node's HTTP routes are built from: the parts of the node they call into.
 import type { PeerAuth } from '../auth/peer-auth.js';
+import type { BuildInfo } from '../build-info.js';
 import type { Config } from '../config/load.js';
 import type { Clock } from '../core/clock.js';
 import type { Logger } from '../core/logger.js';
@@ -18,7 +19,7 @@ import type { PathProbing } from './path-probing.js';
 
 export interface NodeApiParts {
   config: Config;
-  version: string;
+  build: BuildInfo;
   self: NodeRef;
   schemas: SchemaRegistry;
   auth: PeerAuth | null;

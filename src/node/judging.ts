@@ -52,6 +52,8 @@ export interface JudgingOptions {
   events: EventLog;
   metrics: NodeMetrics;
   sharing(): VerdictSharing;
+  /** The User-Agent of the sanity check's requests. */
+  userAgent: string;
   /** Whether the finding (pair probing) an event opened is still open. */
   findingOpen?: (payload: PeerStatusPayload) => boolean;
 }
@@ -106,7 +108,7 @@ export function judging(o: JudgingOptions): Judging {
     lastHeard: o.lastHeard,
     nodeNameOf: o.nodeNameOf,
     sanity: config.sanityCheckUrl
-      ? httpSanityCheck(config.sanityCheckUrl, config.probeTimeoutMs)
+      ? httpSanityCheck(config.sanityCheckUrl, config.probeTimeoutMs, o.userAgent)
       : null,
     clock,
     logger: logger.child({ component: 'prober' }),

@@ -62,7 +62,7 @@ function nodeStatus(p: NodeApiParts, paths: PathsStatus) {
   return assembleStatus({
     self: p.self,
     nodeName: p.config.nodeName,
-    version: p.version,
+    build: p.build,
     role: election.claimedRole,
     epoch: election.epoch,
     coordinator: election.coordinator,

@@ -22,6 +22,7 @@ export function nodeTransport(o: {
   schemas: SchemaRegistry;
   auth: PeerAuth | null;
   clock: Clock;
+  userAgent: string;
   election(): { role: Role; epoch: number; announceTo(address: string): void };
   /** Probes the peer now rather than at the next round. */
   probeSoon(address: string): void;
@@ -34,6 +35,7 @@ export function nodeTransport(o: {
     timeoutMs: o.config.probeTimeoutMs,
     self: o.self,
     now: () => o.clock.now(),
+    userAgent: o.userAgent,
     onAnswer: (address) => heard.set(address, o.clock.now()),
     // A failed heartbeat to a live peer gets it probed at once, not at the next round.
     onFailure: (address) => o.probeSoon(address),

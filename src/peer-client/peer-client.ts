@@ -84,6 +84,8 @@ export interface PeerClientOptions {
   self?: NodeRef;
   /** Wall-clock epoch ms (default Date.now), what the peers' Date headers are compared with. */
   now?: () => number;
+  /** The User-Agent every request carries (default: none), so a peer's operator can tell builds. */
+  userAgent?: string;
 }
 
 /** The real transport, and which peers took its heartbeats (as their last answer said). */
@@ -137,6 +139,7 @@ interface Shared {
   protocols: Map<string, number>;
   standing: PeerStanding | null;
   now: () => number;
+  userAgent: string | undefined;
 }
 
 /**
@@ -158,6 +161,7 @@ function call<T>(target: Target, c: Call, shared: Shared, again = true): Promise
     accept: 'application/json',
     [PROTOCOL_HEADER]: OWN_PROTOCOL,
   };
+  if (shared.userAgent) headers['user-agent'] = shared.userAgent;
   if (payload) headers['content-type'] = 'application/json';
   if (signed) headers[AUTH_HEADER] = signed.header;
   if (extra) for (const name in extra) headers[name] = extra[name]!;
@@ -339,6 +343,7 @@ export function peerClient({
   onHeartbeatRefused,
   self,
   now = Date.now,
+  userAgent,
 }: PeerClientOptions): PeerClient {
   const connections = new PeerConnections();
   // Peers' clocks and refusals (with a secret): requests are stamped in the receiver's time, and
@@ -351,7 +356,7 @@ export function peerClient({
   const challenge = auth ? challenges() : null;
   /** Peers whose last answer named a protocol above 1 (most, once a rollout is over). */
   const protocols = new Map<string, number>();
-  const shared: Shared = { connections, schemas, protocols, standing, now };
+  const shared: Shared = { connections, schemas, protocols, standing, now, userAgent };
   // 127.0.0.1 is already the kernel's source for every 127/8 destination: no bind (a bind picks
   // an ephemeral port by scanning those in use on the IP, a real cost over thousands of peers).
   const bindsOnLoopback = isLoopback(ownIp) && ownIp !== '127.0.0.1';

@@ -3,7 +3,7 @@
 import type { AxiosError } from 'axios';
 import type { SanityCheck } from '../core/transport.js';
 
-export function httpSanityCheck(url: string, timeoutMs: number): SanityCheck {
+export function httpSanityCheck(url: string, timeoutMs: number, userAgent: string): SanityCheck {
   return {
     async check() {
       const started = performance.now();
@@ -12,6 +12,7 @@ export function httpSanityCheck(url: string, timeoutMs: number): SanityCheck {
       try {
         await axios.get(url, {
           signal: AbortSignal.timeout(timeoutMs),
+          headers: { 'user-agent': userAgent },
           validateStatus: () => true,
           maxRedirects: 0,
           responseType: 'text',

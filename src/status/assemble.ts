@@ -1,5 +1,6 @@
 // Builds GET /status from what the node holds: its own verdicts when it leads, else the ones its
 // coordinator last announced; peers nobody has judged yet are unknown, peers that left are `left`.
+import type { BuildInfo } from '../build-info.js';
 import type { Departed } from '../discovery/departures.js';
 import { nodeNameOf, type NodeRef } from '../wire/node-ref.js';
 import { pausing } from '../maintenance/windows.js';
@@ -12,7 +13,7 @@ import type { AuthenticationStatus, NodeStatus, StatusEvent, StatusPeer } from '
 export interface StatusFacts {
   self: NodeRef;
   nodeName: string;
-  version: string;
+  build: BuildInfo;
   role: NodeStatus['role'];
   epoch: number;
   coordinator: NodeRef | null;
@@ -96,7 +97,8 @@ export function assembleStatus(f: StatusFacts): NodeStatus {
     id: f.self.id,
     address: f.self.address,
     node_name: f.nodeName,
-    version: f.version,
+    version: f.build.version,
+    revision: f.build.revision,
     role: f.role,
     epoch: f.epoch,
     coordinator: f.coordinator,

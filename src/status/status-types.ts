@@ -57,6 +57,8 @@ export interface NodeStatus {
   address: string;
   node_name: string;
   version: string;
+  /** The git revision built (absent from knh before 0.2.0). */
+  revision?: string;
   role: 'follower' | 'candidate' | 'coordinator';
   epoch: number;
   coordinator: NodeRef | null;

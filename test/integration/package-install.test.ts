@@ -1,9 +1,18 @@
-// The package as a user installs it: `npm pack`, then the tarball installed without dev
-// dependencies: it has no others, its libraries are bundled (scripts/bundle.ts). Its command runs,
-// and a node from it finds its peers through the Kubernetes API (the in-repo fake), on the Node
-// running the tests, without a warning.
+// The package as a user installs it: `npm pack` of a tree without dist/ (its prepack builds it),
+// then the tarball installed without dev dependencies: it has no others, its libraries are bundled
+// (scripts/bundle.ts). Its command runs, names the revision its build was given, and a node from
+// it finds its peers through the Kubernetes API (the in-repo fake), on the Node running the tests,
+// without a warning.
 import { spawn } from 'node:child_process';
-import { existsSync, mkdtempSync, readdirSync, rmSync } from 'node:fs';
+import {
+  cpSync,
+  existsSync,
+  mkdtempSync,
+  readdirSync,
+  readFileSync,
+  rmSync,
+  symlinkSync,
+} from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -13,6 +22,18 @@ import { FakeKubeApi } from '../support/fake-kube-api.js';
 import { pollUntil } from '../support/poll.js';
 
 const ROOT = fileURLToPath(new URL('../../../', import.meta.url));
+/** What the Dockerfile's build stage copies: all a build needs. */
+const BUILD_INPUTS = [
+  'package.json',
+  'package-lock.json',
+  'tsconfig.json',
+  'LICENSE',
+  'README.md',
+  'src',
+  'scripts',
+  'schemas',
+];
+const REVISION = 'v0.0.0-test';
 
 interface Run {
   code: number | null;
@@ -38,8 +59,14 @@ function start(file: string, args: string[], opts: { cwd?: string; env?: NodeJS.
 }
 
 /** Runs a command to its end within `timeoutMs`; rejects, with its output, unless it exits 0. */
-async function succeed(file: string, args: string[], cwd: string, timeoutMs: number) {
-  const { child, done } = start(file, args, { cwd });
+async function succeed(
+  file: string,
+  args: string[],
+  cwd: string,
+  timeoutMs: number,
+  env: NodeJS.ProcessEnv = {},
+) {
+  const { child, done } = start(file, args, { cwd, env: { ...process.env, ...env } });
   const timer = setTimeout(() => child.kill('SIGKILL'), timeoutMs);
   const run = await done.finally(() => clearTimeout(timer));
   if (run.code !== 0) {
@@ -49,7 +76,7 @@ async function succeed(file: string, args: string[], cwd: string, timeoutMs: num
 }
 
 describe('the packed package, installed without dev dependencies', function () {
-  this.timeout(120_000);
+  this.timeout(180_000);
   let dir: string;
   let app: string;
   let cli: string;
@@ -57,12 +84,19 @@ describe('the packed package, installed without dev dependencies', function () {
   before(async () => {
     dir = mkdtempSync(join(tmpdir(), 'knh-package-'));
     app = join(dir, 'app');
-    // The build is `npm test`'s pretest; packing runs no script.
+    // Packed from a clean tree: what the Dockerfile's build stage copies, no dist/ (the libraries
+    // from this checkout's node_modules), and no .git, so the revision is the one given, as the
+    // image's build is given it. Packing builds it (prepack).
+    const tree = join(dir, 'tree');
+    for (const entry of BUILD_INPUTS)
+      cpSync(join(ROOT, entry), join(tree, entry), { recursive: true });
+    symlinkSync(join(ROOT, 'node_modules'), join(tree, 'node_modules'), 'dir');
     const packed = await succeed(
       'npm',
-      ['pack', '--json', '--ignore-scripts', '--pack-destination', dir],
-      ROOT,
-      60_000,
+      ['pack', '--json', '--pack-destination', dir],
+      tree,
+      100_000,
+      { KNH_REVISION: REVISION },
     );
     const [{ filename }] = JSON.parse(packed.stdout) as [{ filename: string }];
     // From npm's cache where it can (npm ci filled it), as a second install on a machine would.
@@ -92,6 +126,14 @@ describe('the packed package, installed without dev dependencies', function () {
     expect(existsSync(join(app, 'node_modules', '.bin', 'knh'))).to.equal(true);
     const installed = readdirSync(join(app, 'node_modules')).filter((n) => !n.startsWith('.'));
     expect(installed).to.deep.equal(['knh']);
+  });
+
+  it('runs `knh --version`, naming the revision its build was given', async () => {
+    const { version } = JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')) as {
+      version: string;
+    };
+    const run = await succeed(process.execPath, [cli, '--version'], app, 20_000);
+    expect(run.stdout).to.equal(`knh ${version} (revision ${REVISION})\n`);
   });
 
   it('runs `knh --help`', async () => {

@@ -88,12 +88,23 @@ describe('Dockerfile', () => {
     expect(copied).to.deep.equal([['--from=build', unpacked, './']]);
   });
 
-  it("builds with the package's build script (tsc, then the bundles)", () => {
+  it("builds with the package's build script (tsc, then the bundles), as packing runs it", () => {
     const scripts = (JSON.parse(read('package.json')) as { scripts: Record<string, string> })
       .scripts;
     expect(scripts.build).to.include('dist/scripts/bundle.js');
+    expect(scripts.prepack).to.equal('npm run build');
     const runs = steps.filter((s) => s.op === 'RUN' && s.stage < finalStage).map((s) => s.args);
-    expect(runs.some((r) => /(^|&&\s*)npm run build(\s|$)/.test(r))).to.equal(true);
+    const pack = runs.find((r) => /npm pack\b/.test(r));
+    expect(pack, 'the build stage packs').to.be.a('string');
+    expect(pack, 'with its prepack').to.not.include('--ignore-scripts');
+  });
+
+  it('takes the revision to bake in as a build argument, before it builds', () => {
+    const build = steps.filter((s) => s.stage < finalStage);
+    const arg = build.findIndex((s) => s.op === 'ARG' && /^KNH_REVISION(=|$)/.test(s.args));
+    const pack = build.findIndex((s) => s.op === 'RUN' && /npm pack\b/.test(s.args));
+    expect(arg, 'ARG KNH_REVISION in the build stage').to.be.greaterThan(-1);
+    expect(arg).to.be.lessThan(pack);
   });
 
   it('packs the package, and runs as a non-root user, by number', () => {

@@ -66,7 +66,7 @@ async function scrape(
   const records = mesh(size);
   const paths = records.map((r, i) => probedPath(r.address, i % 50 === 0 ? 'failed' : 'ok'));
   const metrics = new NodeMetrics({
-    version: '1.2.3',
+    build: { version: '1.2.3', revision: 'abc1234' },
     self: SELF,
     perPeerLimit,
     perPathLimit,
@@ -227,7 +227,7 @@ describe('metrics cardinality at 5,000 peers', function () {
 
   it('times each probe round in knh_probe_round_duration_seconds, from 5 ms to 10 s', async () => {
     const metrics = new NodeMetrics({
-      version: '1.2.3',
+      build: { version: '1.2.3', revision: 'abc1234' },
       self: SELF,
       perPeerLimit: 1_000,
       perPathLimit: 100,

@@ -80,7 +80,7 @@ function setup() {
     pending: 0,
   };
   const metrics = new NodeMetrics({
-    version: '1.2.3',
+    build: { version: '1.2.3', revision: 'abc1234' },
     self: { id: 'worker-z@10.0.0.9', address: '10.0.0.9:8080', nodeName: 'worker-z' },
     perPeerLimit: 1_000,
     perPathLimit: 100,
@@ -145,7 +145,7 @@ describe('NodeMetrics', () => {
       // Prometheus keeps _total for counters (prom-client's *_active_*_total gauges are removed).
       if (name.endsWith('_total')) expect(line, 'a _total name').to.match(/ counter$/);
     }
-    expect(value(body, 'knh_build_info', { version: '1.2.3' })).to.equal(1);
+    expect(value(body, 'knh_build_info', { version: '1.2.3', revision: 'abc1234' })).to.equal(1);
     expect(
       value(body, 'knh_node_info', {
         node: 'worker-z',

@@ -59,6 +59,40 @@ const packageOf = (specifier: string) =>
     .slice(0, specifier.startsWith('@') ? 2 : 1)
     .join('/');
 
+/** `name@version` of each package a shipped bundle holds code of, as its source map lists it. */
+function bundledPackages(): Set<string> {
+  const found = new Set<string>();
+  for (const map of ['dist/knh.cjs.map', 'dist/kube-client.cjs.map']) {
+    const { sources } = JSON.parse(readFileSync(new URL(map, ROOT), 'utf8')) as {
+      sources: string[];
+    };
+    for (const source of sources) {
+      const at = source.lastIndexOf('node_modules/');
+      if (at < 0) continue;
+      const [first = '', second = ''] = source.slice(at + 'node_modules/'.length).split('/');
+      const dir = `${source.slice(0, at)}node_modules/${first.startsWith('@') ? `${first}/${second}` : first}`;
+      const pkg = JSON.parse(
+        readFileSync(new URL(`${dir}/package.json`, new URL('dist/', ROOT)), 'utf8'),
+      ) as { name: string; version: string };
+      found.add(`${pkg.name}@${pkg.version}`);
+    }
+  }
+  return found;
+}
+
+/** THIRD-PARTY-NOTICES.txt's sections: the package (`name@version`) each names, and its text. */
+function noticeSections(): { pkg: string; body: string }[] {
+  const text = readFileSync(new URL('dist/THIRD-PARTY-NOTICES.txt', ROOT), 'utf8');
+  return text
+    .split(`\n${'-'.repeat(78)}\n\n`)
+    .slice(1)
+    .map((section) => {
+      const [heading = '', ...rest] = section.split('\n');
+      const pkg = /^(\S+@[^@\s]+) \(/.exec(heading)?.[1] ?? heading;
+      return { pkg, body: rest.join('\n') };
+    });
+}
+
 describe('the npm package', function () {
   this.timeout(30_000);
   let packed: string[] = [];
@@ -90,6 +124,35 @@ describe('the npm package', function () {
       }
     }
     expect([...imported]).to.deep.equal([]);
+  });
+
+  it('gives the licence text of every package the bundles hold (their source maps list them), and of no other', () => {
+    const bundled = bundledPackages();
+    expect(bundled.size, 'packages in the source maps').to.be.greaterThan(50);
+    const sections = noticeSections();
+    expect(sections.map((s) => s.pkg).sort()).to.deep.equal([...bundled].sort());
+    for (const { pkg: name, body } of sections) {
+      expect(body, `${name}'s licence text`).to.match(/copyright|permission|licen[sc]e/i);
+      expect(body.length, `${name}'s licence text`).to.be.greaterThan(100);
+    }
+  });
+
+  it('lists every bundled package in `npm sbom` (CycloneDX) of the repository', () => {
+    const sbom = JSON.parse(
+      execFileSync('npm', ['sbom', '--sbom-format', 'cyclonedx'], {
+        cwd: rootPath,
+        encoding: 'utf8',
+        maxBuffer: 64 * 1024 * 1024,
+        stdio: ['ignore', 'pipe', 'ignore'],
+      }),
+    ) as { components: { name: string; group?: string; version: string }[] };
+    const listed = new Set(
+      sbom.components.map((c) => `${c.group ? `${c.group}/` : ''}${c.name}@${c.version}`),
+    );
+    const missing = noticeSections()
+      .map((s) => s.pkg)
+      .filter((p) => !listed.has(p));
+    expect(missing).to.deep.equal([]);
   });
 
   it('names the licence of every library it bundles', () => {

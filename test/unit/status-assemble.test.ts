@@ -47,7 +47,7 @@ function facts(over: Partial<StatusFacts> = {}): StatusFacts {
   return {
     self: SELF,
     nodeName: 'self',
-    version: '0.1.0',
+    build: { version: '0.1.0', revision: 'abc1234' },
     role: 'coordinator',
     epoch: 3,
     coordinator: SELF,
@@ -271,6 +271,7 @@ describe('assembleStatus', () => {
       address: SELF.address,
       node_name: 'self',
       version: '0.1.0',
+      revision: 'abc1234',
       role: 'coordinator',
       epoch: 7,
       now: iso(T),
