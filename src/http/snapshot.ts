@@ -28,7 +28,7 @@ const gzipped = promisify(gzip);
 export interface SnapshotOptions {
   /** Builds the answer (called at most once per maxAgeMs, never twice at once). */
   build: () => Promise<{ status: number; contentType: string; body: string }>;
-  /** How long a snapshot is served once built, at least. */
+  /** How long a snapshot is served once built, at least; 0: built for every request. */
   maxAgeMs: number;
   now: () => number;
   /**
@@ -66,10 +66,14 @@ export class Snapshot {
     const bytes = Buffer.from(body, 'utf8');
     const etag = `"${createHash('sha1').update(bytes).digest('base64url')}"`;
     const costMs = Math.max(0, this.o.now() - atMs);
-    const servedForMs = Math.min(
-      MAX_SERVED_MS,
-      Math.max(this.o.maxAgeMs, costMs / (this.o.costShare ?? DEFAULT_COST_SHARE)),
-    );
+    // maxAgeMs 0 asks for a build every request (tests of the view itself): nothing is stretched.
+    const servedForMs =
+      this.o.maxAgeMs === 0
+        ? 0
+        : Math.min(
+            MAX_SERVED_MS,
+            Math.max(this.o.maxAgeMs, costMs / (this.o.costShare ?? DEFAULT_COST_SHARE)),
+          );
     // Level 1: a few times smaller for JSON, at a fraction of level 6's time.
     const zipped =
       bytes.length >= GZIP_FROM_BYTES

@@ -1,6 +1,6 @@
-// The loopback suite (`npm run test:loopback`, .mocharc.loopback.json), which CI runs on the
-// machine's Node besides `npm test` on the image's: every test but those that need network namespaces.
-// A new multi-host file left in it would run twice in CI; a loopback file left out, once.
+// The loopback suite (`npm run test:loopback`, .mocharc.loopback.json): every test but those that
+// need network namespaces, for a machine without them (or a quicker run). A multi-host file left in
+// it would need namespaces where none are; a loopback file left out would run nowhere but CI.
 import { readdirSync, readFileSync } from 'node:fs';
 import { dirname, join, normalize } from 'node:path';
 import { fileURLToPath } from 'node:url';
