@@ -16,17 +16,10 @@ import { httpSanityCheck } from '../peer-client/sanity-check.js';
 import { ProbeRounds } from '../prober/rounds.js';
 import { LARGE_MESH_VIEW_AGE_MS, SharedViews } from '../prober/shared-views.js';
 import type { EventLog } from '../status/event-log.js';
-import { heldText, judgementEntry } from '../status/event-feed.js';
-import type { NodeRef } from '../wire/node-ref.js';
-import { isJudgementEvent, type PeerStatusPayload } from '../wire/webhooks.js';
+import { heldText, judgementEntry, sentEntry } from '../status/event-feed.js';
+import { nodeNameOf, type NodeRef } from '../wire/node-ref.js';
+import type { PeerStatusPayload } from '../wire/webhooks.js';
 import { SHARE_WAIT_MS } from './term-sharing.js';
-
-/** Events the status page's feed shows as they go, besides the judgement ones. */
-const FED: ReadonlySet<string> = new Set([
-  'peer_flapping',
-  'peer_unauthenticated',
-  'peer_authenticated',
-]);
 
 /** The election's side of sharing verdicts, as the reporter needs it. */
 export interface VerdictSharing {
@@ -70,10 +63,12 @@ export function judging(o: JudgingOptions): Judging {
   const reporter = new Reporter({
     onSent: (payload) => {
       dispatcher.onPeerStatus(payload);
-      // The status page's feed shows what this coordinator says of its own judging.
-      if (isJudgementEvent(payload.event) || FED.has(payload.event)) {
-        events.add(payload.event, payload.reason ?? payload.event, payload.peer.id);
-      }
+      // Rare (an event goes out): the nodes a finding names are looked up as it comes.
+      const entry = sentEntry(payload, () => [
+        { ...self, node_name: nodeNameOf(self.id) },
+        ...rounds.snapshot().map((r) => ({ id: r.id, address: r.address, node_name: r.nodeName })),
+      ]);
+      if (entry) events.add(entry.kind, entry.text, entry.peer);
     },
     notifier: o.notifier,
     clock,

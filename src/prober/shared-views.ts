@@ -4,8 +4,8 @@
 // A large mesh's coordinator sends its successors every verdict at each heartbeat, twice a second:
 // at 5,000 peers, 5,000 views and 2 MB of JSON. Between verdict changes the same views go again
 // (the same array: the election driver then sends the same announcement, serialized once). Their
-// latencies and last-probe times, which change at every probe and are shown only on followers'
-// status pages, are refreshed every `maxAgeMs()`. The successors (next in line) are worked out
+// latencies, last-probe times and the failures of peers not answering, which change at every probe
+// and are shown only on followers' status pages, are refreshed every `maxAgeMs()`. The successors (next in line) are worked out
 // once per change too: rank and health decide them, not latencies.
 import type { Clock } from '../core/clock.js';
 import { toView, type PeerRecord } from './verdict.js';

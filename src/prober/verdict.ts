@@ -40,7 +40,10 @@ export interface PeerRecord {
   /** The coordinator cannot reach the peer but relays can. */
   brokenPath: BrokenPath | null;
   lastProbeMs: number | null;
+  /** Round trip of the last answered probe, ms (a failed attempt's duration is no latency). */
   lastLatencyMs: number | null;
+  /** When it last answered this node, epoch ms; null when not since this node judges it. */
+  lastSeenMs: number | null;
   lastFailure: string | null;
 }
 
@@ -138,6 +141,7 @@ export function newRecord(address: string, now: number, nodeName?: string): Peer
     brokenPath: null,
     lastProbeMs: null,
     lastLatencyMs: null,
+    lastSeenMs: null,
     lastFailure: null,
   };
 }
@@ -154,6 +158,7 @@ export function answered(record: PeerRecord, answer: Answer | null, now: number)
           lastProbeMs: now,
         }
       : {}),
+    lastSeenMs: now,
     unreachableSinceMs: null,
     unreachableBy: null,
     brokenPath: null,
@@ -195,7 +200,6 @@ export function attemptFailed(
     unreachableSinceMs: record.unreachableSinceMs ?? attemptStartMs,
     unreachableBy: failure.evidence ?? 'silence',
     lastProbeMs: now,
-    lastLatencyMs: failure.latencyMs,
     lastFailure: failure.detail,
   };
   if (record.health !== 'alive' || record.brokenPath) return same(failed);
@@ -340,12 +344,26 @@ export function toView(r: PeerRecord): PeerView {
     ...(r.lastLatencyMs !== null ? { latency_ms: Math.round(r.lastLatencyMs * 10) / 10 } : {}),
     ...(r.lastProbeMs !== null ? { last_probe: r.lastProbeMs } : {}),
     ...(r.brokenPath ? { path_broken: true } : {}),
+    // Only while it does not answer, when they say why (an answering peer's is its last probe):
+    // a large mesh's announcements carry every peer.
+    ...(r.unreachableSinceMs !== null && r.lastSeenMs !== null ? { last_seen: r.lastSeenMs } : {}),
+    ...(r.unreachableSinceMs !== null && r.lastFailure !== null
+      ? { last_failure: r.lastFailure.slice(0, MAX_FAILURE_CHARS) }
+      : {}),
   };
 }
 
 /**
- * Whether two records show alike in a view but for their latency and last probe, which change at
- * every probe: what a successor inherits (fromView) is the same.
+ * A failure's detail as views and /status carry it (their schemas allow more): room for the reason,
+ * the error and the attempts, and a lost zone's announcements (a third of the mesh dead) stay far
+ * from their 4 MiB limit.
+ */
+export const MAX_FAILURE_CHARS = 120;
+
+/**
+ * Whether two records show alike in a view but for their latency, last probe and, while they do
+ * not answer, last answer and failure, which change at every probe: what a successor inherits
+ * (fromView) is the same.
  */
 export function sameVerdict(a: PeerRecord, b: PeerRecord): boolean {
   return (
@@ -372,6 +390,7 @@ export function fromView(v: PeerView): PeerRecord {
     brokenPath: null,
     lastProbeMs: null,
     lastLatencyMs: null,
+    lastSeenMs: null,
     lastFailure: null,
   };
 }

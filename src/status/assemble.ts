@@ -5,7 +5,7 @@ import type { Departed } from '../discovery/departures.js';
 import { nodeNameOf, type NodeRef } from '../wire/node-ref.js';
 import { pausing } from '../maintenance/windows.js';
 import { type MaintenanceWindow, wireWindow } from '../wire/maintenance-window.js';
-import { provisionalId, type PeerRecord } from '../prober/verdict.js';
+import { MAX_FAILURE_CHARS, provisionalId, type PeerRecord } from '../prober/verdict.js';
 import type { PeerView } from '../wire/peer-view.js';
 import type { PathsStatus } from './paths-types.js';
 import type { AuthenticationStatus, NodeStatus, StatusEvent, StatusPeer } from './status-types.js';
@@ -49,6 +49,12 @@ function fromRecord(r: PeerRecord): Omit<StatusPeer, 'in_maintenance'> {
     since: r.health === 'unknown' && r.lastProbeMs === null ? null : iso(r.sinceMs),
     last_probe: iso(r.lastProbeMs),
     latency_ms: r.lastLatencyMs === null ? null : Math.round(r.lastLatencyMs * 10) / 10,
+    ...(r.unreachableSinceMs === null
+      ? { last_seen: null, last_failure: null }
+      : {
+          last_seen: iso(r.lastSeenMs),
+          last_failure: r.lastFailure?.slice(0, MAX_FAILURE_CHARS) ?? null,
+        }),
     path_broken: r.brokenPath !== null,
     alerted: r.alerted,
   };
@@ -63,6 +69,8 @@ function fromView(v: PeerView): Omit<StatusPeer, 'in_maintenance'> {
     since: iso(v.since),
     last_probe: iso(v.last_probe),
     latency_ms: v.latency_ms ?? null,
+    last_seen: iso(v.last_seen),
+    last_failure: v.last_failure ?? null,
     path_broken: v.path_broken ?? false,
     alerted: v.alerted,
   };
@@ -137,6 +145,8 @@ function blank(
     since: null,
     last_probe: null,
     latency_ms: null,
+    last_seen: null,
+    last_failure: null,
     path_broken: false,
     alerted: false,
   };

@@ -8,7 +8,7 @@ import {
 } from '../prober/verdict.js';
 import type { MaintenanceWindow } from '../wire/maintenance-window.js';
 import type { PeerView } from '../wire/peer-view.js';
-import type { PeerStatusPayload } from '../wire/webhooks.js';
+import { isFindingPayload, isJudgementEvent, type PeerStatusPayload } from '../wire/webhooks.js';
 
 export interface FeedEntry {
   kind: string;
@@ -101,4 +101,73 @@ export function heldText(
   return window
     ? `${payload.event} for ${payload.peer.id} held: maintenance (${window.reason}) until ${new Date(window.until).toISOString()}`
     : `${payload.event} for ${payload.peer.id}: resolves an alert held during maintenance; neither sent`;
+}
+
+/** A node as the feed names it. */
+export interface FeedNode {
+  id: string;
+  address: string;
+  node_name: string;
+}
+
+/** At most this many nodes of a side of a partition are named, and this many sides. */
+const SIDE_NODES_NAMED = 10;
+const SIDES_NAMED = 3;
+
+/**
+ * A finding of the localization of every node's paths (a warning) as the feed tells it: the
+ * webhook's sentence, which names nodes by node name only, then the nodes it is about by node name
+ * and address. `nodes`: those the coordinator knows, itself included (paths name their ends by id).
+ */
+export function findingEntry(
+  payload: Pick<PeerStatusPayload, 'event' | 'peer' | 'reason' | 'path' | 'partition'>,
+  nodes: readonly FeedNode[],
+): FeedEntry {
+  const byAddress = new Map(nodes.map((n) => [n.address, n]));
+  const byId = new Map(nodes.map((n) => [n.id, n]));
+  const named = (n: FeedNode | undefined, fallback: string) =>
+    n ? `${n.node_name} (${n.address})` : fallback;
+  const peer = `${payload.peer.node_name} (${payload.peer.address})`;
+  let about: string;
+  if (payload.partition) {
+    const { sides } = payload.partition;
+    const side = (addresses: readonly string[]) => {
+      const shown = addresses.slice(0, SIDE_NODES_NAMED).map((a) => named(byAddress.get(a), a));
+      const more = addresses.length - shown.length;
+      return `[${shown.join(', ')}${more > 0 ? ` and ${more} more` : ''}]`;
+    };
+    const more = sides.length - SIDES_NAMED;
+    about =
+      sides.slice(0, SIDES_NAMED).map(side).join(' | ') +
+      (more > 0 ? ` and ${more} more sides` : '');
+  } else if (payload.path) {
+    about = `${named(byId.get(payload.path.from), payload.path.from)} \u2192 ${peer}`;
+  } else {
+    about = peer;
+  }
+  const sentence = payload.reason ?? payload.event.replace(/_/g, ' ');
+  return { kind: payload.event, peer: payload.peer.id, text: `${sentence} \u2014 ${about}` };
+}
+
+/** Events the feed shows as they are sent, as the webhook says them, besides the judgement ones. */
+const FED: ReadonlySet<string> = new Set([
+  'peer_flapping',
+  'peer_unauthenticated',
+  'peer_authenticated',
+]);
+
+/**
+ * What the feed shows of an event the coordinator sent: its own ability to judge, flaps and
+ * authentication as the webhook says them, the findings about the paths with their nodes
+ * (`nodes`, called for those only); null for the verdicts' events, which judgementEntry tells as
+ * they are made.
+ */
+export function sentEntry(
+  payload: PeerStatusPayload,
+  nodes: () => readonly FeedNode[],
+): FeedEntry | null {
+  if (isJudgementEvent(payload.event) || FED.has(payload.event)) {
+    return { kind: payload.event, peer: payload.peer.id, text: payload.reason ?? payload.event };
+  }
+  return isFindingPayload(payload) ? findingEntry(payload, nodes()) : null;
 }

@@ -28,7 +28,8 @@ writing-mode:vertical-rl;transform:rotate(180deg);white-space:nowrap}
 .mx tbody th{font-size:11px;font-weight:600;text-align:right;padding:0 6px 0 0;white-space:nowrap;
 max-width:160px;overflow:hidden;text-overflow:ellipsis}
 .mx th[data-finding]{color:var(--dead);text-decoration:underline wavy}
-.mx[data-dense] td{min-width:9px;width:9px;height:9px;font-size:0}
+.mx td:not(.self){padding:0 4px;white-space:nowrap}
+.mx[data-dense] td,.mx[data-dense] td:not(.self){min-width:9px;width:9px;height:9px;font-size:0;padding:0}
 .mx[data-dense] thead th{font-size:8px;line-height:9px}.mx[data-dense] tbody th{font-size:9px;line-height:9px}
 .mx .corner{writing-mode:horizontal-tb;transform:none;text-align:right;padding-right:6px}
 tr[data-finding] td:first-child{box-shadow:inset 4px 0 var(--dead)}
@@ -46,7 +47,10 @@ export const PATHS_SCRIPT = String.raw`
   }
   function settingsLine(p) {
     const t = p.settings;
-    return 'each node probes ' + t.probes_per_round + ' others every ' + t.round_ms / 1000 + ' s; every pair within ' +
+    // The others of a small mesh all, else a rotating sample of PAIR_PROBES of them.
+    const who = t.rounds_to_cover === 1 ? (t.peers_per_round === 1 ? 'the other node' : 'all ' + t.peers_per_round + ' others')
+      : t.peers_per_round + ' others';
+    return 'each node probes ' + who + ' every ' + t.round_ms / 1000 + ' s; every pair within ' +
       t.rounds_to_cover + (t.rounds_to_cover === 1 ? ' round' : ' rounds') + '; figures over the last ' + t.window_ms / 1000 + ' s';
   }
   function countChips(p) {
@@ -84,6 +88,8 @@ export const PATHS_SCRIPT = String.raw`
       more > 0 ? el('li', { 'data-finding': 'more', text: '\u2026 and ' + more + ' more (all in /status)' }) : null);
   }
 
+  // A cell's figures with their units: the p50, and the loss when there is some.
+  const cellText = (p50, loss) => latency(p50) + (loss ? ' \u00b7 ' + pct(loss) : '');
   function matrixTable(p) {
     const { nodes: blamed, cells: flagged } = flagsOf(p);
     const n = p.nodes.length;
@@ -107,7 +113,7 @@ export const PATHS_SCRIPT = String.raw`
               (finding ? ' \u00b7 finding: ' + finding : '');
           return el('td', { class: 'p-' + state, 'data-from': from.address, 'data-to': to.address,
             'data-state': state, 'data-finding': finding, title,
-            text: state === 'unknown' || state === 'failed' ? '' : latency(row.p50_ms[j]).replace(' ms', '') });
+            text: state === 'unknown' || state === 'failed' ? '' : cellText(row.p50_ms[j], row.loss_ratio[j]) });
         }));
     });
     return el('div', { class: 'scroll' }, el('table', { class: 'mx', id: 'path-matrix', 'data-size': n,

@@ -85,7 +85,12 @@ border:1px solid color-mix(in srgb,var(--c,var(--muted)) 30%,transparent)}
 padding:7px 4px;border-bottom:1px solid var(--line)}
 .events li:last-child{border-bottom:0}
 .events li[data-suppressed=true]{background:var(--maint-bg)}
+.why{font-weight:600;color:var(--dead);overflow-wrap:anywhere}
 .events .when{color:var(--muted)}.events .when b{color:var(--text);font-weight:600;margin-right:6px}
+.summary dl{display:grid;grid-template-columns:max-content 1fr;gap:4px 14px;margin:0 0 10px}
+.summary dt{color:var(--muted)}.summary dd{margin:0;font-weight:600;overflow-wrap:anywhere}
+.summary p{margin:6px 0}.summary .warn{color:var(--suspect);font-weight:600}
+.down{margin:4px 0 8px;padding-left:0;list-style:none}.down li{padding:3px 0;overflow-wrap:anywhere}
 .foot{max-width:1280px;margin:0 auto;padding:0 20px 20px;color:var(--muted);font-size:12px}
 .foot a{color:inherit}
 body[data-connection=lost] .live{opacity:.55;filter:grayscale(.6)}
@@ -118,7 +123,10 @@ export const PAGE_SCRIPT = String.raw`
     path_restored: 'alive', suspected: 'suspect', cleared: 'alive', alive: 'alive',
     never_alive: 'unknown', withheld: 'unknown', cannot_judge: 'suspect', can_judge: 'alive',
     peer_flapping: 'suspect', peer_unauthenticated: 'suspect', peer_authenticated: 'alive',
-    coordinator: 'info', left: 'left', maintenance: 'maint' };
+    coordinator: 'info', left: 'left', maintenance: 'maint', partition: 'dead',
+    partition_healed: 'alive', egress_broken: 'dead', egress_restored: 'alive',
+    peer_degraded: 'suspect', peer_healthy: 'alive', path_degraded: 'suspect', path_healthy: 'alive',
+    peer_mtu: 'maint', peer_mtu_ok: 'alive', path_mtu: 'maint', path_mtu_ok: 'alive' };
   const byId = (id) => document.getElementById(id);
   let last = null;
   let skewMs = 0;
@@ -234,6 +242,16 @@ export const PAGE_SCRIPT = String.raw`
         el('b', { text: String(n) }), el('span', { text: st }));
     }));
   }
+  // A peer that answers: its latency. One that does not: why its last probe failed and when it
+  // last answered, not the latency it had then.
+  function health(p) {
+    const down = p.last_failure || p.last_seen || p.state === 'dead' || p.state === 'suspect';
+    if (!down) return [el('span', { class: 'num', text: latency(p.latency_ms) })];
+    return [el('div', { class: 'why', 'data-field': 'failure',
+      text: p.last_failure || 'no failure known to this coordinator' }),
+      el('div', { class: 'sub', 'data-field': 'last-seen' }, ...(p.last_seen
+        ? ['last seen ', when(p.last_seen, false)] : ['not seen since this coordinator leads']))];
+  }
   function peerRow(p, s) {
     const notes = [];
     if (s.coordinator && p.address === s.coordinator.address) notes.push(chip('info', 'coordinator'));
@@ -248,7 +266,7 @@ export const PAGE_SCRIPT = String.raw`
         p.id !== nodeName(p) ? el('div', { class: 'sub', text: p.id }) : null),
       td('address', 'Address', el('code', { text: p.address })),
       td('state', 'State', badge(p.state)),
-      td('latency', 'Latency', el('span', { class: 'num', text: latency(p.latency_ms) })),
+      td('latency', 'Latency', ...health(p)),
       td('since', 'Since', when(p.since, false)),
       td('last-probe', 'Last probe', when(p.last_probe, false)),
       td('notes', 'Notes', ...notes));
@@ -288,6 +306,9 @@ ${PATHS_SCRIPT}
     conn.textContent = failure ? 'Connection lost' : s ? 'Live \u00b7 ' + clock(s.now) : 'Connecting\u2026';
     renderBanners(s);
     if (!s) return;
+    const summary = byId('summary');
+    if (summary) summary.remove();
+    byId('live').hidden = false;
     const dead = s.peers.filter((p) => p.state === 'dead').length;
     document.title = (failure ? '\u26a0 ' : dead ? '\u2716 ' + dead + ' dead \u00b7 ' : '') + 'knh \u00b7 ' + nodeName(s);
     renderFacts(s);
@@ -324,8 +345,12 @@ ${PATHS_SCRIPT}
 })();
 `;
 
-/** The whole document: the style and the script inline, nothing fetched but `status`. */
-export const STATUS_PAGE_HTML = `<!doctype html>
+/**
+ * The whole document: the style and the script inline, nothing fetched but `status`. `summary`:
+ * the server's summary of the status, HTML already escaped (page-summary.ts), shown until the
+ * script's live view (hidden until then) replaces it, and all there is without JavaScript.
+ */
+export const statusPageHtml = (summary: string): string => `<!doctype html>
 <html lang="en">
 <head>
 <meta charset="utf-8">
@@ -342,13 +367,14 @@ export const STATUS_PAGE_HTML = `<!doctype html>
 </header>
 <main>
 <div id="banners"></div>
-<div class="live">
+${summary}
+<div id="live" class="live" hidden>
 <section id="facts" class="facts" aria-label="This node"></section>
 <section id="tiles" class="tiles" aria-label="Peers by state"></section>
 <section class="panel" aria-labelledby="peers-title">
 <h2 id="peers-title">Peers <span id="peer-count"></span></h2>
 <table class="peers">
-<thead><tr><th>Node</th><th>Address</th><th>State</th><th>Latency</th><th>Since</th><th>Last probe</th><th>Notes</th></tr></thead>
+<thead><tr><th>Node</th><th>Address</th><th>State</th><th>Latency, or why down</th><th>Since</th><th>Last probe</th><th>Notes</th></tr></thead>
 <tbody id="peers"></tbody>
 </table>
 </section>

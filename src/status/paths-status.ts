@@ -34,7 +34,7 @@ export interface PathsFacts {
   enabled: boolean;
   role: 'follower' | 'candidate' | 'coordinator';
   coordinator: NodeRef | null;
-  settings: Omit<PathsSettings, 'rounds_to_cover'>;
+  settings: Omit<PathsSettings, 'rounds_to_cover' | 'peers_per_round'>;
   /** Every node taking part, this one included, named; any order (shown in rank order). */
   nodes: readonly PathsNode[];
   /** The coordinator's path book: every path held, with its source. Read only while it leads. */
@@ -61,6 +61,8 @@ export function pathsStatus(f: PathsFacts): PathsStatus {
   const nodes = [...f.nodes].sort((a, b) => compareRank(a.address, b.address));
   const settings = {
     ...f.settings,
+    // As pair-schedule.ts samples them: never more than the others there are.
+    peers_per_round: Math.min(f.settings.probes_per_round, Math.max(0, nodes.length - 1)),
     rounds_to_cover: roundsToCover(nodes.length, f.settings.probes_per_round),
   };
   if (f.role !== 'coordinator') {

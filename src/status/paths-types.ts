@@ -13,6 +13,8 @@ export type PathCounts = Record<KnownPathState, number>;
 export interface PathsSettings {
   /** PAIR_PROBES: the peers each node probes a round. */
   probes_per_round: number;
+  /** The peers each node probes a round at the mesh's size now: PAIR_PROBES, or all the others. */
+  peers_per_round: number;
   /** ELECTION_COOLDOWN_PERIOD: a round, ms. */
   round_ms: number;
   /** Rounds a node takes to probe every other node once, at the mesh's size now. */

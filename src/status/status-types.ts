@@ -16,6 +16,13 @@ export interface StatusPeer {
   last_probe: string | null;
   /** Round-trip of the last answered probe, ms; null when not known. */
   latency_ms: number | null;
+  /**
+   * While it does not answer (suspect, dead, or never answered): ISO time it last answered the
+   * coordinator, null when not since that coordinator leads; null while it answers.
+   */
+  last_seen: string | null;
+  /** While it does not answer: why its last probe failed (refused, timeout, reset…); else null. */
+  last_failure: string | null;
   /** The coordinator cannot reach it, but other peers can. */
   path_broken: boolean;
   /** A dead-peer alert was sent (or, during maintenance, would have been). */
@@ -29,7 +36,9 @@ export interface StatusEvent {
   time: string;
   /**
    * peer_dead, peer_recovered, path_broken, path_restored, cannot_judge, can_judge, suspected,
-   * cleared, withheld, alive, never_alive, coordinator, left, returned, maintenance.
+   * cleared, withheld, alive, never_alive, coordinator, left, returned, maintenance; on the
+   * coordinator the findings about the paths as they open and close (partition, egress_broken,
+   * peer_degraded, path_mtu… and their ends), the nodes named by node name and address.
    */
   kind: string;
   /** The id of the peer concerned, when there is one. */

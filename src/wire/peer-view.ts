@@ -15,4 +15,8 @@ export interface PeerView {
   latency_ms?: number;
   last_probe?: number;
   path_broken?: boolean;
+  /** While it does not answer: epoch ms it last answered the coordinator (absent: not since it leads). */
+  last_seen?: number;
+  /** While it does not answer: why its last probe failed (refused, timeout, reset…). */
+  last_failure?: string;
 }

@@ -1,6 +1,7 @@
 // The status page in real headless Chromium: first against scripted /status answers, then on a
 // running mesh of real knh processes where a peer is killed. Screenshots go to test-output/status-page/.
 import { mkdirSync, statSync } from 'node:fs';
+import { dirname } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { expect } from 'chai';
 import express from 'express';
@@ -16,8 +17,18 @@ import { maintenanceWindow, nodeStatus, statusEvent, statusPeer } from '../suppo
 import { coordinatorPaths, pathsFacts, pathsNodes, probedPath } from '../support/path-status.js';
 import { pollUntil } from '../support/poll.js';
 import { pathsStatus } from '../../src/status/paths-status.js';
+import { findingPayload } from '../../src/alerts/finding-events.js';
+import type { Finding } from '../../src/paths/path-state.js';
+import { findingEntry } from '../../src/status/event-feed.js';
 
 const OUTPUT_DIR = fileURLToPath(new URL('../../../test-output/status-page/', import.meta.url));
+/**
+ * The docs' picture of the page (docs/operating.md), written by the mesh test when
+ * KNH_DOCS_SCREENSHOT=1 (`npm run screenshots`).
+ */
+const DOCS_SCREENSHOT = fileURLToPath(
+  new URL('../../../docs/images/status-page.png', import.meta.url),
+);
 /** The page polls every 2 s: a few polls. */
 const RENDERED_MS = 8_000;
 const WIDE = { width: 1280, height: 900 };
@@ -181,6 +192,182 @@ describe('status page in headless Chromium', function () {
       expect(problems, 'script errors or CSP violations').to.deep.equal([]);
     });
 
+    it('tells why a dead peer is down and when it was last seen, not the latency it had', async () => {
+      const now = new Date();
+      const lastSeen = new Date(now.getTime() - 42_000).toISOString();
+      node.current = nodeStatus(
+        { now },
+        {
+          peers: [
+            statusPeer(1, now),
+            statusPeer(2, now, {
+              state: 'dead',
+              alerted: true,
+              latency_ms: 88,
+              last_seen: lastSeen,
+              last_failure: 'refused (connect ECONNREFUSED 10.0.0.2:8080) after 3 attempts',
+            }),
+            statusPeer(3, now, {
+              state: 'suspect',
+              latency_ms: 12,
+              last_failure: 'timeout (1000 ms) after 1 attempt',
+            }),
+          ],
+        },
+      );
+      const { page, problems } = await openPage(WIDE);
+      await page.goto(node.url);
+      const dead = row(page, '10.0.0.2:8080').locator('[data-col="latency"]');
+      await dead.waitFor({ timeout: RENDERED_MS });
+      expect(await dead.locator('[data-field="failure"]').innerText()).to.equal(
+        'refused (connect ECONNREFUSED 10.0.0.2:8080) after 3 attempts',
+      );
+      expect(await dead.locator('[data-field="last-seen"]').innerText()).to.match(
+        /^last seen 4\d s ago$/,
+      );
+      // The absolute time in the tooltip.
+      expect(await dead.locator('time').getAttribute('title')).to.equal(lastSeen);
+      expect(await dead.innerText()).to.not.include('88');
+      const suspect = row(page, '10.0.0.3:8080').locator('[data-col="latency"]');
+      expect(await suspect.innerText()).to.equal(
+        'timeout (1000 ms) after 1 attempt\nnot seen since this coordinator leads',
+      );
+      // A peer that answers shows its latency, with its unit.
+      expect(await row(page, '10.0.0.1:8080').locator('[data-col="latency"]').innerText()).to.equal(
+        '0.5 ms',
+      );
+      await screenshot(page, 'scripted-dead-why');
+      expect(problems, 'script errors or CSP violations').to.deep.equal([]);
+    });
+
+    it('lists the findings about the paths among the events, naming nodes by node name and address', async () => {
+      const now = new Date();
+      const nodes = pathsNodes(5);
+      const refOf = (address: string) => {
+        const n = nodes.find((x) => x.address === address);
+        return { id: n?.id ?? address, node_name: n?.node_name ?? '' };
+      };
+      const told = (f: Finding, secondsAgo: number) => {
+        const entry = findingEntry(
+          findingPayload({
+            finding: { id: 'x', opened: f, latest: f, openedMs: 0 },
+            closing: false,
+            startMs: 0,
+            coordinator: nodes[0]!,
+            epoch: 3,
+            now: now.getTime(),
+            refOf,
+            figures: null,
+          }),
+          nodes,
+        );
+        return statusEvent(now, secondsAgo, entry);
+      };
+      const [n2, n3, n4] = [nodes[1]!.address, nodes[2]!.address, nodes[3]!.address];
+      node.current = nodeStatus(
+        { now },
+        {
+          events: [
+            told({ kind: 'path-broken', from: n2, to: n3, witnesses: [n4] }, 2),
+            told({ kind: 'egress-broken', node: n4, reaches: [], reachedBy: [n2, n3] }, 5),
+          ],
+        },
+      );
+      const { page, problems } = await openPage(WIDE);
+      await page.goto(node.url);
+      const broken = page.locator('#events li[data-kind="path_broken"]');
+      await broken.waitFor({ timeout: RENDERED_MS });
+      expect(await broken.innerText()).to.include(`worker-2 (${n2}) \u2192 worker-3 (${n3})`);
+      const egress = page.locator('#events li[data-kind="egress_broken"]');
+      expect(await egress.innerText()).to.include(`its egress is broken \u2014 worker-4 (${n4})`);
+      // Coloured as what it is: a node cut off in red, not grey as an unknown kind.
+      expect(await egress.locator('.chip').getAttribute('class')).to.equal('chip s-dead');
+      expect(problems).to.deep.equal([]);
+    });
+
+    it('says how many peers each node probes in a mesh smaller than PAIR_PROBES, and gives units in the cells', async () => {
+      const nodes = pathsNodes(5).map((n) => n.address);
+      node.current = nodeStatus(
+        {},
+        {
+          paths: coordinatorPaths(5, (from, to) =>
+            from === nodes[1] && to === nodes[2] ? 'degraded' : 'ok',
+          ),
+        },
+      );
+      const { page, problems } = await openPage(WIDE);
+      await page.goto(node.url);
+      const matrix = page.locator('#path-matrix');
+      await matrix.waitFor({ timeout: RENDERED_MS });
+      expect(await page.locator('#paths-sub').innerText()).to.include(
+        'each node probes all 4 others every 1 s; every pair within 1 round',
+      );
+      const cell = (from: string, to: string) =>
+        matrix.locator(`td[data-from="${from}"][data-to="${to}"]`);
+      expect(await cell(nodes[0]!, nodes[1]!).innerText()).to.match(/^[\d.]+ ms$/);
+      expect(await cell(nodes[1]!, nodes[2]!).innerText()).to.equal('120 ms \u00b7 30 %');
+      await screenshot(page, 'scripted-paths-5');
+      expect(problems).to.deep.equal([]);
+    });
+
+    it('reads without JavaScript: the server renders the summary, escaped, under the same CSP', async () => {
+      const now = new Date();
+      const hostile = '<img src=x onerror="window.__knhXss=1">';
+      const nodes = pathsNodes(5).map((n) => n.address);
+      node.current = nodeStatus(
+        { now, peerCount: 0 },
+        {
+          peers: [
+            statusPeer(1, now),
+            statusPeer(2, now, {
+              state: 'dead',
+              last_seen: new Date(now.getTime() - 42_000).toISOString(),
+              last_failure: 'refused (connect ECONNREFUSED) after 3 attempts',
+            }),
+            statusPeer(3, now, { state: 'suspect', node_name: hostile, last_failure: 'timeout' }),
+            statusPeer(4, now),
+          ],
+          paths: coordinatorPaths(5, (from, to) =>
+            from === nodes[1] && to === nodes[2] ? 'failed' : 'ok',
+          ),
+        },
+      );
+      const { page, problems } = await openPage({ ...WIDE, javaScriptEnabled: false });
+      await page.goto(node.url);
+      const summary = page.locator('#summary');
+      expect(await summary.isVisible()).to.equal(true);
+      expect(await page.locator('#live').isVisible(), 'the live view needs the script').to.equal(
+        false,
+      );
+      expect(await summary.locator('[data-summary="role"]').innerText()).to.equal('coordinator');
+      expect(await summary.locator('[data-summary="coordinator"]').innerText()).to.equal(
+        'this node',
+      );
+      expect(await summary.locator('[data-summary="epoch"]').innerText()).to.equal('3');
+      expect(await summary.locator('[data-summary="peers"]').innerText()).to.equal(
+        '4 peers (its own verdicts): 2 alive, 1 suspect, 1 dead, 0 unknown, 0 left.',
+      );
+      const down = summary.locator('[data-summary="down"] li');
+      expect(await attributes(down, 'data-peer')).to.deep.equal(['10.0.0.2:8080', '10.0.0.3:8080']);
+      expect(await down.first().innerText()).to.match(
+        /^DEAD worker-2 \(10\.0\.0\.2:8080\): refused \(connect ECONNREFUSED\) after 3 attempts; last seen 42 s ago$/i,
+      );
+      expect(await down.nth(1).innerText()).to.include(hostile);
+      expect(await page.locator('img').count(), 'a name from the cluster is text').to.equal(0);
+      expect(await summary.locator('[data-finding="path-broken"]').innerText()).to.equal(
+        `path-broken worker-2 (${nodes[1]}) \u2192 worker-3 (${nodes[2]})`,
+      );
+      await screenshot(page, 'scripted-no-javascript');
+      expect(problems, 'CSP violations').to.deep.equal([]);
+
+      // With the script on, its live view takes the summary's place.
+      const live = await openPage(WIDE);
+      await live.page.goto(node.url);
+      await row(live.page, '10.0.0.2:8080').waitFor({ timeout: RENDERED_MS });
+      expect(await live.page.locator('#summary').count()).to.equal(0);
+      expect(live.problems).to.deep.equal([]);
+    });
+
     it('shows text from /status as text: a hostile peer name creates no element', async () => {
       const now = new Date();
       const hostile = '<img src=x onerror="window.__knhXss=1">';
@@ -257,7 +444,9 @@ describe('status page in headless Chromium', function () {
         'path-degraded worker-10 → worker-11',
       ]);
       expect(await page.locator('[data-path-count="failed"]').innerText()).to.equal('100 failed');
-      expect(await page.locator('#paths-sub').innerText()).to.include('every pair within 5 rounds');
+      expect(await page.locator('#paths-sub').innerText()).to.include(
+        'each node probes 20 others every 1 s; every pair within 5 rounds',
+      );
       // Readable at 100 × 100: small square cells, the whole matrix within a wide screen.
       const box = await matrix.boundingBox();
       expect(box?.width, 'matrix width').to.be.below(WIDE.width);
@@ -374,11 +563,12 @@ describe('status page in headless Chromium', function () {
     });
   });
 
-  describe('on a running mesh of 4 real nodes', () => {
+  describe('on a running mesh of real nodes', () => {
     const startMesh = useMeshFixture();
 
-    it("shows every peer alive, then a killed peer dead, on the coordinator's page", async () => {
-      const fx = await startMesh({ size: 4 });
+    it("shows every peer alive, then a killed peer dead and why, on the coordinator's page", async () => {
+      // Five nodes, as the demo runs: this test's picture of the page is the docs' one.
+      const fx = await startMesh({ size: 5 });
       const { coordinator } = await fx.settled();
       const status = await fetch(`http://${coordinator.address}/status`);
       expect(
@@ -410,14 +600,32 @@ describe('status page in headless Chromium', function () {
         expect(await row(page, n.address).getAttribute('data-state'), n.name).to.equal('alive');
       }
       expect(await rowOrder(page)).to.have.property('0', victim.address);
+      // Why it is dead (its port refuses: the process is gone) and when it last answered.
+      const why = row(page, victim.address).locator('[data-col="latency"]');
+      expect(await why.locator('[data-field="failure"]').innerText()).to.match(/^refused/);
+      expect(await why.locator('[data-field="last-seen"]').innerText()).to.match(
+        /^last seen \d+ s ago$/,
+      );
+      expect(await page.locator('#paths-sub').innerText()).to.include(
+        'each node probes all 4 others',
+      );
 
       const path = await screenshot(page, 'mesh-with-dead-peer');
       expect(statSync(path).size).to.be.greaterThan(0);
+      if (process.env.KNH_DOCS_SCREENSHOT === '1') {
+        // The failed column of the killed node in the matrix, as an operator would find it.
+        await page
+          .locator(`#path-findings li[data-finding="unreachable"]`)
+          .waitFor({ timeout: 15_000 });
+        mkdirSync(dirname(DOCS_SCREENSHOT), { recursive: true });
+        await page.screenshot({ path: DOCS_SCREENSHOT, fullPage: true });
+        expect(statSync(DOCS_SCREENSHOT).size, 'a small picture for the docs').to.be.below(200_000);
+      }
       expect(problems, 'script errors or CSP violations').to.deep.equal([]);
 
       // A follower shows the coordinator's verdicts, from its last announcement.
       const follower = others.find((o) => o !== victim);
-      if (!follower) throw new Error('a mesh of 4 has a follower that is not the victim');
+      if (!follower) throw new Error('a mesh of 5 has a follower that is not the victim');
       const followerPage = await openPage(WIDE);
       await followerPage.page.goto(`http://${follower.address}/`);
       await row(followerPage.page, victim.address)
@@ -426,6 +634,10 @@ describe('status page in headless Chromium', function () {
       expect(await followerPage.page.locator('[data-field="view"]').innerText()).to.equal(
         "coordinator's verdicts",
       );
+      // Why, as the coordinator announced it.
+      expect(
+        await row(followerPage.page, victim.address).locator('[data-field="failure"]').innerText(),
+      ).to.match(/^refused/);
       await screenshot(followerPage.page, 'mesh-follower-view');
     });
 
@@ -455,7 +667,10 @@ describe('status page in headless Chromium', function () {
       expect(await cell(first, second).getAttribute('title')).to.match(
         /: ok · p50 [\d.]+ ms · p99 [\d.]+ ms · loss [\d.]+ %$/,
       );
-      expect(await cell(first, second).innerText(), 'the p50 in the cell').to.match(/^[\d.]+$/);
+      expect(await cell(first, second).innerText(), 'the p50 in the cell').to.match(/^[\d.]+ ms$/);
+      expect(await page.locator('#paths-sub').innerText()).to.include(
+        'each node probes all 3 others',
+      );
 
       const victim = lowestRanked(fx.nodes);
       await fx.mesh.kill(victim.index);

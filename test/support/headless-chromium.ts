@@ -18,6 +18,8 @@ export interface OpenedPage {
 export function useChromium(): (viewport?: {
   width: number;
   height: number;
+  /** false: a reader with scripts off (what the server renders is all there is). */
+  javaScriptEnabled?: boolean;
 }) => Promise<OpenedPage> {
   let browser: Browser | null = null;
   let opened: Page[] = [];
@@ -55,9 +57,9 @@ export function useChromium(): (viewport?: {
     browser = null;
   });
 
-  return async ({ width, height } = { width: 1280, height: 900 }) => {
+  return async ({ width, height, javaScriptEnabled = true } = { width: 1280, height: 900 }) => {
     if (!browser) throw new Error('Chromium is not running (the before hook failed)');
-    const context = await browser.newContext({ viewport: { width, height } });
+    const context = await browser.newContext({ viewport: { width, height }, javaScriptEnabled });
     const page = await context.newPage();
     opened.push(page);
     const problems: string[] = [];

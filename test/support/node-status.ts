@@ -21,6 +21,8 @@ export function statusPeer(
     since: new Date(now.getTime() - 90_000).toISOString(),
     last_probe: new Date(now.getTime() - 1_000).toISOString(),
     latency_ms: 0.4 + index / 10,
+    last_seen: null,
+    last_failure: null,
     path_broken: false,
     alerted: false,
     in_maintenance: false,

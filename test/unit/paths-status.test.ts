@@ -110,6 +110,7 @@ describe('the paths section of /status', () => {
       );
     expect(as(settings(101, 20), 'own').settings).to.deep.equal({
       probes_per_round: 20,
+      peers_per_round: 20,
       round_ms: 1_000,
       rounds_to_cover: 5,
       window_ms: 10_000,
@@ -119,6 +120,23 @@ describe('the paths section of /status', () => {
     });
     expect(as(settings(4, 20), 'own').settings.rounds_to_cover).to.equal(1);
     expect(as(settings(1, 20), 'own').settings.rounds_to_cover).to.equal(0);
+  });
+
+  it('says how many peers each node probes a round: PAIR_PROBES, or the others of a smaller mesh', () => {
+    const perRound = (count: number, probes: number) =>
+      as(
+        section(
+          pathsFacts({
+            nodes: pathsNodes(count),
+            settings: { ...pathsFacts().settings, probes_per_round: probes },
+          }),
+        ),
+        count > 100 ? 'summary' : 'matrix',
+      ).settings.peers_per_round;
+    expect(perRound(5, 20)).to.equal(4);
+    expect(perRound(21, 20)).to.equal(20);
+    expect(perRound(150, 20)).to.equal(20);
+    expect(perRound(1, 20)).to.equal(0);
   });
 
   describe('on the coordinator of at most 100 nodes: the matrix', () => {

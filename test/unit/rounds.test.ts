@@ -865,13 +865,20 @@ describe('ProbeRounds', () => {
   it('changes its verdicts version whenever a shared view would show a verdict otherwise, and not for rounds of answers', async () => {
     const peers = [1, 2, 3, 4, 5, 6, 7, 8].map(addr);
     const { clock, rounds, behaviour, startAlive } = setup({ peers });
-    // What a successor inherits and a follower's page shows, latencies and probe times aside.
+    // What a successor inherits and a follower's page shows, latencies, probe times and why a
+    // peer does not answer aside (they change at every probe, and are refreshed as latencies are).
     const shown = () =>
       JSON.stringify(
         rounds
           .snapshot()
           .map(toView)
-          .map((v) => ({ ...v, latency_ms: undefined, last_probe: undefined })),
+          .map((v) => ({
+            ...v,
+            latency_ms: undefined,
+            last_probe: undefined,
+            last_seen: undefined,
+            last_failure: undefined,
+          })),
       );
     await startAlive();
     const steady = rounds.verdictsVersion;

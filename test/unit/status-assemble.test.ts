@@ -2,7 +2,7 @@
 // its coordinator's, peers not judged yet, peers that left, and who is in maintenance.
 import { expect } from 'chai';
 import type { MaintenanceWindow } from '../../src/wire/maintenance-window.js';
-import { newRecord, toView, type PeerRecord } from '../../src/prober/verdict.js';
+import { MAX_FAILURE_CHARS, newRecord, toView, type PeerRecord } from '../../src/prober/verdict.js';
 import { assembleStatus, type StatusFacts } from '../../src/status/assemble.js';
 import type { NodeStatus, StatusPeer } from '../../src/status/status-types.js';
 import { loadSchemas } from '../../src/wire/schemas.js';
@@ -31,8 +31,10 @@ const DEAD = rec('b', '10.0.0.2', {
   sinceMs: T - 2 * MIN,
   alerted: true,
   lastProbeMs: T - 2_000,
-  lastLatencyMs: 1_000,
-  lastFailure: 'refused',
+  lastLatencyMs: 88,
+  lastSeenMs: T - 3 * MIN,
+  unreachableSinceMs: T - 3 * MIN + 1_000,
+  lastFailure: 'refused (connect ECONNREFUSED) after 3 attempts',
 });
 const BROKEN = rec('c', '10.0.0.3', {
   health: 'alive',
@@ -104,6 +106,8 @@ describe('assembleStatus', () => {
       since: iso(T - 10 * MIN),
       last_probe: iso(T - 1_000),
       latency_ms: 1.2,
+      last_seen: null,
+      last_failure: null,
       path_broken: false,
       alerted: false,
       in_maintenance: false,
@@ -121,6 +125,39 @@ describe('assembleStatus', () => {
       last_probe: null,
       latency_ms: null,
     });
+  });
+
+  it('says why a peer that does not answer is down and when it last answered, not only its latency', () => {
+    const s = assemble(facts({ own: [ALIVE, DEAD] }));
+    expect(peer(s, DEAD.address)).to.deep.include({
+      last_failure: 'refused (connect ECONNREFUSED) after 3 attempts',
+      last_seen: iso(T - 3 * MIN),
+    });
+    // An answering peer's last probe is its last answer: no last_seen, no failure.
+    expect(peer(s, ALIVE.address)).to.deep.include({ last_seen: null, last_failure: null });
+    const long = rec('d', '10.0.0.5', {
+      ...DEAD,
+      address: '10.0.0.5:8080',
+      lastFailure: 'x'.repeat(5_000),
+    });
+    expect(peer(assemble(facts({ own: [long] })), long.address).last_failure).to.have.length(
+      MAX_FAILURE_CHARS,
+    );
+  });
+
+  it("a follower shows why a peer is down and when it was last seen, from the coordinator's view", () => {
+    const s = assemble(
+      facts({
+        role: 'follower',
+        coordinator: LEADER,
+        followed: { views: [toView(ALIVE), toView(DEAD)], atMs: T - 1_000 },
+      }),
+    );
+    expect(peer(s, DEAD.address)).to.deep.include({
+      last_failure: 'refused (connect ECONNREFUSED) after 3 attempts',
+      last_seen: iso(T - 3 * MIN),
+    });
+    expect(peer(s, ALIVE.address)).to.deep.include({ last_seen: null, last_failure: null });
   });
 
   it('a leading node that suspects itself says so', () => {

@@ -213,6 +213,28 @@ describe('status routes', () => {
     expect(PAGE_SCRIPT).to.not.include('innerHTML');
   });
 
+  it('GET / carries a summary of the status in the HTML itself, for a reader without JavaScript', async () => {
+    current = nodeStatus(
+      { now },
+      {
+        peers: [statusPeer(1, now), statusPeer(2, now, { state: 'dead', last_failure: 'refused' })],
+      },
+    );
+    const html = await (await fetch(url('/'))).text();
+    const summary = /<section id="summary"[^]*?<\/section>/.exec(html)?.[0] ?? '';
+    expect(summary).to.include('data-summary="role">coordinator<');
+    expect(summary).to.include('<li data-peer="10.0.0.2:8080" data-state="dead">');
+    // The live view stays hidden until the script has polled /status and replaces the summary.
+    expect(html).to.include('<div id="live" class="live" hidden>');
+  });
+
+  it('GET / still serves the page when the status cannot be built, saying so', async () => {
+    current = new Error('boom: a bug in the status');
+    const res = await fetch(url('/'));
+    expect(res.status).to.equal(200);
+    expect(await res.text()).to.include('data-summary="unavailable"');
+  });
+
   it("the page's script is valid JavaScript", () => {
     expect(() => new Script(PAGE_SCRIPT)).to.not.throw();
   });

@@ -14,9 +14,11 @@ import {
   type Transition,
 } from '../../src/prober/verdict.js';
 import type { Health } from '../../src/wire/peer-view.js';
+import { loadSchemas } from '../../src/wire/schemas.js';
 
 const ADDRESS = '10.0.0.7:8080';
 const T0 = 1_700_000_000_000;
+const schemas = loadSchemas();
 const UNHEALTHY = 1_000;
 const pong: Answer = { latencyMs: 3, id: 'worker-7@10.0.0.7', nodeName: 'worker-7' };
 const refused = {
@@ -158,8 +160,18 @@ describe('verdict: attemptFailed', () => {
       alerted: false,
       unreachableSinceMs: T0 + 100,
       lastProbeMs: T0 + 1_100,
-      lastLatencyMs: refused.latencyMs,
       lastFailure: refused.detail,
+    });
+  });
+
+  it('keeps the latency of the last answer and when it came: a failed attempt has no latency', () => {
+    const seen = answered(record('unknown'), pong, T0).record;
+    expect(seen).to.deep.include({ lastLatencyMs: pong.latencyMs, lastSeenMs: T0 });
+    const down = attemptFailed(seen, timedOut, T0 + 1_000, T0 + 2_000).record;
+    expect(down).to.deep.include({
+      lastLatencyMs: pong.latencyMs,
+      lastSeenMs: T0,
+      lastFailure: timedOut.detail,
     });
   });
 
@@ -504,10 +516,17 @@ describe('verdict: records', () => {
       health: 'dead',
       since: T0 + 5_000,
       alerted: true,
-      // For followers' status pages: the last probe and the last answered one's latency.
+      // For followers' status pages: the last probe, the last answered one's latency, and while
+      // it does not answer when it last did and why its last probe failed.
       last_probe: r.lastProbeMs,
-      latency_ms: 1,
+      latency_ms: pong.latencyMs,
+      last_seen: T0,
+      last_failure: refused.detail,
     });
+    expect(schemas.check('peer-view', view)).to.deep.equal({ ok: true });
+    // Once it answers again, neither: its last probe is its last answer.
+    const back = toView(answered(r, pong, T0 + 9_000).record);
+    expect(back).to.not.have.any.keys('last_seen', 'last_failure');
     expect(fromView(view)).to.deep.include({
       address: r.address,
       id: r.id,

@@ -3,7 +3,8 @@ import { createHash } from 'node:crypto';
 import { Router } from 'express';
 import type { Logger } from '../../core/logger.js';
 import type { SchemaRegistry } from '../../wire/schemas.js';
-import { PAGE_SCRIPT, PAGE_STYLE, STATUS_PAGE_HTML } from '../../status/page.js';
+import { PAGE_SCRIPT, PAGE_STYLE, statusPageHtml } from '../../status/page.js';
+import { statusSummaryHtml, summaryUnavailableHtml } from '../../status/page-summary.js';
 import type { NodeStatus } from '../../status/status-types.js';
 import { serveSnapshot, Snapshot } from '../snapshot.js';
 
@@ -78,16 +79,25 @@ export function statusRouter({
     serveSnapshot(snapshot, { 'Cache-Control': 'no-cache', 'X-Content-Type-Options': 'nosniff' }),
   );
 
-  router.get('/', (_req, res) => {
+  router.get('/', async (_req, res) => {
+    // The summary a reader without JavaScript sees, from the status as it is now (not the
+    // snapshot's JSON: a page load is rare, and it needs the object).
+    let summary: string;
+    try {
+      summary = statusSummaryHtml(await status());
+    } catch (err) {
+      logger?.error({ err, path: '/' }, 'the status page could not build its summary');
+      summary = summaryUnavailableHtml();
+    }
     res.set({
       'Content-Type': 'text/html; charset=utf-8',
       'Content-Security-Policy': STATUS_PAGE_CSP,
       'X-Content-Type-Options': 'nosniff',
       'Referrer-Policy': 'no-referrer',
-      // The page is a constant of this build; revalidating is cheap and survives an upgrade.
+      // The summary changes with the mesh: revalidated (express's ETag) at every load.
       'Cache-Control': 'no-cache',
     });
-    res.send(STATUS_PAGE_HTML);
+    res.send(statusPageHtml(summary));
   });
 
   return router;
