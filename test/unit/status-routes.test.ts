@@ -228,6 +228,19 @@ describe('status routes', () => {
     expect(html).to.include('<div id="live" class="live" hidden>');
   });
 
+  it('GET / and GET /status share one build a second, however often the page is loaded', async () => {
+    await fetch(url('/status'));
+    t += 500;
+    for (let i = 0; i < 10; i++) expect((await fetch(url('/'))).status).to.equal(200);
+    expect(builds, 'the page summarises the status /status serves').to.equal(1);
+    current = nodeStatus({ now }, { epoch: 42 });
+    t += 1_000; // both stale: one build of the status serves both again
+    const html = await (await fetch(url('/'))).text();
+    expect(html).to.include('data-summary="epoch">42<');
+    await fetch(url('/status'));
+    expect(builds).to.equal(2);
+  });
+
   it('GET / still serves the page when the status cannot be built, saying so', async () => {
     current = new Error('boom: a bug in the status');
     const res = await fetch(url('/'));

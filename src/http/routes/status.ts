@@ -9,7 +9,7 @@ import type { NodeStatus } from '../../status/status-types.js';
 import { serveSnapshot, Snapshot } from '../snapshot.js';
 
 export interface StatusRouterOptions {
-  /** What the node knows now; called once a request. */
+  /** What the node knows now; called once per snapshot (see maxAgeMs). */
   status: () => NodeStatus | Promise<NodeStatus>;
   /**
    * When given, every answer is checked against schemas/status.schema.json and a mismatch is a 500
@@ -49,10 +49,13 @@ export function statusRouter({
   maxAgeMs = 1_000,
 }: StatusRouterOptions): Router {
   const router = Router();
+  /** The status the last build of /status served, for the page's summary; null if it failed. */
+  let served: NodeStatus | null = null;
   const snapshot = new Snapshot({
     now,
     maxAgeMs,
     build: async () => {
+      served = null;
       const body = await status();
       const check = schemas?.check('status', body) ?? { ok: true };
       if (!check.ok) {
@@ -69,7 +72,29 @@ export function statusRouter({
           }),
         };
       }
+      served = body;
       return { status: 200, contentType: 'application/json', body: JSON.stringify(body) };
+    },
+  });
+  // The page carries a summary of the status for a reader without JavaScript: built from /status's
+  // own snapshot, and kept as one itself, so that loading the page costs no more than reading it.
+  const page = new Snapshot({
+    now,
+    maxAgeMs,
+    build: async () => {
+      let summary: string;
+      try {
+        await snapshot.get();
+        summary = served === null ? summaryUnavailableHtml() : statusSummaryHtml(served);
+      } catch (err) {
+        logger?.error({ err, path: '/' }, 'the status page could not build its summary');
+        summary = summaryUnavailableHtml();
+      }
+      return {
+        status: 200,
+        contentType: 'text/html; charset=utf-8',
+        body: statusPageHtml(summary),
+      };
     },
   });
 
@@ -79,26 +104,16 @@ export function statusRouter({
     serveSnapshot(snapshot, { 'Cache-Control': 'no-cache', 'X-Content-Type-Options': 'nosniff' }),
   );
 
-  router.get('/', async (_req, res) => {
-    // The summary a reader without JavaScript sees, from the status as it is now (not the
-    // snapshot's JSON: a page load is rare, and it needs the object).
-    let summary: string;
-    try {
-      summary = statusSummaryHtml(await status());
-    } catch (err) {
-      logger?.error({ err, path: '/' }, 'the status page could not build its summary');
-      summary = summaryUnavailableHtml();
-    }
-    res.set({
-      'Content-Type': 'text/html; charset=utf-8',
+  router.get(
+    '/',
+    serveSnapshot(page, {
       'Content-Security-Policy': STATUS_PAGE_CSP,
       'X-Content-Type-Options': 'nosniff',
       'Referrer-Policy': 'no-referrer',
-      // The summary changes with the mesh: revalidated (express's ETag) at every load.
+      // The summary changes with the mesh: revalidated (its ETag) at every load.
       'Cache-Control': 'no-cache',
-    });
-    res.send(statusPageHtml(summary));
-  });
+    }),
+  );
 
   return router;
 }
