@@ -100,13 +100,17 @@ export interface ScaleRun {
   windowMs: number;
   roundDurations: number[];
   /**
-   * A second window as long, with a client asking GET /status 100 times a second (issue 34):
-   * its rounds, the coordinator's CPU, and what the client got (by status; bytes a 200).
+   * A window twice as long, in phases of READ_PHASE_MS taking turns: a client asking GET /status
+   * 100 times a second, then none (issue 34). The rounds and the coordinator's CPU of each kind of
+   * phase, and what the client got (by status; bytes a 200).
    */
   reads: {
     roundDurations: number[];
     cpuMs: number;
     windowMs: number;
+    quietRoundDurations: number[];
+    quietCpuMs: number;
+    quietWindowMs: number;
     byStatus: Record<string, number>;
     bodyBytes: number;
   } | null;
@@ -443,11 +447,22 @@ async function steadyWindow(
 /** GET /status a second while reading, from the pod's own loopback (as a port-forward would). */
 const READS_PER_SECOND = 100;
 
-/** A window as long as the steady one, with GET /status asked READS_PER_SECOND times a second. */
+/**
+ * Reading and quiet phases take turns, so that both see the same stretch of the coordinator's life
+ * (a heap that grows, path reports that come in waves, its every-peer announcement): two windows
+ * one after the other differed by more than the 10 % to be measured, with no reader at all.
+ */
+const READ_PHASE_MS = 4_000;
+/** A round ending this soon after a phase began may have started in the phase before: not counted. */
+const PHASE_SETTLE_MS = 1_000;
+
+/**
+ * A window twice as long as the steady one, in phases of READ_PHASE_MS: GET /status asked
+ * READS_PER_SECOND times a second, then not at all, and so on.
+ */
 async function readsWindow(run: ScaleRun, c: Coordinator, seconds: number): Promise<void> {
   const byStatus: Record<string, number> = {};
   let bodyBytes = 0;
-  let stop = false;
   const inFlight = new Set<Promise<void>>();
   // As a browser or curl --compressed asks; the body is counted, not decoded, so that the reader
   // (on the same 2 cores) takes as little CPU from the coordinator as it can.
@@ -475,25 +490,41 @@ async function readsWindow(run: ScaleRun, c: Coordinator, seconds: number): Prom
       req.on('timeout', () => req.destroy());
       req.on('error', failed);
     });
-  const t0 = Date.now();
-  const cpu0 = cpuMsOf(c.pid);
-  const reader = (async () => {
-    for (let i = 0; !stop; i++) {
-      await sleep(Math.max(0, t0 + (i * 1_000) / READS_PER_SECOND - Date.now()));
-      const p = ask().finally(() => inFlight.delete(p));
-      inFlight.add(p);
+  const phases = Math.max(2, Math.round((2 * seconds * 1_000) / READ_PHASE_MS));
+  const spans = { reading: [] as [number, number][], quiet: [] as [number, number][] };
+  const cpu = { reading: 0, quiet: 0 };
+  const windowMs = { reading: 0, quiet: 0 };
+  const run1 = async () => {
+    for (let phase = 0; phase < phases; phase++) {
+      const kind = phase % 2 === 0 ? 'reading' : 'quiet';
+      const t0 = Date.now();
+      const cpu0 = cpuMsOf(c.pid);
+      for (let i = 0; Date.now() < t0 + READ_PHASE_MS; i++) {
+        await sleep(Math.max(0, t0 + (i * 1_000) / READS_PER_SECOND - Date.now()));
+        if (kind === 'quiet' || Date.now() >= t0 + READ_PHASE_MS) continue;
+        const p = ask().finally(() => inFlight.delete(p));
+        inFlight.add(p);
+      }
+      const t1 = Date.now();
+      cpu[kind] += cpuMsOf(c.pid) - cpu0;
+      windowMs[kind] += t1 - t0;
+      spans[kind].push([t0 + PHASE_SETTLE_MS, t1]);
     }
-  })();
-  await bounded(sleep(seconds * 1_000), c.exited, seconds * 1_000 + 2_000, 'reads window');
-  stop = true;
-  const t1 = Date.now();
-  const cpuMs = cpuMsOf(c.pid) - cpu0;
-  await reader;
+  };
+  const budgetMs = phases * READ_PHASE_MS + 5_000;
+  await bounded(run1(), c.exited, budgetMs, 'reads window');
   await Promise.all(inFlight);
+  const roundsIn = (list: [number, number][]) =>
+    c.rounds
+      .filter((r) => list.some(([from, to]) => r.atMs >= from && r.atMs <= to))
+      .map((r) => r.durationMs);
   run.reads = {
-    roundDurations: c.rounds.filter((r) => r.atMs >= t0 && r.atMs <= t1).map((r) => r.durationMs),
-    cpuMs,
-    windowMs: t1 - t0,
+    roundDurations: roundsIn(spans.reading),
+    cpuMs: cpu.reading,
+    windowMs: windowMs.reading,
+    quietRoundDurations: roundsIn(spans.quiet),
+    quietCpuMs: cpu.quiet,
+    quietWindowMs: windowMs.quiet,
     byStatus,
     bodyBytes,
   };
@@ -667,7 +698,7 @@ async function measureSize(
     );
     await readsWindow(run, c, windowSeconds);
     say(
-      `with ${READS_PER_SECOND} GET /status a second: ${run.reads?.roundDurations.length} rounds, median ${secs(median(run.reads?.roundDurations ?? [0]))}, CPU ${Math.round(run.reads?.cpuMs ?? 0)} ms; answers ${JSON.stringify(run.reads?.byStatus)}, ${Math.round((run.reads?.bodyBytes ?? 0) / 1024)} KiB each (gzip)`,
+      `with ${READS_PER_SECOND} GET /status a second: ${run.reads?.roundDurations.length} rounds, median ${secs(median(run.reads?.roundDurations ?? [0]))}, CPU ${Math.round(run.reads?.cpuMs ?? 0)} ms; without, in the phases between: ${run.reads?.quietRoundDurations.length} rounds, median ${secs(median(run.reads?.quietRoundDurations ?? [0]))}, CPU ${Math.round(run.reads?.quietCpuMs ?? 0)} ms; answers ${JSON.stringify(run.reads?.byStatus)}, ${Math.round((run.reads?.bodyBytes ?? 0) / 1024)} KiB each (gzip)`,
     );
     const crashed = simulatedAddress(Math.floor(size / 2), firstPort);
     const holed = simulatedAddress(Math.floor(size / 3), firstPort);
@@ -763,20 +794,22 @@ const ROWS: Row[] = [
     },
   },
   {
-    name: `With ${READS_PER_SECOND} GET /status a second from one client (issue 34): round duration median (max), against the window without; coordinator CPU a round; answers`,
+    name: `With ${READS_PER_SECOND} GET /status a second from one client (issue 34), in ${READ_PHASE_MS / 1000}-s phases taking turns with none: round duration median (max) reading, against the quiet phases'; coordinator CPU a second, reading and quiet; answers`,
     target: '≤ +10 %',
     cell: (r) => {
       const d = r.reads?.roundDurations ?? [];
-      if (r.reads === null || d.length === 0 || r.roundDurations.length === 0) {
+      const q = r.reads?.quietRoundDurations ?? [];
+      if (r.reads === null || d.length === 0 || q.length === 0) {
         return { text: '—', ok: r.error === null ? false : null };
       }
-      const change = median(d) / median(r.roundDurations) - 1;
-      const cpu = `${Math.round(r.reads.cpuMs / d.length)} ms`;
+      const change = median(d) / median(q) - 1;
+      const perSecond = (ms: number, spanMs: number) => Math.round(ms / (spanMs / 1000));
+      const cpu = `${perSecond(r.reads.cpuMs, r.reads.windowMs)} ms and ${perSecond(r.reads.quietCpuMs, r.reads.quietWindowMs)} ms`;
       const answers = Object.entries(r.reads.byStatus)
         .map(([s, n]) => `${n} × ${s}`)
         .join(', ');
       return {
-        text: `${secs(median(d))} (${secs(Math.max(...d))}), ${change >= 0 ? '+' : '−'}${Math.round(Math.abs(change) * 100)} %; ${cpu}; ${answers} (${Math.round(r.reads.bodyBytes / 1024)} KiB)`,
+        text: `${secs(median(d))} (${secs(Math.max(...d))}) against ${secs(median(q))} (${secs(Math.max(...q))}), ${change >= 0 ? '+' : '−'}${Math.round(Math.abs(change) * 100)} %; ${cpu}; ${answers} (${Math.round(r.reads.bodyBytes / 1024)} KiB)`,
         ok: change <= 0.1,
       };
     },
