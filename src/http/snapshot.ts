@@ -33,15 +33,16 @@ export interface SnapshotOptions {
   now: () => number;
   /**
    * The share of the time building may take: a build that took B ms is served for at least
-   * B / costShare (default 1/20), up to MAX_SERVED_MS. A large mesh's view costs a build more
-   * than its readers can be allowed to take from the rounds, however often they ask.
+   * B / costShare (default 1/100), up to MAX_SERVED_MS. A large mesh's view costs a build more
+   * than its readers can be allowed to take from the rounds, however often they ask: each build
+   * holds the event loop, and one a second lands in nearly every probe round.
    */
   costShare?: number;
 }
 
 /** However costly a build, a snapshot is rebuilt within this (a wall clock's jump is no cost). */
 export const MAX_SERVED_MS = 10_000;
-const DEFAULT_COST_SHARE = 1 / 20;
+const DEFAULT_COST_SHARE = 1 / 100;
 
 export class Snapshot {
   private last: { atMs: number; servedForMs: number; built: Built } | null = null;

@@ -48,8 +48,8 @@ describe('Snapshot', () => {
     expect((await s.get()).body.toString()).to.equal('build 2');
   });
 
-  it('serves a costly build longer: building takes at most a twentieth of the time', async () => {
-    let cost = 150;
+  it('serves a costly build longer: building takes at most a hundredth of the time', async () => {
+    let cost = 50;
     const s = new Snapshot({
       now: () => t,
       maxAgeMs: 1_000,
@@ -59,16 +59,16 @@ describe('Snapshot', () => {
         return Promise.resolve({ status: 200, contentType: 'text/plain', body: `build ${builds}` });
       },
     });
-    await s.get(); // built from 0 to 150: served until 0 + 20 × 150
-    t = 2_999;
+    await s.get(); // built from 0 to 50: served until 0 + 100 × 50
+    t = 4_999;
     expect((await s.get()).body.toString()).to.equal('build 1');
-    t = 3_000;
-    cost = 10; // cheap again: back to maxAgeMs
-    expect((await s.get()).body.toString()).to.equal('build 2');
-    t = 4_000;
-    expect((await s.get()).body.toString()).to.equal('build 3');
-    cost = 60_000; // a wall clock's jump mid-build is not a cost to serve a minute for
     t = 5_000;
+    cost = 5; // cheap again: back to maxAgeMs
+    expect((await s.get()).body.toString()).to.equal('build 2');
+    t = 6_000;
+    expect((await s.get()).body.toString()).to.equal('build 3');
+    cost = 60_000; // a wall clock's jump mid-build is not a cost to serve for long
+    t = 7_000;
     expect((await s.get()).body.toString()).to.equal('build 4');
     t += 10_000;
     expect(builds).to.equal(4);
