@@ -29,7 +29,10 @@ export function figuresIn(text: string): Figure[] {
   return [...text.matchAll(FIGURE)].map((m) => ({ number: m[1] ?? '', unit: m[2] }));
 }
 
-/** Markdown outside fenced code blocks, in sentences (a list item or a table row ends one too). */
+/**
+ * Markdown outside code (fenced blocks, inline spans: an example of the convention is no quote), in
+ * sentences (a list item or a table row ends one too).
+ */
 export function sentencesOf(markdown: string): string[] {
   const prose: string[] = [];
   let fenced = false;
@@ -39,6 +42,7 @@ export function sentencesOf(markdown: string): string[] {
   }
   return prose
     .join('\n')
+    .replace(/`[^`\n]*`/g, '')
     .split(/\n\s*\n|\n(?=\s*(?:[-*|]|\d+\.) )/)
     .flatMap((paragraph) => paragraph.replace(/\s+/g, ' ').split(/(?<=[.;])\s+(?=[^\s\d])/))
     .map((s) => s.trim())
