@@ -42,7 +42,7 @@ export function sentencesOf(markdown: string): string[] {
   }
   return prose
     .join('\n')
-    .replace(/`[^`\n]*`/g, '')
+    .replace(/`(?:[^`\n]|\n(?!\s*\n))*`/g, '') // a span may wrap, but not past its paragraph
     .split(/\n\s*\n|\n(?=\s*(?:[-*|]|\d+\.) )/)
     .flatMap((paragraph) => paragraph.replace(/\s+/g, ' ').split(/(?<=[.;])\s+(?=[^\s\d])/))
     .map((s) => s.trim())
