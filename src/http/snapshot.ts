@@ -47,6 +47,8 @@ const DEFAULT_COST_SHARE = 1 / 100;
 export class Snapshot {
   private last: { atMs: number; servedForMs: number; built: Built } | null = null;
   private building: Promise<Built> | null = null;
+  /** How long the build before the last one took (ms); null before the second build. */
+  private costBeforeMs: number | null = null;
 
   constructor(private readonly o: SnapshotOptions) {}
 
@@ -66,7 +68,11 @@ export class Snapshot {
     const { status, contentType, body } = await this.o.build();
     const bytes = Buffer.from(body, 'utf8');
     const etag = `"${createHash('sha1').update(bytes).digest('base64url')}"`;
-    const costMs = Math.max(0, this.o.now() - atMs);
+    // The lesser of this build's time and the one's before: a single slow build (the first, which
+    // compiles its schema; one a GC pause or other work fell into) is no reason to serve it long.
+    const tookMs = Math.max(0, this.o.now() - atMs);
+    const costMs = Math.min(tookMs, this.costBeforeMs ?? 0);
+    this.costBeforeMs = tookMs;
     // maxAgeMs 0 asks for a build every request (tests of the view itself): nothing is stretched.
     const servedForMs =
       this.o.maxAgeMs === 0

@@ -59,20 +59,25 @@ describe('Snapshot', () => {
         return Promise.resolve({ status: 200, contentType: 'text/plain', body: `build ${builds}` });
       },
     });
-    await s.get(); // built from 0 to 50: served until 0 + 100 × 50
-    t = 4_999;
-    expect((await s.get()).body.toString()).to.equal('build 1');
-    t = 5_000;
-    cost = 5; // cheap again: back to maxAgeMs
+    await s.get(); // built from 0 to 50: the first build, served for maxAgeMs only
+    t = 1_000;
+    expect((await s.get()).body.toString()).to.equal('build 2');
+    // A second costly one in a row (from 1,000 to 1,050): served until 1,000 + 100 × 50.
+    t = 5_999;
     expect((await s.get()).body.toString()).to.equal('build 2');
     t = 6_000;
+    cost = 5; // cheap again: back to maxAgeMs
     expect((await s.get()).body.toString()).to.equal('build 3');
-    cost = 60_000; // a wall clock's jump mid-build is not a cost to serve for long
     t = 7_000;
     expect((await s.get()).body.toString()).to.equal('build 4');
-    t += 10_000;
-    expect(builds).to.equal(4);
+    cost = 60_000; // a wall clock's jump mid-build, twice: not a cost to serve for long
+    t = 8_000;
     expect((await s.get()).body.toString()).to.equal('build 5');
+    t = 69_000;
+    expect((await s.get()).body.toString()).to.equal('build 6');
+    t += 10_000;
+    expect(builds).to.equal(6);
+    expect((await s.get()).body.toString()).to.equal('build 7');
   });
 
   it('keeps no failed build: the next request tries again', async () => {
