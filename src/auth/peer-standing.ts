@@ -92,14 +92,7 @@ export class PeerStanding {
 
   refusedBy(peer: string, reason: AuthRefusal, nowMs: number): void {
     if (this.unsigned.size > 0) this.unsigned.delete(peer);
-    const before = this.refusals.get(peer);
-    if (before) {
-      before.reason = reason;
-      before.atMs = nowMs;
-      return;
-    }
-    bounded(this.refusals);
-    this.refusals.set(peer, { reason, sinceMs: nowMs, atMs: nowMs });
+    noteReason(this.refusals, peer, reason, nowMs);
   }
 
   /** `peer` answered a signed message, unsigned: it has no PEER_SECRET. */
@@ -116,14 +109,7 @@ export class PeerStanding {
 
   /** `peer` answered a challenged probe, and the answer proved nothing (`reason`). */
   pingUnproven(peer: string, reason: UnprovenPing, nowMs: number): void {
-    const before = this.unproven.get(peer);
-    if (before) {
-      before.reason = reason;
-      before.atMs = nowMs;
-      return;
-    }
-    bounded(this.unproven);
-    this.unproven.set(peer, { reason, sinceMs: nowMs, atMs: nowMs });
+    noteReason(this.unproven, peer, reason, nowMs);
   }
 
   /** `peer` answered a challenged probe signed: it holds the secret. */
@@ -194,6 +180,23 @@ function hint(v: StandingView): string {
   if (reasons.has('missing')) return 'its peers have PEER_SECRET set and this node has not';
   if (reasons.has('expired')) return "this node's clock is too far from its peers'";
   return "see the peers' logs (event auth-*)";
+}
+
+/** `peer` gave `reason` at `nowMs`: since when it has been giving one is kept. */
+function noteReason<R>(
+  map: Map<string, { reason: R; sinceMs: number; atMs: number }>,
+  peer: string,
+  reason: R,
+  nowMs: number,
+): void {
+  const before = map.get(peer);
+  if (before) {
+    before.reason = reason;
+    before.atMs = nowMs;
+    return;
+  }
+  bounded(map);
+  map.set(peer, { reason, sinceMs: nowMs, atMs: nowMs });
 }
 
 function bounded(map: Map<string, unknown>): void {

@@ -48,12 +48,7 @@ export class PeerMessageMetrics {
       labelNames: ['reason'],
       registers: [registry],
       collect() {
-        this.reset();
-        const counts = new Map<string, number>();
-        for (const r of standing?.()?.refusedBy ?? []) {
-          counts.set(r.reason, (counts.get(r.reason) ?? 0) + 1);
-        }
-        for (const [reason, n] of counts) this.set({ reason }, n);
+        setByReason(this, standing?.()?.refusedBy ?? []);
       },
     });
     new Gauge({
@@ -62,12 +57,7 @@ export class PeerMessageMetrics {
       labelNames: ['reason'],
       registers: [registry],
       collect() {
-        this.reset();
-        const counts = new Map<string, number>();
-        for (const u of standing?.()?.unprovenBy ?? []) {
-          counts.set(u.reason, (counts.get(u.reason) ?? 0) + 1);
-        }
-        for (const [reason, n] of counts) this.set({ reason }, n);
+        setByReason(this, standing?.()?.unprovenBy ?? []);
       },
     });
     new Gauge({
@@ -90,4 +80,12 @@ export class PeerMessageMetrics {
   refusedBody(sender: BodySender, reason: BodyRefusal): void {
     this.bodies.inc({ sender, reason });
   }
+}
+
+/** Sets `gauge` to how many of `entries` give each reason (reasons no longer given: gone). */
+function setByReason(gauge: Gauge<'reason'>, entries: readonly { reason: string }[]): void {
+  gauge.reset();
+  const counts = new Map<string, number>();
+  for (const e of entries) counts.set(e.reason, (counts.get(e.reason) ?? 0) + 1);
+  for (const [reason, n] of counts) gauge.set({ reason }, n);
 }
