@@ -134,8 +134,11 @@ export async function runHostileBench({
     };
     const lateBefore = await lateOf();
     let coordinatorChanges = 0;
-    const onLog = (_n: MeshNode, l: { event?: string }) => {
-      if (l.event === 'coordinator-changed') coordinatorChanges++;
+    const onLog = (n: MeshNode, l: { event?: string }) => {
+      if (l.event !== 'coordinator-changed') return;
+      coordinatorChanges++;
+      // Which node saw it, and what it said: a change under attack is what this bench exists for.
+      progress(`hostile: ${n.name} logged a coordinator change: ${JSON.stringify(l)}`);
     };
     fx.mesh.on('log', onLog);
     const attackers = Array.from({ length: 10 }, (_, i) => `${fx.prefix}${101 + i}`);
@@ -217,6 +220,11 @@ export async function runHostileBench({
     const late = (await lateOf()) - lateBefore;
     const after = await fx.waitForLeader(5_000).catch(() => null);
     const epochChanged = after === null || after.epoch !== lead.epoch ? 1 : 0;
+    if (epochChanged) {
+      progress(
+        `hostile: after the attack ${after === null ? 'no leader within 5 s' : `${after.coordinator.name} leads epoch ${after.epoch}`} (before: ${coordinator.name}, epoch ${lead.epoch})`,
+      );
+    }
     const dead = fx.deadReports().length;
     const sentAll = fuzzed.sent + slow + flooded.sent;
     const serverErrors = fuzzed.serverErrors + flooded.serverErrors;

@@ -19,7 +19,7 @@
 import { asDeployed, deployedText, manifestNodeOptions } from './manifest.js';
 import { randomBytes } from 'node:crypto';
 import { appendFileSync } from 'node:fs';
-import { get as httpGet } from 'node:http';
+import { askStatus, type ReadTally } from './status-reads.js';
 import { loadavg } from 'node:os';
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { PeerStatusPayload } from '../src/wire/webhooks.js';
@@ -100,20 +100,11 @@ export interface ScaleRun {
   windowMs: number;
   roundDurations: number[];
   /**
-   * A window twice as long, in phases of READ_PHASE_MS taking turns: a client asking GET /status
-   * 100 times a second, then none (issue 34). The rounds and the coordinator's CPU of each kind of
-   * phase, and what the client got (by status; bytes a 200).
+   * A window three times as long, in phases of READ_PHASE_MS taking turns: a client on the pod
+   * network asking GET /status 100 times a second, none, the pod's own loopback asking as often,
+   * none (issue 34). The rounds and the coordinator's CPU of each kind of phase.
    */
-  reads: {
-    roundDurations: number[];
-    cpuMs: number;
-    windowMs: number;
-    quietRoundDurations: number[];
-    quietCpuMs: number;
-    quietWindowMs: number;
-    byStatus: Record<string, number>;
-    bodyBytes: number;
-  } | null;
+  reads: Record<ReadPhase, PhaseFigures> | null;
   probedMedian: number | null;
   lateRounds: number | null;
   cpuMs: number | null;
@@ -192,6 +183,16 @@ async function startSimulator(
 /** The coordinator's heap settings: as deployed, unless the bench is told otherwise. */
 function coordinatorNodeOptions(): string {
   return process.env.BENCH_SCALE_NODE_OPTIONS ?? manifestNodeOptions();
+}
+
+/** The kinds of the reads window's phases: who asks for /status, if anyone. */
+type ReadPhase = 'network' | 'loopback' | 'quiet';
+
+/** The rounds, CPU and answers of one kind of phase. */
+interface PhaseFigures extends ReadTally {
+  roundDurations: number[];
+  cpuMs: number;
+  windowMs: number;
 }
 
 /** The coordinator process and what the bench reads from it. */
@@ -444,89 +445,109 @@ async function steadyWindow(
   return simAfter;
 }
 
-/** GET /status a second while reading, from the pod's own loopback (as a port-forward would). */
+/** GET /status a second while reading. */
 const READS_PER_SECOND = 100;
 
 /**
- * Reading and quiet phases take turns, so that both see the same stretch of the coordinator's life
- * (a heap that grows, path reports that come in waves, its every-peer announcement): two windows
- * one after the other differed by more than the 10 % to be measured, with no reader at all.
+ * The client on the pod network reads from this address: any but the pod's own 127.0.0.1 is one,
+ * limited per client as every other (views.ts); the loopback client is the pod itself (a
+ * port-forward), which no limit touches.
+ */
+const NETWORK_CLIENT_IP = '127.0.0.2';
+
+/**
+ * Reading and quiet phases take turns, so that every kind sees the same stretch of the
+ * coordinator's life (a heap that grows, path reports that come in waves, its every-peer
+ * announcement): two windows one after the other differed by more than the 10 % to be measured,
+ * with no reader at all.
  */
 const READ_PHASE_MS = 4_000;
 /** A round ending this soon after a phase began may have started in the phase before: not counted. */
 const PHASE_SETTLE_MS = 1_000;
+const PHASE_CYCLE: readonly ReadPhase[] = ['network', 'quiet', 'loopback', 'quiet'];
 
 /**
- * A window twice as long as the steady one, in phases of READ_PHASE_MS: GET /status asked
- * READS_PER_SECOND times a second, then not at all, and so on.
+ * A window three times as long as the steady one, in phases of READ_PHASE_MS: GET /status asked
+ * READS_PER_SECOND times a second by a client on the network, then not at all, then from the
+ * pod's own loopback, then not at all, and so on. The reader runs on the same 2 cores: it decodes
+ * nothing, to take as little CPU from the coordinator as it can.
  */
 async function readsWindow(run: ScaleRun, c: Coordinator, seconds: number): Promise<void> {
-  const byStatus: Record<string, number> = {};
-  let bodyBytes = 0;
+  const figures = (): PhaseFigures => ({
+    roundDurations: [],
+    cpuMs: 0,
+    windowMs: 0,
+    byStatus: {},
+    bodyBytes: 0,
+  });
+  const reads: Record<ReadPhase, PhaseFigures> = {
+    network: figures(),
+    loopback: figures(),
+    quiet: figures(),
+  };
+  const from: Record<ReadPhase, string | undefined> = {
+    network: NETWORK_CLIENT_IP,
+    loopback: undefined,
+    quiet: undefined,
+  };
   const inFlight = new Set<Promise<void>>();
-  // As a browser or curl --compressed asks; the body is counted, not decoded, so that the reader
-  // (on the same 2 cores) takes as little CPU from the coordinator as it can.
-  const ask = () =>
-    new Promise<void>((resolve) => {
-      const req = httpGet(
-        `http://${c.node.address}/status`,
-        { headers: { 'accept-encoding': 'gzip' }, timeout: 5_000 },
-        (res) => {
-          let bytes = 0;
-          res.on('data', (chunk: Buffer) => (bytes += chunk.length));
-          res.on('end', () => {
-            const status = String(res.statusCode);
-            byStatus[status] = (byStatus[status] ?? 0) + 1;
-            if (res.statusCode === 200) bodyBytes = bytes;
-            resolve();
-          });
-          res.on('error', () => resolve());
-        },
-      );
-      const failed = () => {
-        byStatus.error = (byStatus.error ?? 0) + 1;
-        resolve();
-      };
-      req.on('timeout', () => req.destroy());
-      req.on('error', failed);
-    });
-  const phases = Math.max(2, Math.round((2 * seconds * 1_000) / READ_PHASE_MS));
-  const spans = { reading: [] as [number, number][], quiet: [] as [number, number][] };
-  const cpu = { reading: 0, quiet: 0 };
-  const windowMs = { reading: 0, quiet: 0 };
+  const cycles = Math.max(
+    1,
+    Math.round((3 * seconds * 1_000) / (PHASE_CYCLE.length * READ_PHASE_MS)),
+  );
+  const spans: Record<ReadPhase, [number, number][]> = { network: [], loopback: [], quiet: [] };
   const run1 = async () => {
-    for (let phase = 0; phase < phases; phase++) {
-      const kind = phase % 2 === 0 ? 'reading' : 'quiet';
+    for (let phase = 0; phase < cycles * PHASE_CYCLE.length; phase++) {
+      const kind = PHASE_CYCLE[phase % PHASE_CYCLE.length]!;
       const t0 = Date.now();
       const cpu0 = cpuMsOf(c.pid);
       for (let i = 0; Date.now() < t0 + READ_PHASE_MS; i++) {
         await sleep(Math.max(0, t0 + (i * 1_000) / READS_PER_SECOND - Date.now()));
         if (kind === 'quiet' || Date.now() >= t0 + READ_PHASE_MS) continue;
-        const p = ask().finally(() => inFlight.delete(p));
+        const p = askStatus(c.node.address, from[kind], reads[kind]).finally(() =>
+          inFlight.delete(p),
+        );
         inFlight.add(p);
       }
       const t1 = Date.now();
-      cpu[kind] += cpuMsOf(c.pid) - cpu0;
-      windowMs[kind] += t1 - t0;
+      reads[kind].cpuMs += cpuMsOf(c.pid) - cpu0;
+      reads[kind].windowMs += t1 - t0;
       spans[kind].push([t0 + PHASE_SETTLE_MS, t1]);
     }
   };
-  const budgetMs = phases * READ_PHASE_MS + 5_000;
+  const budgetMs = cycles * PHASE_CYCLE.length * READ_PHASE_MS + 5_000;
   await bounded(run1(), c.exited, budgetMs, 'reads window');
   await Promise.all(inFlight);
-  const roundsIn = (list: [number, number][]) =>
-    c.rounds
-      .filter((r) => list.some(([from, to]) => r.atMs >= from && r.atMs <= to))
+  for (const kind of Object.keys(spans) as ReadPhase[]) {
+    reads[kind].roundDurations = c.rounds
+      .filter((r) => spans[kind].some(([a, b]) => r.atMs >= a && r.atMs <= b))
       .map((r) => r.durationMs);
-  run.reads = {
-    roundDurations: roundsIn(spans.reading),
-    cpuMs: cpu.reading,
-    windowMs: windowMs.reading,
-    quietRoundDurations: roundsIn(spans.quiet),
-    quietCpuMs: cpu.quiet,
-    quietWindowMs: windowMs.quiet,
-    byStatus,
-    bodyBytes,
+  }
+  run.reads = reads;
+}
+
+/** A row of the reads window: `kind`'s phases against the quiet ones. */
+function readsRow(kind: 'network' | 'loopback', name: string, target: string): Row {
+  return {
+    name,
+    target,
+    cell: (r) => {
+      const d = r.reads?.[kind].roundDurations ?? [];
+      const q = r.reads?.quiet.roundDurations ?? [];
+      if (r.reads === null || d.length === 0 || q.length === 0) {
+        return { text: '—', ok: r.error === null && target !== '—' ? false : null };
+      }
+      const reading = r.reads[kind];
+      const change = median(d) / median(q) - 1;
+      const perSecond = (f: PhaseFigures) => Math.round(f.cpuMs / (f.windowMs / 1000));
+      const answers = Object.entries(reading.byStatus)
+        .map(([s, n]) => `${n} × ${s}`)
+        .join(', ');
+      return {
+        text: `${secs(median(d))} (${secs(Math.max(...d))}) against ${secs(median(q))} (${secs(Math.max(...q))}), ${change >= 0 ? '+' : '−'}${Math.round(Math.abs(change) * 100)} %; ${perSecond(reading)} ms and ${perSecond(r.reads.quiet)} ms; ${answers} (${Math.round(reading.bodyBytes / 1024)} KiB)`,
+        ok: target === '—' ? null : change <= 0.1,
+      };
+    },
   };
 }
 
@@ -697,8 +718,14 @@ async function measureSize(
       `window ${windowSeconds} s (its every-peer announcement ${refreshWaitText(run.refreshWait)}): ${run.roundDurations.length} rounds, CPU ${Math.round(run.cpuMs ?? 0)} ms, load ${run.load}; the peers got ${received.join(', ')}; refused so far ${JSON.stringify(after.refused)}${after.pathReports ? `; their path reports so far: ${JSON.stringify(after.pathReports)}` : ''}`,
     );
     await readsWindow(run, c, windowSeconds);
+    const phaseText = (kind: ReadPhase) => {
+      const f = run.reads?.[kind];
+      if (!f) return '—';
+      const answers = kind === 'quiet' ? '' : `; answers ${JSON.stringify(f.byStatus)}`;
+      return `${f.roundDurations.length} rounds, median ${secs(median(f.roundDurations.length ? f.roundDurations : [0]))}, CPU ${Math.round(f.cpuMs)} ms${answers}`;
+    };
     say(
-      `with ${READS_PER_SECOND} GET /status a second: ${run.reads?.roundDurations.length} rounds, median ${secs(median(run.reads?.roundDurations ?? [0]))}, CPU ${Math.round(run.reads?.cpuMs ?? 0)} ms; without, in the phases between: ${run.reads?.quietRoundDurations.length} rounds, median ${secs(median(run.reads?.quietRoundDurations ?? [0]))}, CPU ${Math.round(run.reads?.quietCpuMs ?? 0)} ms; answers ${JSON.stringify(run.reads?.byStatus)}, ${Math.round((run.reads?.bodyBytes ?? 0) / 1024)} KiB each (gzip)`,
+      `${READS_PER_SECOND} GET /status a second from a client on the network: ${phaseText('network')}; from the pod's loopback: ${phaseText('loopback')}; none: ${phaseText('quiet')}; ${Math.round((run.reads?.loopback.bodyBytes ?? 0) / 1024)} KiB an answer (gzip)`,
     );
     const crashed = simulatedAddress(Math.floor(size / 2), firstPort);
     const holed = simulatedAddress(Math.floor(size / 3), firstPort);
@@ -793,27 +820,16 @@ const ROWS: Row[] = [
       return { text: `${secs(median(d))} (${secs(max)})`, ok: max <= ROUND_TARGET_MS };
     },
   },
-  {
-    name: `With ${READS_PER_SECOND} GET /status a second from one client (issue 34), in ${READ_PHASE_MS / 1000}-s phases taking turns with none: round duration median (max) reading, against the quiet phases'; coordinator CPU a second, reading and quiet; answers`,
-    target: '≤ +10 %',
-    cell: (r) => {
-      const d = r.reads?.roundDurations ?? [];
-      const q = r.reads?.quietRoundDurations ?? [];
-      if (r.reads === null || d.length === 0 || q.length === 0) {
-        return { text: '—', ok: r.error === null ? false : null };
-      }
-      const change = median(d) / median(q) - 1;
-      const perSecond = (ms: number, spanMs: number) => Math.round(ms / (spanMs / 1000));
-      const cpu = `${perSecond(r.reads.cpuMs, r.reads.windowMs)} ms and ${perSecond(r.reads.quietCpuMs, r.reads.quietWindowMs)} ms`;
-      const answers = Object.entries(r.reads.byStatus)
-        .map(([s, n]) => `${n} × ${s}`)
-        .join(', ');
-      return {
-        text: `${secs(median(d))} (${secs(Math.max(...d))}) against ${secs(median(q))} (${secs(Math.max(...q))}), ${change >= 0 ? '+' : '−'}${Math.round(Math.abs(change) * 100)} %; ${cpu}; ${answers} (${Math.round(r.reads.bodyBytes / 1024)} KiB)`,
-        ok: change <= 0.1,
-      };
-    },
-  },
+  readsRow(
+    'network',
+    `With ${READS_PER_SECOND} GET /status a second from one client on the pod network (issue 34; limited per client), in ${READ_PHASE_MS / 1000}-s phases taking turns with none: round duration median (max) reading, against the quiet phases'; coordinator CPU a second, reading and quiet; answers`,
+    '≤ +10 %',
+  ),
+  readsRow(
+    'loopback',
+    `The same from the pod's own loopback (a port-forward: never limited), in phases between those`,
+    '—',
+  ),
   {
     name: 'Rounds completed in the window (one due a second); peers probed a round (median)',
     target: '—',

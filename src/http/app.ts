@@ -1,4 +1,6 @@
-// The node's HTTP API as an express app built from its dependencies; routes only translate.
+// The node's HTTP API built from its dependencies: the read views first (views.ts), then an
+// express app of the peer messages and the other routes; routes only translate.
+import type { RequestListener } from 'node:http';
 import express, { type Request, type Response, type Router } from 'express';
 import type { Logger } from '../core/logger.js';
 import type {
@@ -23,9 +25,10 @@ import {
   DEFAULT_STRANGER_BUDGET_BYTES,
 } from './body-budget.js';
 import { answerPeer, PEER_PATHS, peerMessageGuard } from './peer-guard.js';
-import { DEFAULT_READ_RATE_LIMIT, limitReads, READ_PATHS, type RateLimit } from './rate-limit.js';
+import type { RateLimit } from './rate-limit.js';
 import { useFallbacks } from './fallbacks.js';
-import { metricsRouter } from './routes/metrics.js';
+import { metricsView } from './routes/metrics.js';
+import { withViews, type View } from './views.js';
 import { rejectMalformed } from './reject-malformed.js';
 import { remoteIp } from '../wire/node-ref.js';
 import { sentBy } from './sender.js';
@@ -82,6 +85,8 @@ export interface AppOptions {
    * peer port, and checked after the peer messages.
    */
   routers?: readonly Router[];
+  /** The operator's read views (/status, the page) served here, ahead of every route (views.ts). */
+  views?: readonly View[];
   /**
    * Whether a message claiming to come from `claimed` (ip:port) may be taken from the connection's
    * remote address; default: only from that IP (sender.ts).
@@ -115,6 +120,8 @@ export interface AppOptions {
   readRateLimit?: RateLimit | null;
 }
 
+/** The peer port's app: the views answered first (views.ts), then the routes of an express app. */
+
 export function buildApp({
   api,
   schemas,
@@ -124,6 +131,7 @@ export function buildApp({
   bodyBudgetBytes = DEFAULT_BODY_BUDGET_BYTES,
   strangerBodyBudgetBytes = DEFAULT_STRANGER_BUDGET_BYTES,
   routers = [],
+  views = [],
   senderCheck = sentBy,
   isPeer = () => true,
   isPeerIp = () => true,
@@ -133,8 +141,8 @@ export function buildApp({
   onBodyRefused,
   now = Date.now,
   metricsMaxAgeMs = 1_000,
-  readRateLimit = DEFAULT_READ_RATE_LIMIT,
-}: AppOptions) {
+  readRateLimit,
+}: AppOptions): RequestListener {
   const app = express();
   app.disable('x-powered-by');
   app.set('etag', false);
@@ -167,7 +175,6 @@ export function buildApp({
   );
   // Peer messages are authenticated on their raw bytes first; other POST bodies are parsed here
   // (no other method takes one).
-  if (readRateLimit) app.get([...READ_PATHS], limitReads(readRateLimit));
   app.post(PEER_PATHS, ...peerMessageGuard({ auth, selfAddress, limitFor, warn, onRefused }));
   app.post(/.*/, express.json({ limit: small, strict: true, type: () => true, inflate: false }));
 
@@ -292,9 +299,6 @@ export function buildApp({
     );
   }
 
-  if (api.metrics) {
-    app.use(metricsRouter({ metrics: () => api.metrics!(), now, maxAgeMs: metricsMaxAgeMs }));
-  }
   app.post('/probe', async (req, res) => {
     if (malformed('probe-request', req, res)) return;
     if (wrongSender(req, res, (req.body as RelayProbeRequest).from.address)) return;
@@ -308,5 +312,12 @@ export function buildApp({
 
   for (const router of routers) app.use(router);
   useFallbacks(app, logger, warn);
-  return app;
+  const metrics = api.metrics
+    ? [metricsView({ metrics: () => api.metrics!(), now, maxAgeMs: metricsMaxAgeMs })]
+    : [];
+  return withViews([...metrics, ...views], app, {
+    logger,
+    headers: { [PROTOCOL_HEADER]: ownProtocol },
+    ...(readRateLimit !== undefined ? { readRateLimit } : {}),
+  });
 }

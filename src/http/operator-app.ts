@@ -2,14 +2,16 @@
 // operator uses (status page, /status, /metrics, maintenance, test alert) and the health checks,
 // and no peer message. Each view keeps the guards it has on the peer port: a change only from
 // loopback and not from a browser page (operator-guard.ts, inside its router), reads limited per
-// client (rate-limit.ts), bodies small and bounded over every connection (body-budget.ts).
+// client (views.ts), bodies small and bounded over every connection (body-budget.ts).
+import type { RequestListener } from 'node:http';
 import express, { type Router } from 'express';
 import type { Logger } from '../core/logger.js';
 import type { BodyRefusal, BodySender } from '../metrics/peer-message-metrics.js';
 import { bodyGate, DEFAULT_STRANGER_BUDGET_BYTES } from './body-budget.js';
 import { useFallbacks } from './fallbacks.js';
-import { DEFAULT_READ_RATE_LIMIT, limitReads, READ_PATHS, type RateLimit } from './rate-limit.js';
-import { metricsRouter } from './routes/metrics.js';
+import type { RateLimit } from './rate-limit.js';
+import { metricsView } from './routes/metrics.js';
+import { withViews, type View } from './views.js';
 import { WarnThrottle } from '../core/warn-throttle.js';
 
 export interface OperatorAppOptions {
@@ -18,6 +20,8 @@ export interface OperatorAppOptions {
   metrics: () => Promise<{ contentType: string; body: string }>;
   /** The operator's routes (status, maintenance, test alert, health), each built by its owner. */
   routers: readonly Router[];
+  /** The operator's read views beside /metrics (/status, the page), answered first (views.ts). */
+  views?: readonly View[];
   /** Wall clock for throttling warnings and the age of /metrics' snapshot. */
   now?: () => number;
   /** How long a built /metrics is served (default 1 s). */
@@ -36,13 +40,14 @@ export function buildOperatorApp({
   logger,
   metrics,
   routers,
+  views = [],
   now = Date.now,
   metricsMaxAgeMs = 1_000,
-  readRateLimit = DEFAULT_READ_RATE_LIMIT,
+  readRateLimit,
   bodyLimitBytes = 64 * 1024,
   bodyBudgetBytes = DEFAULT_STRANGER_BUDGET_BYTES,
   onBodyRefused,
-}: OperatorAppOptions) {
+}: OperatorAppOptions): RequestListener {
   const app = express();
   app.disable('x-powered-by');
   app.set('etag', false);
@@ -59,13 +64,14 @@ export function buildOperatorApp({
       ...(onBodyRefused ? { onRefused: onBodyRefused } : {}),
     }),
   );
-  if (readRateLimit) app.get([...READ_PATHS], limitReads(readRateLimit));
   app.post(
     /.*/,
     express.json({ limit: bodyLimitBytes, strict: true, type: () => true, inflate: false }),
   );
-  app.use(metricsRouter({ metrics, now, maxAgeMs: metricsMaxAgeMs }));
   for (const router of routers) app.use(router);
   useFallbacks(app, logger, warn);
-  return app;
+  return withViews([metricsView({ metrics, now, maxAgeMs: metricsMaxAgeMs }), ...views], app, {
+    logger,
+    ...(readRateLimit !== undefined ? { readRateLimit } : {}),
+  });
 }

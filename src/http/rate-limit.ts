@@ -1,8 +1,6 @@
 // Requests per remote IP: a token bucket each. Peers send a few requests a second, the kubelet and
 // Prometheus one every few seconds; a client far above that is a flood, and its excess is refused
 // (429, connection closed) before any route runs, so it cannot take the event loop from the probes.
-import type { RequestHandler } from 'express';
-
 export interface RateLimit {
   /** Sustained requests a second one IP may make. */
   perSecond: number;
@@ -56,35 +54,11 @@ export class RateLimiter {
 
 /**
  * Reads of the operator's views (/, /status, /metrics) per remote IP, beside the limit every
- * request has: the page polls every few seconds and Prometheus scrapes every 15 s or more, so a
- * client far above that is refused (429) before a snapshot is even looked at. The pod's own
- * loopback (127.0.0.1, ::1: a port-forward) is never limited, as for every request.
+ * request has (views.ts): the page polls every few seconds and Prometheus scrapes every 15 s or
+ * more, so a client far above that is refused (429) before a snapshot is even looked at. The pod's
+ * own loopback (127.0.0.1, ::1: a port-forward) is never limited, as for every request.
  */
 export const DEFAULT_READ_RATE_LIMIT: RateLimit = { perSecond: 20, burst: 40 };
-
-/** The operator's read views: each served from a snapshot, and limited per client as above. */
-export const READ_PATHS: readonly string[] = ['/', '/status', '/metrics'];
-
-export function limitReads(
-  limit: RateLimit,
-  now: () => number = () => performance.now(),
-): RequestHandler {
-  const limiter = new RateLimiter(limit);
-  return (req, res, next) => {
-    const ip = req.socket.remoteAddress ?? '';
-    if (
-      ip === '127.0.0.1' ||
-      ip === '::1' ||
-      ip === '::ffff:127.0.0.1' ||
-      limiter.take(ip, now())
-    ) {
-      next();
-      return;
-    }
-    res.set('retry-after', '1');
-    res.status(429).json({ error: 'too many reads of this view from this address; try again' });
-  };
-}
 
 /** 127.0.0.1 or ::1: inside the pod (kubectl port-forward and exec arrive there), or the demo. */
 export function isPodItself(ip: string): boolean {

@@ -1,7 +1,7 @@
 // The node's HTTP API: the peer messages (ping, election, announcement, probe heartbeats, relayed
 // probes, leaves) and the kubelet's health checks on the peer port, and the operator's views
 // (node/operator-views.ts, /metrics) there too, or on a listener of their own (OPERATOR_LISTEN).
-import type { Express } from 'express';
+import type { RequestListener } from 'node:http';
 import type { ListenAddress } from '../config/listen-address.js';
 import { buildApp } from '../http/app.js';
 import { buildOperatorApp } from '../http/operator-app.js';
@@ -10,13 +10,13 @@ import { leaveRouter } from '../http/routes/leave.js';
 import { movedViewsRouter } from '../http/routes/moved-views.js';
 import { formatAddress, isLoopback } from '../wire/node-ref.js';
 import type { NodeApiParts } from './api-parts.js';
-import { operatorRouters } from './operator-views.js';
+import { operatorViews } from './operator-views.js';
 
 /** The apps a node serves: the peer port's, and the operator's own listener's (OPERATOR_LISTEN). */
 export interface NodeApps {
-  peer: Express;
+  peer: RequestListener;
   /** Null: the operator's views are on the peer port. */
-  operator: Express | null;
+  operator: RequestListener | null;
 }
 
 export function nodeApps(p: NodeApiParts): NodeApps {
@@ -24,7 +24,7 @@ export function nodeApps(p: NodeApiParts): NodeApps {
   const { election } = leadership;
   const http = p.logger.child({ component: 'http' });
   const moved = p.config.operatorListener;
-  const views = operatorRouters(p);
+  const operator = operatorViews(p);
   const metrics = () => p.metrics.render();
   const onBodyRefused: Parameters<typeof buildApp>[0]['onBodyRefused'] = (sender, reason) =>
     p.metrics.peerMessages.refusedBody(sender, reason);
@@ -72,19 +72,21 @@ export function nodeApps(p: NodeApiParts): NodeApps {
         logger: http,
         onLeave: (notice) => membership.leave(notice.from),
       }),
-      ...(moved ? [movedViewsRouter(whereOperatorIs(moved))] : views),
+      ...(moved ? [movedViewsRouter(whereOperatorIs(moved))] : operator.routers),
     ],
+    ...(moved ? {} : { views: operator.views }),
   });
   if (!moved) return { peer, operator: null };
-  const operator = buildOperatorApp({
+  const operatorApp = buildOperatorApp({
     logger: http,
     metrics,
     // The health checks too: one port-forward to this listener then shows everything.
-    routers: [healthRoutes(p.health), ...views],
+    routers: [healthRoutes(p.health), ...operator.routers],
+    views: operator.views,
     now: () => clock.now(),
     onBodyRefused,
   });
-  return { peer, operator };
+  return { peer, operator: operatorApp };
 }
 
 /** The operator's listener as the peer port's 404s name it: a port, or the one address. */

@@ -4,7 +4,8 @@ import type { Router } from 'express';
 import { hostname } from 'node:os';
 import type { PeerAuth } from '../auth/peer-auth.js';
 import { maintenanceRouter } from '../http/routes/maintenance.js';
-import { statusRouter } from '../http/routes/status.js';
+import { statusViews } from '../http/routes/status.js';
+import type { View } from '../http/views.js';
 import { testAlertRouter } from '../http/routes/test-alert.js';
 import { provisionalId } from '../prober/verdict.js';
 import { assembleStatus } from '../status/assemble.js';
@@ -14,15 +15,15 @@ import type { AuthenticationStatus } from '../status/status-types.js';
 import { nodeNameOf } from '../wire/node-ref.js';
 import type { NodeApiParts } from './api-parts.js';
 
-/** The routers of the operator's views and changes (each router guards its own changes). */
-export function operatorRouters(p: NodeApiParts): Router[] {
+/** The operator's views, and the routers of its changes (each router guards its own). */
+export function operatorViews(p: NodeApiParts): { views: View[]; routers: Router[] } {
   const { schemas, clock, leadership } = p;
   const paths = pathsOncePerRound(p);
   // What an operator's change may name in its Host beside loopback (operator-guard.ts).
   const ownNames = [p.config.podIp, hostname(), p.config.podName].filter(
     (n): n is string => typeof n === 'string' && n !== '',
   );
-  return [
+  const routers = [
     testAlertRouter({
       logger: p.logger.child({ component: 'receivers' }),
       ownNames,
@@ -46,13 +47,14 @@ export function operatorRouters(p: NodeApiParts): Router[] {
         }));
       },
     }),
-    statusRouter({
-      schemas,
-      logger: p.logger.child({ component: 'http' }),
-      status: () => nodeStatus(p, paths()),
-      now: () => clock.now(),
-    }),
   ];
+  const views = statusViews({
+    schemas,
+    logger: p.logger.child({ component: 'http' }),
+    status: () => nodeStatus(p, paths()),
+    now: () => clock.now(),
+  });
+  return { views, routers };
 }
 
 /** GET /status: its own verdicts while it leads, else those its coordinator last announced. */

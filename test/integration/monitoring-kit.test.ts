@@ -16,6 +16,8 @@ import {
   dashboard,
   dashboardQueries,
   kustomize,
+  rawDashboardQueries,
+  SCOPE_VARIABLES,
   requireKubectl,
   ruleGroups,
   type KubeObject,
@@ -23,6 +25,23 @@ import {
 import { useMeshFixture } from '../support/mesh-fixture.js';
 import { exposedNames, metricNames } from '../support/promql-names.js';
 import { promtool, requirePromtool } from '../support/promtool.js';
+
+/** The selectors of an expression that read knh's series (its own and Node's), and their braces. */
+function selectorsOf(expr: string): { metric: string; matchers: string }[] {
+  return [...expr.matchAll(/\b((?:knh|process|nodejs)_\w+)(\{[^}]*\})?/g)].map((m) => ({
+    metric: m[1]!,
+    matchers: m[2] ?? '',
+  }));
+}
+
+/** The selectors of `expr` that do not keep to the dashboard's cluster, namespace and job. */
+function unscoped(expr: string): string[] {
+  return selectorsOf(expr)
+    .filter(({ matchers }) =>
+      Object.keys(SCOPE_VARIABLES).some((v) => !matchers.includes(`${v}=~"$${v}"`)),
+    )
+    .map(({ metric, matchers }) => `${metric}${matchers}`);
+}
 
 /** Series the alerts read from kube-state-metrics, not from knh. */
 const EXTERNAL = [
@@ -161,6 +180,29 @@ describe('the monitoring kit (kubectl kustomize, promtool, real nodes)', functio
     expect(code).to.equal(0);
     // A clean run means something: a query that is not PromQL fails.
     expect((await check(['sum(knh_peers) by'])).code).to.not.equal(0);
+  });
+
+  it('every query of the dashboard reads only the installation its cluster, namespace and job variables pick', () => {
+    const variables = dashboard().templating.list;
+    for (const name of Object.keys(SCOPE_VARIABLES)) {
+      const v = variables.find((x) => x.name === name);
+      expect(v, `variable ${name}`).to.include({ type: 'query', includeAll: true, multi: true });
+      // All must match a series without the label too (a Prometheus with no `cluster` label).
+      expect(v?.allValue, name).to.equal('.*');
+      expect(v?.definition, name).to.match(
+        new RegExp(`^label_values\\(knh_build_info.*, ${name}\\)$`),
+      );
+    }
+    const queries = rawDashboardQueries();
+    expect(queries.length).to.be.above(20);
+    for (const { panel, expr } of queries) {
+      expect(selectorsOf(expr), `${panel}: reads knh's series`).to.not.be.empty;
+      expect(unscoped(expr), `${panel}: ${expr}`).to.deep.equal([]);
+    }
+    // A query left unscoped would be caught.
+    expect(
+      unscoped('sum(knh_peers{health="dead"}) and on (job) knh_build_info{job=~"$job"}'),
+    ).to.have.length(2);
   });
 
   it('every metric the dashboard and the alerts read is one that real knh nodes expose', async function () {

@@ -5,9 +5,11 @@ import { dirname } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { expect } from 'chai';
 import express from 'express';
+import { withViews } from '../../src/http/views.js';
+import { CapturingLogger } from '../support/capturing-logger.js';
 import type { Locator, Page } from 'playwright-core';
 import { listen, type HttpServer } from '../../src/http/server.js';
-import { statusRouter } from '../../src/http/routes/status.js';
+import { statusViews } from '../../src/http/routes/status.js';
 import type { NodeStatus } from '../../src/status/status-types.js';
 import { loadSchemas } from '../../src/wire/schemas.js';
 import { byRank, lowestRanked } from '../support/expected-rank.js';
@@ -61,7 +63,8 @@ class ScriptedNode {
   }
 
   async start(): Promise<void> {
-    const app = express().use(statusRouter({ status: () => this.current, schemas: loadSchemas() }));
+    const views = statusViews({ status: () => this.current, schemas: loadSchemas() });
+    const app = withViews(views, express(), { logger: new CapturingLogger() });
     this.server = await listen(app, '127.0.0.1', this.port);
     this.port = this.server.port;
   }
@@ -573,7 +576,7 @@ describe('status page in headless Chromium', function () {
       const status = await fetch(`http://${coordinator.address}/status`);
       expect(
         status.status,
-        'GET /status on a node (is statusRouter wired in src/main.ts?)',
+        'GET /status on a node (are statusViews wired in src/node/operator-views.ts?)',
       ).to.equal(200);
       const others = fx.nodes.filter((n) => n !== coordinator);
 

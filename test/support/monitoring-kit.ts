@@ -66,27 +66,51 @@ const GRAFANA_VARIABLES: Record<string, string> = {
   __range: '3h',
 };
 
-export function dashboard(): { uid: string; title: string; panels: Panel[] } {
-  return JSON.parse(readFileSync(join(KIT_DIR, 'dashboard.json'), 'utf8')) as {
-    uid: string;
-    title: string;
-    panels: Panel[];
-  };
+/** The dashboard's own variables, as Grafana fills them in when All is picked (allValue). */
+export const SCOPE_VARIABLES: Record<string, string> = {
+  cluster: '.*',
+  namespace: '.*',
+  job: '.*',
+};
+
+export interface DashboardVariable {
+  name: string;
+  type: string;
+  definition?: string;
+  includeAll?: boolean;
+  allValue?: string;
+  multi?: boolean;
+}
+
+export function dashboard(): {
+  uid: string;
+  title: string;
+  panels: Panel[];
+  templating: { list: DashboardVariable[] };
+} {
+  return JSON.parse(readFileSync(join(KIT_DIR, 'dashboard.json'), 'utf8')) as ReturnType<
+    typeof dashboard
+  >;
+}
+
+/** Every query of every panel as the dashboard holds it, variables unfilled. */
+export function rawDashboardQueries(): DashboardQuery[] {
+  const all = (panels: Panel[]): Panel[] => panels.flatMap((p) => [p, ...all(p.panels ?? [])]);
+  return all(dashboard().panels).flatMap((panel) =>
+    (panel.targets ?? []).map((t) => ({ panel: panel.title, expr: t.expr ?? '' })),
+  );
 }
 
 /** Every query of every panel (rows' panels too), with Grafana's variables filled in. */
 export function dashboardQueries(): DashboardQuery[] {
-  const all = (panels: Panel[]): Panel[] => panels.flatMap((p) => [p, ...all(p.panels ?? [])]);
-  return all(dashboard().panels).flatMap((panel) =>
-    (panel.targets ?? []).map((t) => ({
-      panel: panel.title,
-      expr: (t.expr ?? '').replace(/\$\{?(\w+)\}?/g, (whole, name: string) => {
-        const value = GRAFANA_VARIABLES[name];
-        if (value === undefined) throw new Error(`${panel.title}: unknown variable ${whole}`);
-        return value;
-      }),
-    })),
-  );
+  return rawDashboardQueries().map(({ panel, expr }) => ({
+    panel,
+    expr: expr.replace(/\$\{?(\w+)\}?/g, (whole, name: string) => {
+      const value = GRAFANA_VARIABLES[name] ?? SCOPE_VARIABLES[name];
+      if (value === undefined) throw new Error(`${panel}: unknown variable ${whole}`);
+      return value;
+    }),
+  }));
 }
 
 const SKIP_ENV = 'KNH_SKIP_KUBECTL';

@@ -5,7 +5,7 @@ import { expect } from 'chai';
 import { buildApp, type NodeApi } from '../../src/http/app.js';
 import { listen, type HttpServer } from '../../src/http/server.js';
 import { PAGE_SCRIPT, PAGE_STYLE } from '../../src/status/page.js';
-import { statusRouter } from '../../src/http/routes/status.js';
+import { statusViews } from '../../src/http/routes/status.js';
 import type { NodeStatus } from '../../src/status/status-types.js';
 import { loadSchemas } from '../../src/wire/schemas.js';
 import { CapturingLogger } from '../support/capturing-logger.js';
@@ -84,7 +84,7 @@ describe('status routes', () => {
       api: unusedApi,
       schemas,
       logger,
-      routers: [statusRouter({ status, schemas, logger, now: () => t })],
+      views: statusViews({ status, schemas, logger, now: () => t }),
     });
     server = await listen(app, '127.0.0.1', 0);
   });

@@ -1,9 +1,9 @@
 // GET /metrics: the Prometheus text, served from a snapshot (snapshot.ts) so scrapes arriving
 // together cost one rendering.
-import { Router } from 'express';
-import { serveSnapshot, Snapshot } from '../snapshot.js';
+import { Snapshot } from '../snapshot.js';
+import type { View } from '../views.js';
 
-export interface MetricsRouterOptions {
+export interface MetricsViewOptions {
   /** Prometheus text exposition. */
   metrics: () => Promise<{ contentType: string; body: string }>;
   /** The clock a snapshot's age is read on. */
@@ -12,13 +12,11 @@ export interface MetricsRouterOptions {
   maxAgeMs: number;
 }
 
-export function metricsRouter({ metrics, now, maxAgeMs }: MetricsRouterOptions): Router {
-  const router = Router();
+export function metricsView({ metrics, now, maxAgeMs }: MetricsViewOptions): View {
   const snapshot = new Snapshot({
     now,
     maxAgeMs,
     build: async () => ({ status: 200, ...(await metrics()) }),
   });
-  router.get('/metrics', serveSnapshot(snapshot, { 'Cache-Control': 'no-cache' }));
-  return router;
+  return { path: '/metrics', snapshot, headers: { 'cache-control': 'no-cache' } };
 }

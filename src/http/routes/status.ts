@@ -1,14 +1,14 @@
 // GET /status (what this node knows, as JSON) and GET / (the page that shows it): translation only.
 import { createHash } from 'node:crypto';
-import { Router } from 'express';
 import type { Logger } from '../../core/logger.js';
 import type { SchemaRegistry } from '../../wire/schemas.js';
 import { PAGE_SCRIPT, PAGE_STYLE, statusPageHtml } from '../../status/page.js';
 import { statusSummaryHtml, summaryUnavailableHtml } from '../../status/page-summary.js';
 import type { NodeStatus } from '../../status/status-types.js';
-import { serveSnapshot, Snapshot } from '../snapshot.js';
+import { Snapshot } from '../snapshot.js';
+import type { View } from '../views.js';
 
-export interface StatusRouterOptions {
+export interface StatusViewsOptions {
   /** What the node knows now; called once per snapshot (see maxAgeMs). */
   status: () => NodeStatus | Promise<NodeStatus>;
   /**
@@ -41,14 +41,14 @@ export const STATUS_PAGE_CSP = [
   "frame-ancestors 'none'",
 ].join('; ');
 
-export function statusRouter({
+/** GET /status and GET / (the page), each a snapshot. */
+export function statusViews({
   status,
   schemas,
   logger,
   now = Date.now,
   maxAgeMs = 1_000,
-}: StatusRouterOptions): Router {
-  const router = Router();
+}: StatusViewsOptions): View[] {
   /** The status the last build of /status served, for the page's summary; null if it failed. */
   let served: NodeStatus | null = null;
   const snapshot = new Snapshot({
@@ -65,7 +65,7 @@ export function statusRouter({
         );
         return {
           status: 500,
-          contentType: 'application/json',
+          contentType: 'application/json; charset=utf-8',
           body: JSON.stringify({
             error: 'status does not match its schema',
             details: check.errors,
@@ -73,7 +73,11 @@ export function statusRouter({
         };
       }
       served = body;
-      return { status: 200, contentType: 'application/json', body: JSON.stringify(body) };
+      return {
+        status: 200,
+        contentType: 'application/json; charset=utf-8',
+        body: JSON.stringify(body),
+      };
     },
   });
   // The page carries a summary of the status for a reader without JavaScript: built from /status's
@@ -98,22 +102,23 @@ export function statusRouter({
     },
   });
 
-  // Revalidated (If-None-Match) rather than stored: the page polls it, and a 304 costs nothing.
-  router.get(
-    '/status',
-    serveSnapshot(snapshot, { 'Cache-Control': 'no-cache', 'X-Content-Type-Options': 'nosniff' }),
-  );
-
-  router.get(
-    '/',
-    serveSnapshot(page, {
-      'Content-Security-Policy': STATUS_PAGE_CSP,
-      'X-Content-Type-Options': 'nosniff',
-      'Referrer-Policy': 'no-referrer',
-      // The summary changes with the mesh: revalidated (its ETag) at every load.
-      'Cache-Control': 'no-cache',
-    }),
-  );
-
-  return router;
+  return [
+    // Revalidated (If-None-Match) rather than stored: the page polls it, and a 304 costs nothing.
+    {
+      path: '/status',
+      snapshot,
+      headers: { 'cache-control': 'no-cache', 'x-content-type-options': 'nosniff' },
+    },
+    {
+      path: '/',
+      snapshot: page,
+      headers: {
+        'content-security-policy': STATUS_PAGE_CSP,
+        'x-content-type-options': 'nosniff',
+        'referrer-policy': 'no-referrer',
+        // The summary changes with the mesh: revalidated (its ETag) at every load.
+        'cache-control': 'no-cache',
+      },
+    },
+  ];
 }
