@@ -565,7 +565,7 @@ export const SETTINGS = [
     key: 'runbookUrl',
     type: { kind: 'url' },
     description:
-      "Your runbook for knh's alerts, linked from every alert (PagerDuty `links`, Alertmanager's `runbook_url` annotation, a Slack button, the generic webhook's `runbook_url`). `{kind}` in it is replaced by the alert's kind (`peer_dead`, `path_broken`, `cannot_judge`, `peer_degraded` …), for a page or an anchor per kind.",
+      "Your runbook for knh's alerts, linked from every alert (PagerDuty `links`, Alertmanager's `runbook_url` annotation, a Slack button, the generic webhook's `runbook_url`). `{kind}` in it is replaced by the alert's kind (`peer_dead`, `path_broken`, `cannot_judge`, `peer_degraded` …), for a page or an anchor per kind: docs/runbooks.md has a section for each, so `https://<where you publish knh's docs>/runbooks.md#{kind}` links each alert to its own.",
     origin: 'knh',
   },
   {

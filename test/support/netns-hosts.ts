@@ -253,16 +253,21 @@ export class HostNetwork extends EventEmitter {
   async kill(i: number): Promise<number> {
     this.slowed.get(i)?.stop();
     this.slowed.delete(i);
+    // The fault's time is the signal's: what follows it may be seen before the process is reaped.
+    const at = this.note(`kill ${this.host(i).name}`);
     await signalAndWait(this.host(i), 'SIGKILL', 5_000);
-    return this.note(`kill ${this.host(i).name}`);
+    return at;
   }
 
   /** SIGTERM: the node stops in order (it tells its peers it leaves), the namespace stays. */
   async stop(i: number): Promise<number> {
     this.slowed.get(i)?.stop();
     this.slowed.delete(i);
+    // The signal's time, not the exit's: a successor may lead, and say so, before this node has
+    // finished its orderly stop (it resigns first, then tells its peers it leaves).
+    const at = this.note(`stop ${this.host(i).name}`);
     await signalAndWait(this.host(i), 'SIGTERM', 10_000);
-    return this.note(`stop ${this.host(i).name}`);
+    return at;
   }
 
   /** `extraEnv`: settings of this start only (another PEER_SECRET, a wrong wall clock). */

@@ -1,6 +1,9 @@
 // The Dockerfile, checked without a Docker engine: what it copies exists, it runs what the build
 // produces and the package ships, as a non-root user, on a Node line package.json's engines admits.
-import { existsSync, readFileSync } from 'node:fs';
+import { spawnSync } from 'node:child_process';
+import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { expect } from 'chai';
 import semver from 'semver';
 import { imageNodeEnv } from '../../bench/image-node.js';
@@ -105,6 +108,55 @@ describe('Dockerfile', () => {
     const pack = build.findIndex((s) => s.op === 'RUN' && /npm pack\b/.test(s.args));
     expect(arg, 'ARG KNH_REVISION in the build stage').to.be.greaterThan(-1);
     expect(arg).to.be.lessThan(pack);
+  });
+
+  it("labels the image as OCI's annotations do, its version and revision the build's", () => {
+    const pkgInfo = JSON.parse(read('package.json')) as {
+      name: string;
+      description: string;
+      license: string;
+    };
+    const final = steps.filter((s) => s.stage === finalStage);
+    const label = final.find((s) => s.op === 'LABEL');
+    const labels: Record<string, string> = {};
+    for (const m of (label?.args ?? '').matchAll(/([\w.]+)="([^"]*)"/g)) labels[m[1]!] = m[2]!;
+    expect(labels).to.deep.equal({
+      'org.opencontainers.image.title': pkgInfo.name,
+      'org.opencontainers.image.description': pkgInfo.description,
+      'org.opencontainers.image.licenses': pkgInfo.license,
+      'org.opencontainers.image.version': '$KNH_VERSION',
+      'org.opencontainers.image.revision': '$KNH_REVISION',
+    });
+    // A stage sees only the build arguments it declares itself.
+    const args = final.filter((s) => s.op === 'ARG').map((s) => s.args.split('=')[0]);
+    expect(args).to.include.members(['KNH_VERSION', 'KNH_REVISION']);
+  });
+
+  it("stops the build when KNH_VERSION is not the package's version, as its shell runs it", () => {
+    const check = steps.find(
+      (s) => s.stage < finalStage && s.op === 'RUN' && s.args.includes('$KNH_VERSION'),
+    );
+    expect(check, 'a RUN checking KNH_VERSION in the build stage').to.not.equal(undefined);
+    const dir = mkdtempSync(join(tmpdir(), 'knh-dockerfile-'));
+    try {
+      writeFileSync(join(dir, 'package.json'), JSON.stringify({ version: '1.2.3' }));
+      const run = (version: string | undefined) =>
+        spawnSync('sh', ['-c', check!.args], {
+          cwd: dir,
+          encoding: 'utf8',
+          env: {
+            PATH: process.env.PATH,
+            ...(version === undefined ? {} : { KNH_VERSION: version }),
+          },
+        });
+      expect(run(undefined).status, 'not given').to.equal(0);
+      expect(run('1.2.3').status, "the package's").to.equal(0);
+      const wrong = run('1.2.4');
+      expect(wrong.status, 'another').to.not.equal(0);
+      expect(wrong.stderr).to.include("KNH_VERSION=1.2.4 is not package.json's version");
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 
   it('packs the package, and runs as a non-root user, by number', () => {

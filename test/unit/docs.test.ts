@@ -15,6 +15,7 @@ import {
 import { loadSchemas } from '../../src/wire/schemas.js';
 import { referenceErrors } from '../support/knh-reference-schemas.js';
 import { anchorOf } from '../support/markdown-anchors.js';
+import { RESOLVED_BY } from '../../src/wire/webhooks.js';
 
 const ROOT = new URL('../../../', import.meta.url).pathname;
 const read = (file: string) => readFileSync(join(ROOT, file), 'utf8');
@@ -52,6 +53,23 @@ describe('README and docs', () => {
       expect(blockContent(read(file), block)).to.equal(block.render());
     });
   }
+
+  it("docs/runbooks.md has a section for each kind of incident, under its name, as RUNBOOK_URL's {kind} links it", () => {
+    const kinds = Object.keys(RESOLVED_BY);
+    expect(kinds.length).to.be.above(5);
+    const text = read('docs/runbooks.md');
+    const sections = [...text.matchAll(/^## (.*)$/gm)].map((m) => m[1]!);
+    const anchors = anchorsIn(text);
+    for (const kind of kinds) {
+      expect(sections, `a section "## ${kind}"`).to.include(kind);
+      // The anchor is the kind itself: `runbooks.md#{kind}` lands on it.
+      expect(anchors.has(kind), `#${kind}`).to.equal(true);
+    }
+    // Every other section is the shared one before them: none for a kind knh no longer sends.
+    expect(sections.filter((s) => !kinds.includes(s))).to.deep.equal([
+      'Before anything: what knh sees',
+    ]);
+  });
 
   it('docs/benchmarks.md has the markers of every section of the bench, once each', () => {
     expect(() => checkBenchmarksDoc()).to.not.throw();

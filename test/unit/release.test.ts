@@ -33,11 +33,18 @@ describe('a release', () => {
     expect(releases).to.deep.equal([...releases].sort(semver.rcompare));
   });
 
-  it("is the example overlay's image tag and every knh image tag the docs show", () => {
+  it("is the example overlay's image tag, and every knh image tag and KNH_VERSION the docs show", () => {
     const overlay = read('deploy/kustomize/overlays/example/kustomization.yaml');
     expect(/^\s+newTag: (\S+)$/m.exec(overlay)?.[1]).to.equal(pkg.version);
     for (const doc of ['README.md', 'docs/deploying.md', 'docs/development.md']) {
-      for (const [, tag] of read(doc).matchAll(/\/knh:(\d+\.\d+\.\d+\S*)/g)) {
+      const text = read(doc);
+      const tags = [...text.matchAll(/(?:\/knh:|KNH_VERSION=)(\d+\.\d+\.\d+[^\s"]*)/g)];
+      if (doc !== 'README.md')
+        expect(
+          tags.some(([t]) => t.startsWith('KNH_VERSION')),
+          doc,
+        ).to.equal(true);
+      for (const [, tag] of tags) {
         // development.md's release steps show the next version, one past this one.
         const expected =
           doc === 'docs/development.md' ? semver.gt(tag ?? '', pkg.version) : tag === pkg.version;
