@@ -6,7 +6,7 @@ import { expect } from 'chai';
 import { CLI_PATH, freePorts } from '../../src/demo/mesh.js';
 import { pollUntil, sleep } from '../support/poll.js';
 
-function startNode(port: number): ChildProcess {
+function startNode(port: number, env: Record<string, string> = {}): ChildProcess {
   return spawn(process.execPath, [CLI_PATH], {
     env: {
       PATH: process.env.PATH ?? '',
@@ -15,6 +15,7 @@ function startNode(port: number): ChildProcess {
       CONTAINER_PORT: String(port),
       LISTEN_HOST: '127.0.0.1',
       NODE_NAME: 'solo',
+      ...env,
     },
     stdio: ['ignore', 'pipe', 'ignore'],
   });
@@ -25,6 +26,15 @@ const pingStatus = (port: number) =>
     (r) => r.status,
     () => undefined,
   );
+
+/** A log line's fields; undefined for a line cut short (the last one a full pipe took). */
+function parsed(line: string): { event?: string } | undefined {
+  try {
+    return JSON.parse(line) as { event?: string };
+  } catch {
+    return undefined;
+  }
+}
 
 /** Sends SIGTERM; resolves with the exit code, or 'still running' after `ms`. */
 function terminate(child: ChildProcess, ms: number): Promise<number | string> {
@@ -58,17 +68,43 @@ describe('shutdown and logging (a real knh process)', function () {
 
   it('keeps answering and exits on SIGTERM while nobody reads its logs (full pipe)', async () => {
     const [port = 0] = await freePorts(1);
-    child = startNode(port); // stdout is never read: the pipe fills up
+    // In a dry run every test alert logs its payload, unthrottled: 600 of them log about 500 KB,
+    // several times what the pipe and this side's read buffer hold (warnings about bad requests
+    // would not do: they are throttled to a few lines however many come).
+    const node = startNode(port, { DRY_RUN: 'true', ALERT_WEBHOOK_URL: 'http://127.0.0.1:9/hook' });
+    child = node;
+    const stdout = node.stdout!; // never read until the node has exited: the pipe fills up
     await pollUntil('the node answering', () => pingStatus(port), { timeoutMs: 15_000 });
-    // Every malformed request logs a warning: well over a pipe's 64 KiB.
-    const bad = JSON.stringify({ from: { id: 'x'.repeat(300), address: 'bad' }, epoch: -1 });
-    for (let i = 0; i < 600; i++) {
-      await fetch(`http://127.0.0.1:${port}/election`, { method: 'POST', body: bad }).catch(
+    const TESTS = 600;
+    for (let i = 0; i < TESTS; i++) {
+      const status = await fetch(`http://127.0.0.1:${port}/test-alert`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: '{}',
+        signal: AbortSignal.timeout(3_000),
+      }).then(
+        (r) => r.status,
         () => undefined,
       );
+      expect(status, `test alert ${i}, its log pipe filling`).to.equal(202);
     }
     expect(await pingStatus(port), 'still answering with its log pipe full').to.equal(200);
-    expect(await terminate(child, 10_000)).to.equal(0);
+    // What it logged is read only once it has exited (the pipe keeps it): attached at 'exit',
+    // before the child process's own clean-up would read it away unseen.
+    const unread = new Promise<string>((resolve) =>
+      node.once('exit', () => {
+        const chunks: Buffer[] = [];
+        stdout.on('data', (c: Buffer) => chunks.push(c));
+        stdout.once('end', () => resolve(Buffer.concat(chunks).toString()));
+      }),
+    );
+    expect(await terminate(node, 10_000)).to.equal(0);
+    // Had the pipe never filled, every line would be there to read. Fewer test alerts than were
+    // sent means the rest waited behind a full pipe when it exited, as the test needs.
+    const alerts = (await unread)
+      .split('\n')
+      .filter((l) => parsed(l)?.event === 'test-alert').length;
+    expect(alerts, 'test alerts read from the pipe').to.be.within(1, TESTS - 1);
   });
 
   it('exits 0 on SIGTERM after its log reader went away (broken pipe)', async () => {

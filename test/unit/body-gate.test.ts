@@ -37,13 +37,25 @@ const api = {
   metrics: () => Promise.resolve({ contentType: 'text/plain', body: '' }),
 } as unknown as NodeApi;
 
-/** Headers of a POST declaring `length` bytes, sent from `localAddress`; the body never comes. */
-function hold(port: number, localAddress: string, path: string, length: number): Promise<Socket> {
+/**
+ * Headers of a POST declaring `length` bytes, sent from `localAddress`; the body never comes. A
+ * chunked one declares no length, and sends only its first chunk.
+ */
+function hold(
+  port: number,
+  localAddress: string,
+  path: string,
+  length: number | 'chunked',
+): Promise<Socket> {
   const header = auth.signRequest('POST', path, Buffer.from('another body')).header;
+  const framing =
+    length === 'chunked'
+      ? 'transfer-encoding: chunked\r\n\r\n1\r\n{\r\n'
+      : `content-length: ${length}\r\n\r\n{`;
   return new Promise((resolve, reject) => {
     const socket = connect({ port, host: '127.0.0.1', localAddress }, () => {
       socket.write(
-        `POST ${path} HTTP/1.1\r\nhost: x\r\ncontent-type: application/json\r\n${AUTH_HEADER}: ${header}\r\ncontent-length: ${length}\r\n\r\n{`,
+        `POST ${path} HTTP/1.1\r\nhost: x\r\ncontent-type: application/json\r\n${AUTH_HEADER}: ${header}\r\n${framing}`,
       );
       resolve(socket);
     });
@@ -94,19 +106,34 @@ const announcement = (pad: number) =>
 describe('body gate: large bodies from peers only, a budget of their own for strangers', () => {
   let server: HttpServer;
   const held: Socket[] = [];
+  // The gate judges a body by its headers as the app takes the request in, before a byte of the
+  // body is read: a test knows a held body is counted once this many requests were taken in.
+  let takenIn = 0;
+  const waiting: (() => void)[] = [];
+  const tookIn = (n: number) =>
+    new Promise<void>((resolve) => {
+      const check = () => (takenIn >= n ? resolve() : void waiting.push(check));
+      check();
+    });
 
   beforeEach(async () => {
+    takenIn = 0;
+    const app = buildApp({
+      api,
+      schemas: loadSchemas(),
+      logger: new CapturingLogger(),
+      auth,
+      smallBodyLimitBytes: SMALL,
+      bodyBudgetBytes: 2 * 1024 * 1024,
+      strangerBodyBudgetBytes: 4 * SMALL,
+      isPeerIp: (ip) => ip === PEER_IP,
+    });
     server = await listen(
-      buildApp({
-        api,
-        schemas: loadSchemas(),
-        logger: new CapturingLogger(),
-        auth,
-        smallBodyLimitBytes: SMALL,
-        bodyBudgetBytes: 2 * 1024 * 1024,
-        strangerBodyBudgetBytes: 4 * SMALL,
-        isPeerIp: (ip) => ip === PEER_IP,
-      }),
+      (req, res) => {
+        app(req, res);
+        takenIn++;
+        for (const check of waiting.splice(0)) check();
+      },
       '127.0.0.1',
       0,
     );
@@ -135,8 +162,7 @@ describe('body gate: large bodies from peers only, a budget of their own for str
   it("a stranger flood that fills strangers' budget: they get 503, a peer's signed messages 200", async () => {
     for (let i = 0; i < 4; i++)
       held.push(await hold(server.port, STRANGER_IP, '/coordinator', SMALL));
-    // The hold is in once the server has read the headers.
-    await new Promise((r) => setTimeout(r, 200));
+    await tookIn(4);
     const more = await post(
       server.port,
       STRANGER_IP,
@@ -155,9 +181,23 @@ describe('body gate: large bodies from peers only, a budget of their own for str
     expect(election.status).to.equal(200);
   });
 
+  it('counts a chunked body, which declares no length, as the most its sender may send', async () => {
+    // Four strangers' chunked bodies, each up to the small limit, fill strangers' budget.
+    for (let i = 0; i < 4; i++)
+      held.push(await hold(server.port, STRANGER_IP, '/election', 'chunked'));
+    await tookIn(4);
+    // The stranger's own election, taken (200) were its budget not full.
+    const election = JSON.stringify({
+      from: { id: 'new@127.0.0.2', address: '127.0.0.2:8080' },
+      epoch: 1,
+    });
+    const more = await post(server.port, STRANGER_IP, '/election', election);
+    expect(more, "strangers' budget is full").to.deep.equal({ status: 503, closed: true });
+  });
+
   it('a peer still reads from a budget: past it, 503 (nothing read)', async () => {
     held.push(await hold(server.port, PEER_IP, '/coordinator', 1_500_000));
-    await new Promise((r) => setTimeout(r, 200));
+    await tookIn(1);
     const big = await post(server.port, PEER_IP, '/coordinator', announcement(1_000_000));
     expect(big).to.deep.equal({ status: 503, closed: true });
   });

@@ -589,6 +589,16 @@ describe('bully election: step', () => {
       expect(effectsOf(lone, 'leading')).to.deep.equal([{ type: 'leading', epoch: 1 }]);
     });
 
+    it('an isolated node of a 3-node mesh does not confirm its own term', () => {
+      // Two peers is the smallest mesh where the other two can still lead each other: the top
+      // node cut off from both would otherwise report itself leader alongside their coordinator.
+      const cutOff = start(C, [A, B]).state;
+      const silent = [A, B].map((p) => ({ address: p.address, reply: null }));
+      const unheard = step(cutOff, announceResult(1, silent, 5));
+      expect(effectsOf(unheard, 'leading')).to.deep.equal([]);
+      expect(unheard.state).to.include({ role: 'coordinator', leading: false });
+    });
+
     it('never confirms a coordinator that steps down, and forgets leading when it does', () => {
       const led = coordinator(C, [A, B], 2);
       const down = step(knowing(led, [A, B, D]), announcement(D, 3, 1));

@@ -82,6 +82,16 @@ describe('localize: path failures', () => {
     ]);
   });
 
+  it('a crashed node of a 3-node mesh: unreachable, though only two paths into it are known', () => {
+    // Its two peers' paths into it are all there is to know, exactly MIN_KNOWN: the smallest mesh
+    // that can judge a node must still name the one that crashed.
+    const three = addresses(3);
+    const crashed = three[2]!;
+    expect(localize(new PathMesh(three).crash(crashed).input())).to.deep.equal([
+      { kind: 'unreachable', node: crashed },
+    ]);
+  });
+
   it('a node with a quarter of its paths failing at random: the paths are named, not the node', () => {
     const nodes = addresses(13);
     const x = nodes[6]!;

@@ -575,6 +575,27 @@ describe('ProbeRounds', () => {
     rounds.stop();
   });
 
+  it('judges a peer that both timed out and refused while its own event loop runs late: the refusal was no lateness of its own', async () => {
+    const loopLag = { maxLagWithinMs: () => overloadLagMs(POLICY.probeTimeoutMs) + 1 };
+    const { clock, rounds, behaviour, relaysReach, transitions, startAlive } = setup({
+      peers: [A, B, C, D, E, F],
+      loopLag,
+    });
+    const t0 = await startAlive();
+    // The relays reach both, so either would be withheld as 'overloaded' if every attempt had
+    // timed out; one refusal among its attempts, first or last, means the peer's host answered.
+    relaysReach.add(A).add(B);
+    behaviour.set(A, 'refused'); // refuses round 2's probe, then falls silent for the retries
+    behaviour.set(B, 'hang'); // round 2's probe times out, then the retries are refused
+    await clock.advanceAsync(t0 + 1_100 - clock.now());
+    behaviour.set(A, 'hang');
+    behaviour.set(B, 'refused');
+    await clock.advanceAsync(t0 + 3_500 - clock.now());
+    expect(transitions(A)).to.deep.equal(PATH_BROKEN);
+    expect(transitions(B)).to.deep.equal(PATH_BROKEN);
+    rounds.stop();
+  });
+
   it('judges a timed-out peer anyway, however late its event loop, once it was silent past its patience', async () => {
     const { clock, rounds, transitions, health, t0 } = await runningLate();
     // Still late, but a peer silent for UNHEALTHY_DURATION and 8 probe timeouts is judged anyway.

@@ -85,6 +85,23 @@ describe('WebhookQueue', () => {
     ]);
   });
 
+  it('starts its backoff afresh at 500 ms in an outage after the receiver took an event', async () => {
+    // A first outage of four failures, then a second one after a success: a receiver back up
+    // deserves a prompt retry, not the long wait the first outage had grown to.
+    const { clock, poster, queue, posted, startMs } = setup((_, i) =>
+      i < 4 || i === 5 ? UNAVAILABLE : OK,
+    );
+    queue.enqueue(peer('a'));
+    await clock.advanceAsync(60_000);
+    queue.enqueue(peer('b'));
+    await clock.advanceAsync(60_000);
+    expect(posted()).to.deep.equal(['a', 'a', 'a', 'a', 'a', 'b', 'b']);
+    const at = poster.calls.map((c) => c.atMs - startMs);
+    expect(gaps(at.slice(0, 5)), 'the first outage').to.deep.equal([500, 1_000, 2_000, 4_000]);
+    expect(gaps(at.slice(5)), 'the second').to.deep.equal([500]);
+    expect(queue.counts.delivered).to.equal(2);
+  });
+
   it('loses nothing and keeps the order through a receiver outage', async () => {
     const FAILURES = 6;
     const { clock, queue, posted, logger } = setup((_, i) => (i < FAILURES ? UNAVAILABLE : OK));
