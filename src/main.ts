@@ -52,7 +52,7 @@ export async function startNode(config: Config, deps: NodeDeps): Promise<Running
   const clock = deps.clock ?? systemClock;
   const build = deps.build ?? BUILD;
   const userAgent = userAgentOf(build);
-  const source = deps.peerSource ?? (await peerSourceFor(config, clock, logger));
+  const source = deps.peerSource ?? (await peerSourceFor(config, clock, logger, userAgent));
   const nodeNameOf = (address: string) => source.nodeName?.(address);
   // This node's own pod by POD_NAME, which outside Kubernetes no EndpointSlice names.
   const podNameOf = (address: string) =>

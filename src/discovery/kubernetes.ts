@@ -39,12 +39,42 @@ export interface KubernetesPeersOptions {
   coalesceMs?: number;
 }
 
-/** In-cluster config from the pod's service account, or the file named by KUBECONFIG. */
-export function loadKubeConfig(kubeconfigPath: string | null): KubeConfig {
-  const kc = new KubeConfig();
+/**
+ * In-cluster config from the pod's service account, or the file named by KUBECONFIG; every request
+ * it makes (the list, through the generated client, and the watch) names knh as `userAgent`, so an
+ * API server's audit log and its priority and fairness rules can tell knh's requests from others.
+ */
+export function loadKubeConfig(kubeconfigPath: string | null, userAgent?: string): KubeConfig {
+  const kc = userAgent === undefined ? new KubeConfig() : new NamedKubeConfig(userAgent);
   if (kubeconfigPath) kc.loadFromFile(kubeconfigPath);
   else kc.loadFromCluster();
   return kc;
+}
+
+/** The client's two ways of building a request, each given knh's User-Agent. */
+class NamedKubeConfig extends KubeConfig {
+  constructor(private readonly userAgent: string) {
+    super();
+  }
+
+  override async applyToFetchOptions(
+    opts: Parameters<KubeConfig['applyToFetchOptions']>[0],
+  ): ReturnType<KubeConfig['applyToFetchOptions']> {
+    const init = await super.applyToFetchOptions(opts);
+    // Always a Headers the client made (its config.js); the discovery test sees the watch's.
+    (init.headers as unknown as { set(name: string, value: string): void }).set(
+      'User-Agent',
+      this.userAgent,
+    );
+    return init;
+  }
+
+  override async applySecurityAuthentication(
+    context: Parameters<KubeConfig['applySecurityAuthentication']>[0],
+  ): Promise<void> {
+    await super.applySecurityAuthentication(context);
+    context.setHeaderParam('User-Agent', this.userAgent);
+  }
 }
 
 const SERVICE_NAME_LABEL = 'kubernetes.io/service-name';

@@ -9,12 +9,14 @@ export async function peerSourceFor(
   config: Config,
   clock: Clock,
   logger: Logger,
+  /** What the API server's requests name as their User-Agent. */
+  userAgent: string,
 ): Promise<PeerSource> {
   if (config.discovery === 'static') return staticPeers(config.peers);
   // Loaded only when used: the client library takes about half a second to load.
   const { kubernetesPeers, loadKubeConfig } = await import('../discovery/kubernetes.js');
   return kubernetesPeers({
-    kubeConfig: loadKubeConfig(config.kubeconfig),
+    kubeConfig: loadKubeConfig(config.kubeconfig, userAgent),
     // loadConfig guarantees both with DISCOVERY=kubernetes.
     namespace: config.namespace ?? '',
     serviceName: config.serviceName ?? '',

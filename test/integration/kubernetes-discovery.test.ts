@@ -4,6 +4,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { expect } from 'chai';
+import { BUILD } from '../../src/build-info.js';
 import type { ClusterStatusPayload } from '../../src/wire/webhooks.js';
 import type { PingResponse } from '../../src/wire/peer-messages.js';
 import { LocalMesh, type MeshNode } from '../../src/demo/mesh.js';
@@ -154,7 +155,19 @@ describe('kubernetes discovery (real client library, fake API server, real knh p
     for (const r of api.requests) {
       expect(r.path, 'namespaced EndpointSlices only').to.equal(PATH);
       expect(r.query.labelSelector).to.equal(`kubernetes.io/service-name=${SERVICE}`);
+      // The list and the watch alike name knh and its version to the API server (the node's
+      // bundle knows its revision; this test's unbundled build does not).
+      expect(r.userAgent, `${r.method} ${JSON.stringify(r.query)}`).to.match(
+        new RegExp(`^knh/${BUILD.version.replace(/\./g, '\\.')} \\(revision [^)]+\\)$`),
+      );
     }
+    const watches = (r: (typeof api.requests)[number]) =>
+      ['true', '1'].includes(r.query.watch ?? '');
+    expect(api.requests.some(watches), 'a watch').to.equal(true);
+    expect(
+      api.requests.some((r) => !watches(r)),
+      'a list',
+    ).to.equal(true);
   });
 
   it('says why it is still waiting once 30 s have passed unlisted', async () => {

@@ -45,6 +45,8 @@ export interface RecordedRequest {
   method: string;
   path: string;
   query: Record<string, string>;
+  /** The client's User-Agent header, if it sent one. */
+  userAgent?: string;
 }
 
 const PATH = /^\/apis\/discovery\.k8s\.io\/v1\/namespaces\/([^/]+)\/endpointslices$/;
@@ -235,7 +237,12 @@ export class FakeKubeApi {
   private handle(req: IncomingMessage, res: ServerResponse): void {
     const url = new URL(req.url ?? '/', 'http://localhost');
     const query = Object.fromEntries(url.searchParams.entries());
-    this.requests.push({ method: req.method ?? 'GET', path: url.pathname, query });
+    this.requests.push({
+      method: req.method ?? 'GET',
+      path: url.pathname,
+      query,
+      ...(req.headers['user-agent'] === undefined ? {} : { userAgent: req.headers['user-agent'] }),
+    });
     if (this.failWith !== null)
       return status(res, this.failWith, 'ServiceUnavailable', 'the fake API is in an outage');
     if (req.headers.authorization !== `Bearer ${TOKEN}`)
