@@ -121,7 +121,6 @@ export interface AppOptions {
 }
 
 /** The peer port's app: the views answered first (views.ts), then the routes of an express app. */
-
 export function buildApp({
   api,
   schemas,

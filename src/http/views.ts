@@ -25,20 +25,17 @@ export interface ViewsOptions {
   headers?: Readonly<Record<string, string>>;
   /** An error building a view is logged here, and answered 500. */
   logger: Logger;
-  /** Clock of the read limit's buckets (monotonic ms). */
-  now?: () => number;
 }
 
 /** `app` with `views` answered before it. */
 export function withViews(
   views: readonly View[],
   app: RequestListener,
-  { readRateLimit = DEFAULT_READ_RATE_LIMIT, headers = {}, logger, now }: ViewsOptions,
+  { readRateLimit = DEFAULT_READ_RATE_LIMIT, headers = {}, logger }: ViewsOptions,
 ): RequestListener {
   if (views.length === 0) return app;
   const byPath = new Map(views.map((v) => [v.path, v]));
   const limiter = readRateLimit ? new RateLimiter(readRateLimit) : null;
-  const clock = now ?? (() => performance.now());
   return (req, res) => {
     const view = viewOf(req, byPath);
     if (view === undefined) {
@@ -46,7 +43,7 @@ export function withViews(
       return;
     }
     const ip = req.socket.remoteAddress ?? '';
-    if (limiter !== null && !isPodItself(ip) && !limiter.take(ip, clock())) {
+    if (limiter !== null && !isPodItself(ip) && !limiter.take(ip, performance.now())) {
       answerJson(res, 429, 'too many reads of this view from this address; try again', {
         ...headers,
         'retry-after': '1',

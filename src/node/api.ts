@@ -38,8 +38,6 @@ export function nodeApps(p: NodeApiParts): NodeApps {
     onRefused: (reason) => p.metrics.peerMessages.refusedMessage(reason),
     onBodyRefused,
     now: () => clock.now(),
-    // The views' own read limit goes with them.
-    ...(moved ? { readRateLimit: null } : {}),
     api: {
       ping: () => ({
         id: self.id,
